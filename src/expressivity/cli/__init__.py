@@ -1,0 +1,28 @@
+"""The `expressivity` command line: a thin typer app.
+
+Each area registers its commands from its own module (``cli/<area>.py``); a command parses
+options, builds a config, calls the library and prints. Errors in the user's input exit
+with code 2 and a one-line message.
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(
+    name="expressivity",
+    help="What transformers can and cannot compute, made executable.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+from . import compile as _compile  # noqa: E402,F401  (registers `compile`, `verify`)
+from . import regions as _regions  # noqa: E402,F401
+from . import train as _train  # noqa: E402,F401
+from . import limits as _limits  # noqa: E402,F401
+from . import report as _report  # noqa: E402,F401
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,17 @@
+"""Piecewise-linear math, numpy first: maxout networks, ReLU MLP conversion, CPWL pieces."""
+
+from .maxout import Bounds, MaxoutLayer, MaxoutNetwork, box
+from .pieces import difference_of_max, interpolate_1d, max_min, max_of_affine
+from .relu import from_relu_mlp
+
+__all__ = [
+    "Bounds",
+    "MaxoutLayer",
+    "MaxoutNetwork",
+    "box",
+    "difference_of_max",
+    "from_relu_mlp",
+    "interpolate_1d",
+    "max_min",
+    "max_of_affine",
+]

@@ -1,0 +1,51 @@
+"""ReLU MLP (torch ``nn.Sequential`` of Linear/ReLU) → MaxoutNetwork.
+
+ReLU(w·x + b) = max(w·x + b, 0·x + 0) is a rank-2 maxout unit. Consecutive Linear layers
+compose into one affine map; a final Linear becomes the read-out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .maxout import MaxoutNetwork
+
+
+def from_relu_mlp(mlp) -> MaxoutNetwork:
+    """Convert ``nn.Sequential(Linear, ReLU, …, Linear)`` exactly (float64)."""
+    from torch import nn  # torch only at this boundary
+
+    if not isinstance(mlp, nn.Sequential):
+        raise ValueError(f"expected torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
+    A: np.ndarray | None = None  # pending affine map since the last ReLU: x ↦ A x + c
+    c: np.ndarray | None = None
+    layers: list[tuple[np.ndarray, np.ndarray]] = []
+    for idx, mod in enumerate(mlp):
+        if isinstance(mod, nn.Linear):
+            W = mod.weight.detach().to("cpu").double().numpy()
+            b = mod.bias.detach().to("cpu").double().numpy() if mod.bias is not None else np.zeros(W.shape[0])
+            if A is None:
+                A, c = W, b
+            else:
+                A, c = W @ A, W @ c + b
+        elif isinstance(mod, nn.ReLU):
+            if A is None:
+                raise ValueError(f"module {idx}: ReLU must follow a Linear layer")
+            m, d = A.shape
+            W3 = np.zeros((m, 2, d))
+            W3[:, 0, :] = A
+            b2 = np.zeros((m, 2))
+            b2[:, 0] = c
+            layers.append((W3, b2))
+            A = c = None
+        elif isinstance(mod, (nn.Identity, nn.Flatten)):
+            continue
+        else:
+            raise ValueError(
+                f"module {idx} ({type(mod).__name__}) is not piecewise linear in the supported set; "
+                "allowed: Linear, ReLU, Identity"
+            )
+    if not layers:
+        raise ValueError("empty network: the Sequential has no ReLU layer")
+    readout = (A, c) if A is not None else None
+    return MaxoutNetwork.from_weights(layers, readout)

@@ -1,0 +1,17 @@
+"""The one transformer model of the project (see :mod:`.model` for the math)."""
+
+from .channels import ChannelMap
+from .config import TransformerConfig
+from .io import load_transformer, read_metadata, save_transformer
+from .model import LayerNorm, Transformer, sinusoidal_positions
+
+__all__ = [
+    "ChannelMap",
+    "LayerNorm",
+    "Transformer",
+    "TransformerConfig",
+    "load_transformer",
+    "read_metadata",
+    "save_transformer",
+    "sinusoidal_positions",
+]

@@ -1,0 +1,294 @@
+"""The one transformer of the project.
+
+y^(0)_i = W_E·x_i + p_i (token embedding or linear map of a continuous input, plus a
+positional embedding). Block k (k = 1..L), with residual connections:
+
+    a_ij = λ·(W_Q y_i + b_Q)·(W_K y_j + b_K)        (× log n if log-length scaling)
+    â_i· = hardmax_j(a_i·) | softmax_j(a_i·)            (hardmax: even split over tied maxima)
+    y_i ← y_i + Σ_h W_O^h Σ_j â^h_ij (W_V^h y_j + b_V^h) + b_O
+    y_i ← y_i + W_out ReLU(W_in y_i + b_in) + b_out
+
+Optional layer norm (pre: before each sublayer plus a final one; post: after each residual
+sum) with configurable ε. Output: W_U y^(L) + b_U per token, or the residual stream itself.
+Compiled, hand-built and trained models all use this class, so analyses apply to all.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .channels import ChannelMap
+from .config import TransformerConfig
+
+_DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def sinusoidal_positions(n_ctx: int, d_model: int, dtype: torch.dtype = torch.float32) -> Tensor:
+    """Vaswani et al.'s p_{t,2i} = sin(t/10000^{2i/d}), p_{t,2i+1} = cos(...)."""
+    pos = torch.arange(n_ctx, dtype=torch.float64)[:, None]
+    i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    angle = pos / torch.pow(10000.0, i / d_model)
+    table = torch.zeros(n_ctx, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return table.to(dtype)
+
+
+class LayerNorm(nn.Module):
+    """LN(y) = (y − mean)/sqrt(var + ε)·w + b; ε = 0 is allowed (not Lipschitz then)."""
+
+    def __init__(self, d_model: int, eps: float, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.eps = eps
+        self.w = nn.Parameter(torch.ones(d_model, dtype=dtype))
+        self.b = nn.Parameter(torch.zeros(d_model, dtype=dtype))
+
+    def forward(self, y: Tensor) -> Tensor:
+        return F.layer_norm(y, y.shape[-1:], self.w, self.b, self.eps)
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention with hardmax or σ_λ normalisation."""
+
+    def __init__(self, cfg: TransformerConfig, dtype: torch.dtype) -> None:
+        super().__init__()
+        H, d, e = cfg.n_heads, cfg.d_model, cfg.d_head
+        self.cfg = cfg
+        self.W_Q = nn.Parameter(torch.empty(H, d, e, dtype=dtype))
+        self.W_K = nn.Parameter(torch.empty(H, d, e, dtype=dtype))
+        self.W_V = nn.Parameter(torch.empty(H, d, e, dtype=dtype))
+        self.W_O = nn.Parameter(torch.empty(H, e, d, dtype=dtype))
+        self.b_Q = nn.Parameter(torch.zeros(H, e, dtype=dtype))
+        self.b_K = nn.Parameter(torch.zeros(H, e, dtype=dtype))
+        self.b_V = nn.Parameter(torch.zeros(H, e, dtype=dtype))
+        self.b_O = nn.Parameter(torch.zeros(d, dtype=dtype))
+
+    def scores(self, y: Tensor, key_mask: Tensor | None) -> Tensor:
+        """Logits a_ij, shape (B, H, T, T); masked entries are −inf."""
+        cfg = self.cfg
+        q = torch.einsum("btd,hde->bhte", y, self.W_Q) + self.b_Q[None, :, None, :]
+        k = torch.einsum("btd,hde->bhte", y, self.W_K) + self.b_K[None, :, None, :]
+        a = torch.einsum("bhie,bhje->bhij", q, k) * cfg.lam  # (B, H, T, T)
+        T = y.shape[1]
+        allowed = _allowed(T, cfg.causal, key_mask, y.device)  # (B|1, 1, T, T)
+        if cfg.log_length_scaling:
+            n_keys = allowed.sum(-1, keepdim=True).clamp(min=1).to(a.dtype)
+            a = a * torch.log(n_keys)
+        if allowed is not None:
+            a = a.masked_fill(~allowed, float("-inf"))
+        return a
+
+    def pattern(self, a: Tensor) -> Tensor:
+        """â = hardmax(a) or softmax(a) along the key axis."""
+        if self.cfg.attention == "softmax":
+            return torch.softmax(a, dim=-1)
+        top = a.amax(dim=-1, keepdim=True)
+        hit = (a == top).to(a.dtype)
+        return hit / hit.sum(dim=-1, keepdim=True)
+
+    def forward(self, y: Tensor, key_mask: Tensor | None, cache: dict | None, prefix: str) -> Tensor:
+        a = self.scores(y, key_mask)
+        pattern = self.pattern(a)
+        v = torch.einsum("btd,hde->bhte", y, self.W_V) + self.b_V[None, :, None, :]
+        z = torch.einsum("bhij,bhje->bhie", pattern, v)  # (B, H, T, d_head)
+        out = torch.einsum("bhte,hed->btd", z, self.W_O) + self.b_O
+        if cache is not None:
+            cache[prefix + "hook_scores"] = a
+            cache[prefix + "hook_pattern"] = pattern
+            cache[prefix + "hook_z"] = z
+        return out
+
+
+def _allowed(T: int, causal: bool, key_mask: Tensor | None, device) -> Tensor | None:
+    allowed = None
+    if causal:
+        allowed = torch.ones(T, T, dtype=torch.bool, device=device).tril()[None, None]
+    if key_mask is not None:
+        km = key_mask[:, None, None, :].to(torch.bool)
+        allowed = km if allowed is None else (allowed & km)
+    return allowed
+
+
+class MLP(nn.Module):
+    """Token-wise FFN(y) = W_out ReLU(W_in y + b_in) + b_out."""
+
+    def __init__(self, cfg: TransformerConfig, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.W_in = nn.Parameter(torch.empty(cfg.d_model, cfg.d_mlp, dtype=dtype))
+        self.b_in = nn.Parameter(torch.zeros(cfg.d_mlp, dtype=dtype))
+        self.W_out = nn.Parameter(torch.empty(cfg.d_mlp, cfg.d_model, dtype=dtype))
+        self.b_out = nn.Parameter(torch.zeros(cfg.d_model, dtype=dtype))
+
+    def forward(self, y: Tensor) -> Tensor:
+        return torch.relu(y @ self.W_in + self.b_in) @ self.W_out + self.b_out
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: TransformerConfig, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.attn = Attention(cfg, dtype)
+        self.mlp = MLP(cfg, dtype) if cfg.d_mlp > 0 else None
+        if cfg.layer_norm != "none":
+            self.ln1 = LayerNorm(cfg.d_model, cfg.ln_eps, dtype)
+            self.ln2 = LayerNorm(cfg.d_model, cfg.ln_eps, dtype)
+
+    def forward(self, y: Tensor, key_mask: Tensor | None, cache: dict | None, prefix: str) -> Tensor:
+        placement = self.cfg.layer_norm
+        # y: (B, T, d_model) — the residual stream
+        if placement == "pre":
+            y = y + self.attn(self.ln1(y), key_mask, cache, prefix + "attn.")
+        else:
+            y = y + self.attn(y, key_mask, cache, prefix + "attn.")
+            if placement == "post":
+                y = self.ln1(y)
+        if cache is not None:
+            cache[prefix + "hook_resid_mid"] = y
+        if self.mlp is not None:
+            if placement == "pre":
+                y = y + self.mlp(self.ln2(y))
+            else:
+                y = y + self.mlp(y)
+                if placement == "post":
+                    y = self.ln2(y)
+        return y
+
+
+class Transformer(nn.Module):
+    """The project's transformer; see the module docstring for the math.
+
+    ``channels`` optionally names every residual dimension (compiled and hand-built models).
+    """
+
+    def __init__(self, cfg: TransformerConfig, channels: ChannelMap | None = None) -> None:
+        super().__init__()
+        if channels is not None and len(channels) != cfg.d_model:
+            raise ValueError(f"channel map has {len(channels)} names but d_model = {cfg.d_model}")
+        self.cfg = cfg
+        self.channels = channels
+        dtype = _DTYPES[cfg.dtype]
+        d_in = cfg.d_vocab if cfg.d_vocab is not None else cfg.d_input
+        self.W_E = nn.Parameter(torch.empty(d_in, cfg.d_model, dtype=dtype))
+        if cfg.positional == "learned":
+            self.W_pos = nn.Parameter(torch.empty(cfg.n_ctx, cfg.d_model, dtype=dtype))
+        elif cfg.positional == "sinusoidal":
+            self.register_buffer("W_pos", sinusoidal_positions(cfg.n_ctx, cfg.d_model, dtype), persistent=False)
+        else:
+            self.W_pos = None
+        self.blocks = nn.ModuleList(Block(cfg, dtype) for _ in range(cfg.n_layers))
+        if cfg.layer_norm == "pre":
+            self.ln_final = LayerNorm(cfg.d_model, cfg.ln_eps, dtype)
+        if cfg.d_out is not None:
+            self.W_U = nn.Parameter(torch.empty(cfg.d_model, cfg.d_out, dtype=dtype))
+            self.b_U = nn.Parameter(torch.zeros(cfg.d_out, dtype=dtype))
+        self.reset_parameters()
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return _DTYPES[self.cfg.dtype]
+
+    def reset_parameters(self, seed: int | None = None) -> None:
+        """Matrices ~ N(0, 1/fan_in), biases 0, layer-norm gains 1 (in place)."""
+        gen = torch.Generator().manual_seed(seed) if seed is not None else None
+        with torch.no_grad():
+            for name, p in self.named_parameters():
+                short = name.split(".")[-1]
+                if short == "W_pos" or (short == "W_E" and self.cfg.d_vocab is not None):
+                    p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64))
+                elif short.startswith("W_"):
+                    fan_in = p.shape[-2]
+                    p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float64) / math.sqrt(fan_in))
+                elif name.endswith(".w"):
+                    p.fill_(1.0)
+                else:
+                    p.zero_()
+
+    # ----------------------------------------------------------------------------- forward
+    def embed(self, inputs: Tensor) -> Tensor:
+        """y^(0): (B, T, d_model) from token ids (B, T) or vectors (B, T, d_input)."""
+        cfg = self.cfg
+        if cfg.d_vocab is not None:
+            if inputs.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
+                raise ValueError(f"token-id model expects integer ids of shape (B, T), got dtype {inputs.dtype}")
+            if inputs.dim() != 2:
+                raise ValueError(f"token ids must have shape (B, T), got {tuple(inputs.shape)}")
+            if inputs.numel() and (int(inputs.min()) < 0 or int(inputs.max()) >= cfg.d_vocab):
+                raise ValueError(f"token ids must lie in [0, {cfg.d_vocab}), got range "
+                                 f"[{int(inputs.min())}, {int(inputs.max())}]")
+            y = self.W_E[inputs]
+        else:
+            if inputs.dim() != 3 or inputs.shape[-1] != cfg.d_input:
+                raise ValueError(f"continuous input must have shape (B, T, {cfg.d_input}), "
+                                 f"got {tuple(inputs.shape)}")
+            y = inputs.to(self.dtype) @ self.W_E
+        T = y.shape[1]
+        if self.W_pos is not None:
+            if T > self.W_pos.shape[0]:
+                raise ValueError(f"sequence length {T} exceeds n_ctx = {self.W_pos.shape[0]}")
+            y = y + self.W_pos[:T]
+        return y
+
+    def forward(
+        self,
+        inputs: Tensor,
+        key_mask: Tensor | None = None,
+        cache: dict | None = None,
+    ) -> Tensor:
+        """Output per token: (B, T, d_out), or the final residual (B, T, d_model).
+
+        ``key_mask`` (B, T) bool marks real (non-padding) positions. Pass a dict as ``cache``
+        to receive ``hook_embed``, ``blocks.{k}.hook_resid_pre|mid|post``,
+        ``blocks.{k}.attn.hook_scores|hook_pattern|hook_z`` and ``hook_final``.
+        """
+        y = self.embed(inputs)  # (B, T, d_model)
+        if cache is not None:
+            cache["hook_embed"] = y
+        for k, block in enumerate(self.blocks):
+            prefix = f"blocks.{k}."
+            if cache is not None:
+                cache[prefix + "hook_resid_pre"] = y
+            y = block(y, key_mask, cache, prefix)
+            if cache is not None:
+                cache[prefix + "hook_resid_post"] = y
+        if self.cfg.layer_norm == "pre":
+            y = self.ln_final(y)
+        if cache is not None:
+            cache["hook_final"] = y
+        if self.cfg.d_out is not None:
+            return y @ self.W_U + self.b_U
+        return y
+
+    def residuals(self, inputs: Tensor, key_mask: Tensor | None = None) -> Tensor:
+        """y^(0), …, y^(L) stacked: (L + 1, B, T, d_model)."""
+        cache: dict = {}
+        self.forward(inputs, key_mask, cache)
+        stream = [cache["hook_embed"]] + [cache[f"blocks.{k}.hook_resid_post"] for k in range(self.cfg.n_layers)]
+        return torch.stack(stream)
+
+    # --------------------------------------------------------------------------- counting
+    def n_params(self, nonzero: bool = False) -> int:
+        """Number of trainable parameters (dense), or of non-zero entries."""
+        if nonzero:
+            return int(sum(int((p != 0).sum()) for p in self.parameters()))
+        return int(sum(p.numel() for p in self.parameters()))
+
+    def flops(self, n_tokens: int) -> int:
+        """Multiply-adds ×2 of one forward pass on one sequence of n_tokens (dense weights)."""
+        c, T = self.cfg, n_tokens
+        d_in = c.d_vocab if c.d_vocab is not None else c.d_input
+        embed = 0 if c.d_vocab is not None else 2 * T * d_in * c.d_model
+        qkv = 3 * 2 * T * c.d_model * c.n_heads * c.d_head
+        mix = 2 * 2 * c.n_heads * T * T * c.d_head
+        out = 2 * T * c.n_heads * c.d_head * c.d_model
+        mlp = 2 * 2 * T * c.d_model * c.d_mlp
+        unembed = 0 if c.d_out is None else 2 * T * c.d_model * c.d_out
+        return embed + c.n_layers * (qkv + mix + out + mlp) + unembed
+
+    def extra_repr(self) -> str:
+        c = self.cfg
+        return (f"d_model={c.d_model}, n_layers={c.n_layers}, n_heads={c.n_heads}, d_head={c.d_head}, "
+                f"d_mlp={c.d_mlp}, attention={c.attention}, λ={c.lam}, layer_norm={c.layer_norm}")
