@@ -1,0 +1,246 @@
+"""Language and Task base classes: exact membership, samplers, a generative process.
+
+A :class:`Language` L ⊆ Σ* over a finite alphabet Σ (a string of one-character symbols) has
+
+- ``accepts(s)``: exact membership s ∈ L;
+- ``sample(rng, count, length, positive)``: strings of exactly ``length`` symbols, all in L
+  (positive) or all outside L (negative: half near-misses — one edit away from a positive
+  string — and half drawn uniformly from the negatives);
+- a *generative process for positives*: a Markov chain over a small state (parity bit,
+  depth and stack, ...) that emits one symbol of Σ ∪ {EOS} per step and ends at EOS. It only
+  ends in L, so every generated string is positive. ``next_symbol_distribution(prefix)`` is
+  p*(· | prefix), the optimal next-symbol distribution, and ``generate`` samples the process
+  exactly. A model's cross-entropy on next-symbol prediction is reported next to
+  H(p*), its optimum.
+
+Strings are handled internally as integer arrays ``ids`` of shape (count, n) with
+ids[b, t] = index of the symbol in ``alphabet``; index |Σ| stands for EOS in distributions.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+EOS = "$"  # end-of-string symbol in next-symbol distributions (never in an alphabet)
+
+
+class Language(ABC):
+    """A formal language with a generative process for its positive strings."""
+
+    name: str = "language"
+    alphabet: str = ""
+
+    # ------------------------------------------------------------------ to implement
+    @abstractmethod
+    def accepts(self, s: str) -> bool:
+        """Exact membership s ∈ L."""
+
+    @abstractmethod
+    def accepts_ids(self, ids: np.ndarray) -> np.ndarray:
+        """Vectorised membership: ids (count, n) -> bool (count,)."""
+
+    @abstractmethod
+    def _sample_positive_ids(self, rng: np.random.Generator, count: int, length: int) -> np.ndarray:
+        """Positive strings of the given length as ids (count, length)."""
+
+    @abstractmethod
+    def _initial_state(self, count: int) -> Any:
+        """State of the generative process before the first symbol, for ``count`` strings."""
+
+    @abstractmethod
+    def _probs(self, state: Any) -> np.ndarray:
+        """p*(· | state): (count, |Σ| + 1), last column = EOS."""
+
+    @abstractmethod
+    def _advance(self, state: Any, sym: np.ndarray) -> Any:
+        """State after emitting symbol indices sym (count,) (EOS never passed)."""
+
+    def supports(self, length: int, positive: bool) -> bool:
+        """Whether L ∩ Σ^length (positive) or Σ^length \\ L (negative) is non-empty."""
+        return length >= 0
+
+    def _near_miss_ids(self, rng: np.random.Generator, pos: np.ndarray) -> np.ndarray:
+        """Negatives one edit away from the positives ``pos`` (count, n).
+
+        Default: substitute one random position by another symbol; strings that stay
+        positive are retried, then replaced by uniform negatives.
+        """
+        out = pos.copy()
+        todo = np.arange(len(pos))
+        for _ in range(8):
+            if len(todo) == 0 or pos.shape[1] == 0:
+                break
+            cand = _substitute(rng, pos[todo], len(self.alphabet))
+            bad = self.accepts_ids(cand)
+            out[todo[~bad]] = cand[~bad]
+            todo = todo[bad]
+        if len(todo):
+            out[todo] = self._uniform_negative_ids(rng, len(todo), pos.shape[1])
+        return out
+
+    # ------------------------------------------------------------------ generic API
+    @property
+    def eos_index(self) -> int:
+        return len(self.alphabet)
+
+    def to_ids(self, strings: list[str] | str) -> np.ndarray:
+        """Strings of one common length -> ids (count, n); ValueError on foreign symbols."""
+        if isinstance(strings, str):
+            strings = [strings]
+        lengths = {len(s) for s in strings}
+        if len(lengths) > 1:
+            raise ValueError(f"to_ids needs strings of one length, got lengths {sorted(lengths)}")
+        n = lengths.pop() if lengths else 0
+        table = np.full(256, -1, dtype=np.int64)
+        table[np.frombuffer(self.alphabet.encode("latin-1"), dtype=np.uint8)] = np.arange(len(self.alphabet))
+        try:
+            raw = np.frombuffer("".join(strings).encode("latin-1"), dtype=np.uint8)
+        except UnicodeEncodeError:
+            raise ValueError(f"{self.name}: strings contain symbols outside the alphabet {self.alphabet!r}") from None
+        ids = table[raw].reshape(len(strings), n)
+        if (ids < 0).any():
+            bad = sorted({chr(c) for c in raw[table[raw] < 0]})
+            raise ValueError(f"{self.name}: symbols {bad} are not in the alphabet {self.alphabet!r}")
+        return ids
+
+    def to_strings(self, ids: np.ndarray) -> list[str]:
+        """ids (count, n) -> list of strings."""
+        chars = np.frombuffer(self.alphabet.encode("latin-1"), dtype=np.uint8)[ids]  # (count, n)
+        n = ids.shape[1]
+        raw = chars.astype(np.uint8).tobytes()
+        return [raw[i * n:(i + 1) * n].decode("latin-1") for i in range(ids.shape[0])]
+
+    def accepts_batch(self, strings: list[str]) -> np.ndarray:
+        """Vectorised membership for strings of one common length -> bool (count,)."""
+        return self.accepts_ids(self.to_ids(strings))
+
+    def _check_length(self, length: int, positive: bool) -> None:
+        if not isinstance(length, (int, np.integer)) or length < 0:
+            raise ValueError(f"{self.name}: length must be an int >= 0, got {length!r}")
+        if not self.supports(int(length), positive):
+            kind = "positive" if positive else "negative"
+            raise ValueError(f"{self.name}: there are no {kind} strings of length {length}")
+
+    def sample_ids(self, rng: np.random.Generator, count: int, length: int, positive: bool) -> np.ndarray:
+        """Like :meth:`sample` but returns ids (count, length)."""
+        self._check_length(length, positive)
+        if count < 0:
+            raise ValueError(f"{self.name}: count must be >= 0, got {count}")
+        if positive:
+            return self._sample_positive_ids(rng, count, length)
+        n_near = count // 2 if self.supports(length, True) else 0
+        near = self._near_miss_ids(rng, self._sample_positive_ids(rng, n_near, length)) if n_near else \
+            np.zeros((0, length), dtype=np.int64)
+        rand = self._uniform_negative_ids(rng, count - n_near, length)
+        out = np.concatenate([near, rand])
+        return out[rng.permutation(count)]
+
+    def sample(self, rng: np.random.Generator, count: int, length: int, positive: bool) -> list[str]:
+        """``count`` strings of exactly ``length`` symbols, all in L (positive) or all not in L.
+
+        Negatives: ⌊count/2⌋ near-misses (one-symbol edits of positives, language-specific
+        edits such as swapped bracket types), the rest uniform over Σ^length \\ L.
+        Raises ValueError when no such string exists (e.g. odd-length Dyck positives).
+        """
+        return self.to_strings(self.sample_ids(rng, count, length, positive))
+
+    def _uniform_negative_ids(self, rng: np.random.Generator, count: int, length: int) -> np.ndarray:
+        """Uniform over Σ^length \\ L by rejection (negatives are at least ~half of Σ^n here)."""
+        out = np.zeros((count, length), dtype=np.int64)
+        todo = np.arange(count)
+        while len(todo):
+            cand = rng.integers(0, len(self.alphabet), size=(len(todo), length))
+            ok = ~self.accepts_ids(cand)
+            out[todo[ok]] = cand[ok]
+            todo = todo[~ok]
+        return out
+
+    # ------------------------------------------------------------ generative process
+    def next_symbol_table(self, ids: np.ndarray) -> np.ndarray:
+        """p*(· | x_<t) for t = 0..n along each string: (count, n + 1, |Σ| + 1).
+
+        Row t is the distribution after the first t symbols (row 0: empty prefix).
+        """
+        count, n = ids.shape
+        state = self._initial_state(count)
+        table = np.empty((count, n + 1, len(self.alphabet) + 1))
+        for t in range(n + 1):  # the process is a recurrence over positions
+            table[:, t] = self._probs(state)
+            if t < n:
+                state = self._advance(state, ids[:, t])
+        return table
+
+    def next_symbol_distribution(self, prefix: str) -> dict[str, float]:
+        """p*(a | prefix) for a ∈ Σ ∪ {EOS}; ValueError if the prefix has probability 0."""
+        ids = self.to_ids([prefix])
+        table = self.next_symbol_table(ids)[0]  # (n + 1, |Σ| + 1)
+        if len(prefix) and (table[np.arange(len(prefix)), ids[0]] <= 0).any():
+            raise ValueError(f"{self.name}: prefix {prefix!r} has probability 0 under the generative process")
+        return {a: float(p) for a, p in zip(self.alphabet + EOS, table[-1])}
+
+    def generate(self, rng: np.random.Generator, count: int, max_length: int = 10_000) -> list[str]:
+        """Sample ``count`` strings from the generative process (strings still running at
+        ``max_length`` are cut there; the cut is a stopping time, so transition frequencies
+        stay those of the process)."""
+        state = self._initial_state(count)
+        live = np.ones(count, dtype=bool)
+        rows: list[np.ndarray] = []
+        lengths = np.zeros(count, dtype=np.int64)
+        for _ in range(max_length):
+            if not live.any():
+                break
+            p = self._probs(state)  # (count, K + 1)
+            u = rng.random(count)[:, None]
+            sym = (u > np.cumsum(p, axis=1)).sum(axis=1).clip(max=p.shape[1] - 1)
+            ended = live & (sym == self.eos_index)
+            live &= ~ended
+            sym = np.where(live, sym, 0)
+            rows.append(sym)
+            lengths += live
+            state = self._advance(state, sym)
+        if not rows:
+            return [""] * count
+        ids = np.stack(rows, axis=1)
+        strings = self.to_strings(ids)
+        return [s[:k] for s, k in zip(strings, lengths)]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(alphabet={self.alphabet!r})"
+
+
+def _substitute(rng: np.random.Generator, ids: np.ndarray, n_symbols: int) -> np.ndarray:
+    """Replace one random position of each row by a different random symbol."""
+    out = ids.copy()
+    rows = np.arange(len(ids))
+    pos = rng.integers(0, ids.shape[1], size=len(ids))
+    shift = rng.integers(1, n_symbols, size=len(ids))
+    out[rows, pos] = (ids[rows, pos] + shift) % n_symbols
+    return out
+
+
+class Task(ABC):
+    """A supervised task on a language: ``sample_batch(generator, batch_size, length)``.
+
+    Returns ``{"input": LongTensor (B, T), "output": FloatTensor (B, T, C), "mask":
+    BoolTensor (B, T)}``: output[b, t] is the target distribution over C classes at
+    position t, mask marks the scored positions.
+    """
+
+    name: str
+    kind: str
+    language: Language
+    n_outputs: int
+
+    @abstractmethod
+    def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
+        ...
+
+    @abstractmethod
+    def valid_length(self, length: int) -> bool:
+        """Whether batches of this string length can be drawn."""
+
+    def valid_lengths(self, lengths) -> list[int]:
+        return [int(n) for n in lengths if self.valid_length(int(n))]

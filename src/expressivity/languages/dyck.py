@@ -1,0 +1,195 @@
+"""Dyck-k and bounded-depth Dyck-(k, D): balanced strings over k bracket pairs.
+
+Pairs, in order: ``()``, ``[]``, ``{}``, ``<>``, then ``aA``, ``bB``, … (k ≤ 30). The
+alphabet is the pairs concatenated, so Dyck-2 has alphabet ``()[]``. Symbol 2j opens type
+j, symbol 2j+1 closes it. s ∈ Dyck-k ⇔ reading s with a stack (push on an open bracket, pop
+a matching open on a close bracket) never fails and ends empty; Dyck-(k, D) further bounds
+the stack height (depth) by D. Example: ``([])`` and ``[()]`` are in Dyck-2, ``(][)`` and
+``([)]`` are not.
+
+Generative process (Hahn 2020, §5; parameter p = ``p_open``): at depth d,
+
+- d = 0: open a bracket of a uniformly chosen type with probability p (p/k per type),
+  end (EOS) with probability 1 − p;
+- 0 < d < D: open a bracket (p/k per type) with probability p, close the top bracket with
+  probability 1 − p;
+- d = D: close the top bracket (probability 1).
+
+With D = ∞ a Dyck string w of length 2m has probability (p/k)^m (1−p)^(m+1), so the process
+conditioned on length n is *uniform* over Dyck-k strings of length n. ``sample(positive=True)``
+draws exactly that conditional (for finite D too) with a backward table
+G[d, r] = log P(the process, now at depth d, ends after exactly r more symbols).
+Near-miss negatives: one-symbol substitutions, adjacent transpositions (``()`` → ``)(``) and
+swapped closing-bracket types (``([])`` → ``([)]``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from .base import Language, _substitute
+
+PAIRS = ["()", "[]", "{}", "<>"] + [c + c.upper() for c in "abcdefghijklmnopqrstuvwxyz"]
+
+
+@dataclass
+class _Stack:
+    depth: np.ndarray  # (count,) current stack height
+    stack: np.ndarray  # (count, capacity) bracket types, valid below depth
+    dead: np.ndarray  # (count,) a close bracket did not match (prefix has probability 0)
+
+
+class Dyck(Language):
+    name = "dyck"
+
+    def __init__(self, k: int = 2, max_depth: int | None = None, p_open: float = 0.5) -> None:
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= len(PAIRS):
+            raise ValueError(f"dyck: k must be an int in [1, {len(PAIRS)}], got {k!r}")
+        if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or max_depth < 1):
+            raise ValueError(f"dyck: max_depth must be an int >= 1 or None, got {max_depth!r}")
+        if not (0.0 < float(p_open) < 1.0):
+            raise ValueError(f"dyck: p_open must lie in (0, 1), got {p_open!r}")
+        self.k = int(k)
+        self.max_depth = None if max_depth is None else int(max_depth)
+        self.p_open = float(p_open)
+        self.alphabet = "".join(PAIRS[: self.k])
+
+    def __repr__(self) -> str:
+        return f"Dyck(k={self.k}, max_depth={self.max_depth}, p_open={self.p_open})"
+
+    @property
+    def _D(self) -> float:
+        return math.inf if self.max_depth is None else self.max_depth
+
+    # ------------------------------------------------------------------ membership
+    def accepts(self, s: str) -> bool:
+        opens = {pair[0]: pair[1] for pair in PAIRS[: self.k]}
+        closes = set(opens.values())
+        stack: list[str] = []
+        for c in s:
+            if c in opens:
+                stack.append(opens[c])
+                if len(stack) > self._D:
+                    return False
+            elif c in closes:
+                if not stack or stack.pop() != c:
+                    return False
+            else:
+                return False
+        return not stack
+
+    def accepts_ids(self, ids: np.ndarray) -> np.ndarray:
+        count, n = ids.shape
+        st = self._initial_state(count, capacity=n // 2 + 1)
+        ok = np.ones(count, dtype=bool)
+        for t in range(n):  # stack recurrence, vectorised over strings
+            ok &= ~((ids[:, t] % 2 == 0) & (st.depth >= min(self._D, n // 2 + 1)))
+            st = self._advance(st, ids[:, t])
+        return ok & ~st.dead & (st.depth == 0)
+
+    def supports(self, length: int, positive: bool) -> bool:
+        return length % 2 == 0 if positive else length >= 1
+
+    # ------------------------------------------------------------ generative process
+    def _initial_state(self, count: int, capacity: int = 16) -> _Stack:
+        return _Stack(np.zeros(count, dtype=np.int64), np.zeros((count, capacity), dtype=np.int64),
+                      np.zeros(count, dtype=bool))
+
+    def _advance(self, st: _Stack, sym: np.ndarray) -> _Stack:
+        depth, stack, dead = st.depth.copy(), st.stack, st.dead.copy()
+        is_open = sym % 2 == 0
+        typ = sym // 2
+        if is_open.any() and depth.max() + 1 >= stack.shape[1]:
+            stack = np.concatenate([stack, np.zeros_like(stack)], axis=1)  # grow capacity
+        else:
+            stack = stack.copy()
+        rows = np.arange(len(sym))
+        top = stack[rows, np.maximum(depth - 1, 0)]
+        bad_close = ~is_open & ((depth == 0) | (top != typ))
+        dead |= bad_close
+        stack[rows[is_open], depth[is_open]] = typ[is_open]
+        depth = np.where(is_open, depth + 1, np.maximum(depth - 1, 0))
+        return _Stack(depth, stack, dead)
+
+    def _probs(self, st: _Stack) -> np.ndarray:
+        k, p, D = self.k, self.p_open, self._D
+        count = len(st.depth)
+        d = st.depth
+        probs = np.zeros((count, 2 * k + 1))
+        can_open = d < D
+        probs[:, 0:2 * k:2] = np.where(can_open, p / k, 0.0)[:, None]
+        close_p = np.where(d == 0, 0.0, np.where(can_open, 1.0 - p, 1.0))
+        rows = np.arange(count)
+        top = st.stack[rows, np.maximum(d - 1, 0)]
+        probs[rows, 2 * top + 1] += close_p
+        probs[:, 2 * k] = np.where(d == 0, 1.0 - p, 0.0)
+        return probs
+
+    # -------------------------------------------------------- fixed-length positives
+    def _sample_positive_ids(self, rng, count, length):
+        n = length
+        G = _log_completion(n, self.p_open, self.max_depth)  # (D_eff + 2, n + 1)
+        d = np.zeros(count, dtype=np.int64)
+        st = self._initial_state(count, capacity=n // 2 + 1)
+        out = np.zeros((count, n), dtype=np.int64)
+        rows = np.arange(count)
+        lp = math.log(self.p_open)
+        for t in range(n):  # sequential in t, vectorised over strings
+            r = n - t
+            p_open = np.exp(lp + G[d + 1, r - 1] - G[d, r])  # P(open | depth d, r symbols left)
+            opening = (rng.random(count) < p_open) | (d == 0)  # at depth 0 only opening continues
+            typ = rng.integers(0, self.k, size=count)
+            top = st.stack[rows, np.maximum(d - 1, 0)]
+            sym = np.where(opening, 2 * typ, 2 * top + 1)
+            out[:, t] = sym
+            st = self._advance(st, sym)
+            d = st.depth
+        return out
+
+    def _near_miss_ids(self, rng, pos):
+        count, n = pos.shape
+        out = _substitute(rng, pos, len(self.alphabet))
+        kind = rng.integers(0, 3, size=count)
+        rows = np.arange(count)
+        # adjacent transposition
+        i = rng.integers(0, max(n - 1, 1), size=count)
+        swapped = pos.copy()
+        a, b = swapped[rows, i].copy(), swapped[rows, np.minimum(i + 1, n - 1)].copy()
+        swapped[rows, i], swapped[rows, np.minimum(i + 1, n - 1)] = b, a
+        # swap two closing brackets (of different types, when they differ)
+        keys = np.where(pos % 2 == 1, rng.random(pos.shape), -1.0)
+        j1 = keys.argmax(axis=1)
+        keys[rows, j1] = -1.0
+        keys = np.where((pos % 2 == 1) & (pos != pos[rows, j1][:, None]), keys, -1.0)
+        j2 = keys.argmax(axis=1)
+        crossed = pos.copy()
+        crossed[rows, j1], crossed[rows, j2] = pos[rows, j2], pos[rows, j1]
+        out = np.where((kind == 1)[:, None], swapped, out)
+        out = np.where((kind == 2)[:, None], crossed, out)
+        still = self.accepts_ids(out)
+        out[still] = _substitute(rng, pos[still], len(self.alphabet))  # substitutions always leave Dyck
+        return out
+
+
+@lru_cache(maxsize=64)
+def _log_completion(n: int, p: float, max_depth: int | None) -> np.ndarray:
+    """G[d, r] = log P(process at depth d emits exactly r more symbols, then EOS).
+
+    G[0, 0] = log(1 − p); G[d, r] = logaddexp(log p + G[d+1, r−1], log c_d + G[d−1, r−1]) with
+    c_d = 1 − p (d < D) or 1 (d = D); rows above D (or n/2) are −∞.
+    """
+    D = n // 2 + 1 if max_depth is None else min(max_depth, n // 2 + 1)
+    G = np.full((D + 2, n + 1), -np.inf)
+    G[0, 0] = math.log(1 - p)
+    d = np.arange(D + 1)
+    log_close = np.where(d < (max_depth if max_depth is not None else math.inf), math.log(1 - p), 0.0)
+    for r in range(1, n + 1):
+        up = math.log(p) + G[1:D + 2, r - 1]  # open: depth d -> d + 1
+        down = np.concatenate([[-np.inf], log_close[1:] + G[0:D, r - 1]])  # close: d -> d - 1
+        up = np.where(d < (max_depth if max_depth is not None else math.inf), up, -np.inf)
+        G[: D + 1, r] = np.logaddexp(up, down)
+    return G
