@@ -1,0 +1,264 @@
+"""Claims: a statement of a paper, the bound it gives, what we measured, and a verdict.
+
+A claim's measurement is a list of :class:`Check` s — one comparison ``measured ⋈ bound`` per
+number the theory constrains (⋈ ∈ {≤, ≥, =, ≈}). The status rule (:func:`status_of`) is
+deliberately blunt:
+
+* every check passes                        → ``"holds"``;
+* any check fails (or measured is NaN/inf)  → ``"violated"`` — the failing checks are named in
+  the reason, never hidden;
+* the measurement could not be made (its code is missing, or it raised) → ``"not applicable"``
+  with the error message as the reason (:func:`evaluate` catches it so the report goes on).
+
+Example::
+
+    >>> status_of([Check("max |error|", 3e-12, "<=", 1e-9)])
+    ('holds', 'max |error| = 3e-12 ≤ 1e-09')
+    >>> status_of([Check("max |error|", 2e-3, "<=", 1e-9)])[0]
+    'violated'
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Literal
+
+Status = Literal["holds", "violated", "not applicable"]
+Relation = Literal["<=", ">=", "==", "~"]
+Size = Literal["test", "quick", "full"]
+SIZES: tuple[str, ...] = ("test", "quick", "full")
+STATUSES: tuple[str, ...] = ("holds", "violated", "not applicable")
+_SYMBOL = {"<=": "≤", ">=": "≥", "==": "=", "~": "≈"}
+
+
+def fmt(v: float) -> str:
+    """A short, stable rendering of a number for tables (4 significant digits)."""
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if v is None or not math.isfinite(v):
+        return str(v)
+    if v == 0:
+        return "0"
+    if abs(v) >= 1e5 or abs(v) < 1e-3:
+        return f"{v:.3g}"
+    return f"{v:.4g}"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison ``measured ⋈ bound``.
+
+    ``relation`` is ``"<="``, ``">="``, ``"=="`` (|measured − bound| ≤ tol) or ``"~"``
+    (approximately: |measured − bound| ≤ tol, tol required). ``tol`` also loosens ``<=``/``>=``
+    by an absolute amount (floating-point slack; state it).
+    """
+
+    what: str  # what is compared, e.g. "max |error| (hardmax)"
+    measured: float
+    relation: Relation
+    bound: float
+    tol: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.relation not in _SYMBOL:
+            raise ValueError(f"relation must be one of {sorted(_SYMBOL)}, got {self.relation!r}")
+        if not (self.tol >= 0):
+            raise ValueError(f"tol must be ≥ 0, got {self.tol}")
+        if self.relation == "~" and self.tol == 0:
+            raise ValueError("tol must be > 0 for relation '~'")
+
+    def ok(self) -> bool:
+        m, b = float(self.measured), float(self.bound)
+        if not math.isfinite(m):
+            return False
+        if self.relation == "<=":
+            return m <= b + self.tol
+        if self.relation == ">=":
+            return m >= b - self.tol
+        return abs(m - b) <= self.tol
+
+    def text(self) -> str:
+        tol = f" (±{fmt(self.tol)})" if self.tol and self.relation in ("~", "==") else ""
+        return f"{self.what} = {fmt(self.measured)} {_SYMBOL[self.relation]} {fmt(self.bound)}{tol}"
+
+
+def status_of(checks: list[Check] | tuple[Check, ...]) -> tuple[Status, str]:
+    """The status rule: all checks pass → holds; any fails → violated (the failures named)."""
+    if not checks:
+        return "not applicable", "no comparison was measured"
+    failed = [c for c in checks if not c.ok()]
+    if failed:
+        return "violated", "; ".join("FAILED " + c.text() for c in failed)
+    if len(checks) <= 3:
+        return "holds", "; ".join(c.text() for c in checks)
+    return "holds", f"all {len(checks)} checks pass, e.g. " + "; ".join(c.text() for c in checks[:2])
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What a claim's measurement function returns.
+
+    ``summary`` is the one-line "measured" cell; ``numbers`` the raw data (lists of floats,
+    JSON-serialisable) for claims.json; ``figure`` the PNG bytes of its figure.
+    """
+
+    checks: tuple[Check, ...]
+    summary: str
+    numbers: dict[str, Any] = field(default_factory=dict)
+    figure: bytes | None = None
+    notes: str = ""  # how to read the measurement, caveats
+
+
+@dataclass(frozen=True)
+class Context:
+    """Passed to a measurement: the size, a seed and a progress callback (fraction in [0, 1])."""
+
+    size: Size = "quick"
+    seed: int = 0
+    progress: Callable[[float], None] = lambda frac: None
+
+    def __post_init__(self) -> None:
+        if self.size not in SIZES:
+            raise ValueError(f"size must be one of {SIZES}, got {self.size!r}")
+
+    def pick(self, table: dict[str, Any]) -> Any:
+        """The entry of ``{"test": …, "quick": …, "full": …}`` for this size."""
+        return table[self.size]
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A claim of a paper and the function that measures it.
+
+    ``run(ctx) -> Measurement``; ``depends`` lists the ``expressivity`` sub-packages whose
+    source goes into the cache key (a result is reused only while their code is unchanged).
+    """
+
+    id: str  # stable id, e.g. "compile.hardmax-exact"
+    title: str  # the claim, one sentence
+    source: str  # paper and theorem, e.g. "Gu et al. 2026, Thm 3.1/3.2, Cor 3.3"
+    bound: str  # the bound/prediction in words and symbols
+    bound_value: float | None  # headline numeric bound, if there is one
+    run: Callable[[Context], Measurement]
+    depends: tuple[str, ...] = ()
+    how_to_read: str = ""
+    budget_s: dict[str, float] = field(default_factory=dict)  # expected seconds per size
+
+    def __post_init__(self) -> None:
+        if not self.id or any(ch.isspace() for ch in self.id):
+            raise ValueError(f"id must be a non-empty string without spaces, got {self.id!r}")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row of the report (and of claims.json)."""
+
+    id: str
+    claim: str
+    source: str
+    bound: str
+    bound_value: float | None
+    measured: str  # the one-line measured cell
+    numbers: dict[str, Any]
+    checks: tuple[dict, ...]  # each: what, measured, relation, bound, tol, ok
+    status: Status
+    reason: str
+    figure: str | None  # path relative to the report directory
+    command: str
+    size: str
+    seconds: float
+    how_to_read: str = ""
+    notes: str = ""
+    reused: bool = False
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.status != "holds" and not self.reason:
+            raise ValueError(f"reason must be given when status is {self.status!r}")
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Claim":
+        d = dict(d)
+        d["checks"] = tuple(d.get("checks", ()))
+        return cls(**d)
+
+
+def command_for(claim_id: str, size: str) -> str:
+    """The exact shell command that regenerates one claim (and its figure)."""
+    flag = {"quick": "--quick", "full": "--full", "test": "--size test"}[size]
+    return f"expressivity reproduce {flag} --only {claim_id} --out report"
+
+
+def evaluate(spec: ClaimSpec, ctx: Context) -> tuple[Claim, bytes | None]:
+    """Run one claim's measurement and judge it. Never raises for a failing measurement.
+
+    Returns the Claim (figure path filled in as ``figures/<id>.png`` when there is one) and
+    the figure's PNG bytes.
+    """
+    t0 = time.perf_counter()
+    try:
+        m = spec.run(ctx)
+        if not isinstance(m, Measurement):
+            raise TypeError(f"measurement returned {type(m).__name__}, not Measurement")
+        status, reason = status_of(m.checks)
+        numbers, summary, fig, notes = m.numbers, m.summary, m.figure, m.notes
+        checks = tuple({**asdict(c), "ok": c.ok()} for c in m.checks)
+    except Exception as exc:  # noqa: BLE001 — a broken area must not take the report down
+        status = "not applicable"
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        reason = (
+            f"{type(exc).__name__}: {exc}"
+            f" (at {where.filename.split('src/')[-1]}:{where.lineno})"
+        )
+        numbers, summary, fig, notes, checks = {}, "—", None, "", ()
+    seconds = time.perf_counter() - t0
+    claim = Claim(
+        id=spec.id,
+        claim=spec.title,
+        source=spec.source,
+        bound=spec.bound,
+        bound_value=spec.bound_value,
+        measured=summary,
+        numbers=_jsonable(numbers),
+        checks=_jsonable(checks),
+        status=status,
+        reason=reason,
+        figure=f"figures/{spec.id}.png" if fig else None,
+        command=command_for(spec.id, ctx.size),
+        size=ctx.size,
+        seconds=round(seconds, 3),
+        how_to_read=spec.how_to_read,
+        notes=notes,
+    )
+    return claim, fig
+
+
+def _jsonable(x: Any) -> Any:
+    """numpy scalars/arrays and tuples → plain JSON types; non-finite floats → strings."""
+    import numpy as np
+
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, tuple):
+        return tuple(_jsonable(v) for v in x)
+    if isinstance(x, list):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        v = float(x)
+        return v if math.isfinite(v) else str(v)
+    return x

@@ -1,0 +1,3 @@
+"""Placeholder until the area lands."""
+
+SPECS: list = []
