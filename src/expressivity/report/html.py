@@ -45,7 +45,7 @@ def render(claims: list[Claim], figures: dict[str, bytes], size: str, total_s: f
     rows = []
     for c in claims:
         rows.append(
-            "<tr>"
+            f'<tr data-claim="{escape(c.id)}" data-status="{escape(c.status)}">'
             f'<td><a href="#{escape(c.id)}">{escape(c.claim)}</a><br><code>{escape(c.id)}</code></td>'
             f"<td>{escape(c.source)}</td><td>{escape(c.bound)}</td><td>{escape(c.measured)}</td>"
             f"{_status_cell(c)}</tr>"

@@ -1,0 +1,119 @@
+"""Every registered claim at size "test": a valid page, claims.json, and a real-browser check.
+
+The browser test renders index.html in headless Chromium (Debian's ``chromium``) with a small
+script appended that records each image's naturalWidth and the claims table's visibility in
+a ``<pre id="check">``, read back with ``--dump-dom``. In CI (CI=true) a missing Chromium is
+a failure; locally it is a skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from html import unescape
+
+import pytest
+
+from expressivity.report import reproduce
+
+from report_html_check import parse_report
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    res = reproduce(out, size="test", db=out / "report.sqlite")
+    return out, res
+
+
+def test_page_is_valid_and_complete(report):
+    out, res = report
+    page = parse_report(out / "index.html")
+    assert len(page.rows) == len(res.claims) >= 3
+    assert [r["id"] for r in page.rows] == [c.id for c in res.claims]
+    assert page.sections == {c.id for c in res.claims}
+    with_fig = [c for c in res.claims if c.figure]
+    assert len(page.images) == len(with_fig)
+    for img in page.images:
+        assert img["width"] > 0 and img["height"] > 0
+    for c in with_fig:  # the same PNG also sits beside the page
+        assert (out / c.figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_claims_json_every_claim_holds_or_has_a_reason(report):
+    out, res = report
+    doc = json.loads((out / "claims.json").read_text())
+    assert [c["id"] for c in doc["claims"]] == [c.id for c in res.claims]
+    for c in doc["claims"]:
+        assert c["status"] in ("holds", "violated", "not applicable")
+        assert c["status"] == "holds" or len(c["reason"]) > 10, c
+        if c["status"] != "not applicable":
+            assert c["checks"] and c["figure"], c["id"]
+    # the claims whose code is in the tree must hold at the test size
+    by_id = {c["id"]: c for c in doc["claims"]}
+    for cid in ("compile.hardmax-exact", "compile.softmax-rate", "compile.complexity"):
+        assert by_id[cid]["status"] == "holds", by_id[cid]["reason"]
+    assert sum(doc["counts"].values()) == len(doc["claims"])
+
+
+def test_second_run_reuses_everything_judged(report):
+    out, res = report
+    judged = {c.id for c in res.claims if c.status != "not applicable"}
+    again = reproduce(out, size="test", db=out / "report.sqlite")
+    assert set(again.reused) == judged
+    assert set(again.computed) == {c.id for c in res.claims} - judged
+
+
+_CHECK_JS = """<script>
+window.addEventListener('load', () => {
+  const imgs = Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight]);
+  const t = document.getElementById('claims');
+  const r = t.getBoundingClientRect();
+  const style = getComputedStyle(t);
+  const pre = document.createElement('pre');
+  pre.id = 'check';
+  pre.textContent = JSON.stringify({imgs, table: [r.width, r.height, style.display, style.visibility],
+                                    rows: t.tBodies[0].rows.length});
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name) or (f"/usr/bin/{name}" if os.path.exists(f"/usr/bin/{name}") else None)
+        if path:
+            return path
+    return None
+
+
+@pytest.mark.browser
+def test_report_renders_in_headless_chromium(report, tmp_path):
+    exe = _chromium()
+    if exe is None:
+        msg = "chromium not found (/usr/bin/chromium): install Debian's 'chromium' package (.ci/run does)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    out, res = report
+    html = (out / "index.html").read_text(encoding="utf-8")
+    probe = tmp_path / "probe.html"
+    probe.write_text(html.replace("</body>", _CHECK_JS + "</body>"), encoding="utf-8")
+    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
+           "--window-size=1200,900", "--dump-dom", probe.as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    m = re.search(r'<pre id="check">(.*?)</pre>', proc.stdout, re.S)
+    assert m, f"no check output from chromium (rc {proc.returncode}): {proc.stderr[-2000:]}"
+    check = json.loads(unescape(m.group(1)))
+    n_fig = sum(1 for c in res.claims if c.figure)
+    assert len(check["imgs"]) == n_fig > 0
+    for complete, w, h in check["imgs"]:
+        assert complete and w > 0 and h > 0, check["imgs"]
+    width, height, display, visibility = check["table"]
+    assert width > 0 and height > 0 and display != "none" and visibility == "visible"
+    assert check["rows"] == len(res.claims)
