@@ -1,0 +1,20 @@
+"""Training at growing lengths: models, loop, protocol presets, SQLite store, sweeps.
+
+Main entry points:
+``RunConfig`` (frozen run description), ``train_run(cfg, out_dir=None, on_step=None) ->
+RunResult`` (deterministic given ``cfg.seed``; checkpoints and resumes when ``out_dir`` is
+given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | ``quick``),
+``ResultStore(path)``, ``run_sweep(configs, db, backend="local"|"ray", ...)``,
+``load_sweep(yaml_path)``.
+"""
+
+from .config import RunConfig, parse_lengths
+from .loop import RunResult, batch_metrics, evaluate, train_run
+from .models import LSTMModel, build_model, transformer_config
+from .protocols import PROTOCOLS, Protocol, get_protocol, preset, protocol_score
+from .store import ResultStore
+from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
+
+__all__ = ["LSTMModel", "PROTOCOLS", "Protocol", "ResultStore", "RunConfig", "RunResult", "SweepSummary",
+           "batch_metrics", "build_model", "evaluate", "expand_grid", "get_protocol", "load_sweep",
+           "parse_lengths", "preset", "protocol_score", "run_sweep", "train_run", "transformer_config"]

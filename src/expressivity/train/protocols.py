@@ -1,0 +1,63 @@
+"""Named length-generalisation protocols of the field.
+
+- ``deletang`` (Delétang et al. 2023, ICLR): train on lengths 1–40, test on 41–500;
+  score = mean accuracy over test lengths.
+- ``bhattamishra`` (Bhattamishra et al. 2020, EMNLP): train on lengths 2–50, test bins
+  51–100 and 101–150; a string counts as correct only if every scored position is right.
+- ``quick``: a CPU-minute sized smoke version (train 2–12, test 14–40 step 2, 300 steps).
+
+``preset(name, task, **overrides) -> RunConfig``: any RunConfig field can be overridden.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import RunConfig
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str
+    train_lengths: tuple[int, int]
+    test_lengths: tuple[int, ...]
+    bins: tuple[tuple[int, int], ...]  # test-length bins for summaries
+    accuracy: str  # per_string | per_position (next-symbol tasks)
+    defaults: tuple[tuple[str, object], ...] = ()
+
+
+PROTOCOLS: dict[str, Protocol] = {
+    "deletang": Protocol("deletang", (1, 40), tuple(range(41, 501)), ((41, 500),), "per_position"),
+    "bhattamishra": Protocol("bhattamishra", (2, 50), tuple(range(51, 151)), ((51, 100), (101, 150)), "per_string"),
+    "quick": Protocol("quick", (2, 12), tuple(range(14, 41, 2)), ((14, 40),), "per_string",
+                      (("steps", 300), ("eval_batch", 16), ("d_model", 32), ("batch_size", 32))),
+}
+
+
+def get_protocol(name: str) -> Protocol:
+    if name not in PROTOCOLS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PROTOCOLS)}")
+    return PROTOCOLS[name]
+
+
+def preset(name: str, task: str, **overrides) -> RunConfig:
+    """RunConfig for ``task`` under protocol ``name``; ``overrides`` replace any field."""
+    p = get_protocol(name)
+    fields = dict(p.defaults)
+    fields.update(task=task, train_lengths=p.train_lengths, test_lengths=p.test_lengths,
+                  accuracy=p.accuracy, protocol=p.name)
+    fields.update(overrides)
+    return RunConfig.from_dict(fields)
+
+
+def protocol_score(rows: list[dict], protocol: str | None = None) -> dict[str, float]:
+    """Mean accuracy over test lengths, overall and per bin of the protocol."""
+    if not rows:
+        return {}
+    out = {"mean_accuracy": sum(r["accuracy"] for r in rows) / len(rows)}
+    if protocol in PROTOCOLS:
+        for lo, hi in PROTOCOLS[protocol].bins:
+            sel = [r["accuracy"] for r in rows if lo <= r["length"] <= hi]
+            if sel:
+                out[f"accuracy_{lo}_{hi}"] = sum(sel) / len(sel)
+    return out
