@@ -1,0 +1,293 @@
+"""Flip sensitivity (Hahn 2020, Lemma 5): measured ‖Δy_j^(k)‖ next to the bound from the weights.
+
+For a string x of length n and a position i, x' is x with x_i replaced by another symbol.
+Per layer k we measure, over strings and flipped positions i,
+
+- ``other``   = max_{i, j≠i} ‖y_j^(k)(x) − y_j^(k)(x')‖   (Lemma 5: O(1/n) for soft attention),
+- ``readout`` = max_{i≠r} ‖Δy_r^(k)‖ at the readout position r,
+- ``flipped`` = max_i ‖Δy_i^(k)‖ (Lemma 5: O(1), no decay),
+- ``output``  = max_{i≠r} ‖Δ output_r‖,
+
+and put them next to :func:`.lemma5.lemma5_bound`, computed from the weights alone.
+All flipped copies of a batch go through the model together: the (B, n) strings become a
+(B·n, n) batch of flipped copies (split into as few chunks as the memory budget allows),
+never a Python loop over positions. Measurement runs in float64 on a copy of the model.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ..transformer import Transformer
+from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
+
+_SCORE_BUDGET = 1 << 24  # max attention-score entries (B·c·H·T²) per forward pass
+
+
+@dataclass(frozen=True)
+class FlipMeasurement:
+    """Measured changes for one batch; arrays have one entry per layer k = 1..L."""
+
+    n: int
+    other: np.ndarray  # (L,) max_{i, j≠i} ‖Δy_j^(k)‖
+    readout: np.ndarray  # (L,) max_{i≠r} ‖Δy_r^(k)‖
+    flipped: np.ndarray  # (L,) max_i ‖Δy_i^(k)‖
+    output: float | None  # max_{i≠r} ‖Δ output_r‖ (None when the model has no W_U)
+    n_passes: int  # forward passes used (1 unless the memory budget forced chunks)
+
+
+@dataclass(frozen=True)
+class SensitivityRow:
+    n: int
+    layer: int  # k = 1..L
+    measured_other: float
+    bound_other: float | None
+    measured_readout: float
+    bound_readout: float | None
+    measured_flipped: float
+    bound_flipped: float | None
+    output_change: float | None
+    output_bound: float | None
+
+
+@dataclass(frozen=True)
+class SensitivityReport:
+    """Rows per (n, layer); ``applicable``/``reason`` say whether Lemma 5 applies."""
+
+    rows: tuple[SensitivityRow, ...]
+    bounds: tuple[Lemma5Bound, ...]
+    applicable: bool
+    reason: str
+    attention: str
+
+    def table(self) -> list[dict]:
+        return [r.__dict__.copy() for r in self.rows]
+
+    def n_delta(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
+        """(n, n·measured_other) for one layer — flat for bounded-logit soft attention."""
+        rows = [r for r in self.rows if r.layer == layer]
+        n = np.array([r.n for r in rows], dtype=float)
+        return n, n * np.array([r.measured_other for r in rows])
+
+
+def _as_transformer(model) -> Transformer:
+    if isinstance(model, Transformer):
+        return model
+    t = getattr(model, "transformer", None)
+    if isinstance(t, Transformer):
+        return t
+    raise ValueError(f"expected a Transformer or an object with .transformer, got {type(model).__name__}")
+
+
+class InputAdapter:
+    """Strings (as symbol indices (N, n)) -> what the transformer reads.
+
+    A plain token-id :class:`Transformer`: symbol a is token id a (``alphabet_size`` symbols).
+    A construction (anything with ``.transformer`` and ``.encode(strings)`` returning
+    (inputs, key_mask, read)): its own encoder; the token positions holding the string are
+    found by comparing encodings of constant strings, and the encoding must be position-wise
+    (checked on every measurement: Δy^(0) must vanish off the flipped position).
+    """
+
+    def __init__(self, model, language=None, alphabet_size: int | None = None) -> None:
+        self.transformer = _as_transformer(model)
+        self.language = language
+        cfg = self.transformer.cfg
+        self._construction = not isinstance(model, Transformer) and callable(getattr(model, "encode", None))
+        self.model = model
+        if self._construction:
+            if language is None:
+                language = getattr(model, "language", None)
+                self.language = language
+            if language is None:
+                raise ValueError("a construction needs a language (its alphabet defines the flips)")
+            self.K = len(language.alphabet)
+        else:
+            if cfg.d_vocab is None:
+                raise ValueError("a continuous-input Transformer needs an encoder: pass a construction "
+                                 "object with .encode(strings)")
+            self.K = len(language.alphabet) if language is not None else (alphabet_size or cfg.d_vocab)
+            if self.K > cfg.d_vocab:
+                raise ValueError(f"alphabet of {self.K} symbols but the model has d_vocab = {cfg.d_vocab}")
+        if self.K < 2:
+            raise ValueError("flipping needs an alphabet of at least 2 symbols")
+
+    def encode(self, ids: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None, int]:
+        """ids (N, n) -> (inputs (N, T[, d_in]), key_mask | None, read position)."""
+        if not self._construction:
+            return torch.as_tensor(ids, dtype=torch.long), None, ids.shape[1] - 1
+        enc = self.model.encode(self.language.to_strings(ids))
+        read = torch.as_tensor(enc.read)
+        if read.numel() and bool((read != read.flatten()[0]).any()):
+            raise ValueError("the construction reads different positions for strings of one length")
+        return enc.inputs, enc.key_mask, int(read.flatten()[0]) if read.numel() else -1
+
+    def layout(self, n: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """(embedding table (K', T, d) of all possible y^(0), string token positions (n,), read)."""
+        t = self.transformer
+        if not self._construction:
+            return token_embedding_table(t, n), torch.arange(n), n - 1
+        const = np.repeat(np.arange(self.K)[:, None], n, axis=1)  # (K, n) constant strings
+        inputs, _, read = self.encode(const)
+        emb = _embed64(t, inputs)  # (K, T, d)
+        differs = (emb[1:] != emb[:1]).any(dim=-1).any(dim=0)  # (T,)
+        positions = torch.nonzero(differs).flatten()
+        if positions.numel() != n:
+            raise ValueError(f"could not locate the {n} string positions in the construction's encoding "
+                             f"(found {positions.numel()} positions that depend on the symbol)")
+        return emb, positions, read
+
+
+def _embed64(t: Transformer, inputs: torch.Tensor) -> torch.Tensor:
+    m64 = copy.deepcopy(t).to(torch.float64)
+    x = inputs if not inputs.is_floating_point() else inputs.to(torch.float64)
+    return m64.embed(x).detach()
+
+
+def flip_table(K: int) -> np.ndarray:
+    """Flip map on symbol indices: a -> (a + 1) mod K."""
+    return (np.arange(K) + 1) % K
+
+
+@torch.no_grad()
+def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tensor,
+                  chunk: int | None = None) -> FlipMeasurement:
+    """Measure ‖Δy^(k)‖ for every string in ``ids`` (B, n) and every string position i.
+
+    All B·n flipped copies (x_i -> x_i + 1 mod K) are built as one batch; ``chunk`` (flips per
+    pass) defaults to all of them unless the memory budget (B·chunk·H·T² ≤ 2^24 score
+    entries) forces a split. ``positions`` (n,): token position of each string symbol.
+    """
+    model = adapter.transformer
+    cfg = model.cfg
+    m64 = copy.deepcopy(model).to(torch.float64).eval()
+    B, n = ids.shape
+    inputs, key_mask, r = adapter.encode(ids)
+    T = inputs.shape[1]
+    if chunk is None:
+        chunk = max(1, min(n, _SCORE_BUDGET // max(1, B * cfg.n_heads * T * T)))
+    base_cache: dict = {}
+    base_out = m64(_f64(inputs), key_mask=key_mask, cache=base_cache)
+    L = cfg.n_layers
+    base = _stream(base_cache, L)  # (L+1, B, T, d)
+    flip = flip_table(adapter.K)
+    other = torch.zeros(L, dtype=torch.float64)
+    read = torch.zeros(L, dtype=torch.float64)
+    flipped = torch.zeros(L, dtype=torch.float64)
+    out_change = torch.zeros((), dtype=torch.float64)
+    n_passes = 0
+    for start in range(0, n, chunk):  # chunks only when memory demands it
+        idx = np.arange(start, min(n, start + chunk))  # flipped string positions (c,)
+        c = len(idx)
+        X = np.repeat(ids[:, None, :], c, axis=1)  # (B, c, n)
+        X[:, np.arange(c), idx] = flip[X[:, np.arange(c), idx]]
+        inp, km, _ = adapter.encode(X.reshape(B * c, n))
+        if key_mask is not None:
+            km = key_mask.repeat_interleave(c, dim=0) if km is None else km
+        cache: dict = {}
+        out = m64(_f64(inp), key_mask=km, cache=cache)
+        n_passes += 1
+        diff = torch.linalg.vector_norm(
+            _stream(cache, L).reshape(L + 1, B, c, T, -1) - base[:, :, None], dim=-1)  # (L+1, B, c, T)
+        at_i = torch.zeros(c, T, dtype=torch.bool)
+        tok = positions[torch.as_tensor(idx)]
+        at_i[torch.arange(c), tok] = True
+        if float(diff[0].masked_fill(at_i, 0.0).max()) > 0:
+            raise ValueError("the input encoding is not position-wise: a flip changed y^(0) at "
+                             "other positions, so Lemma 5's setting (one changed input) does not hold")
+        d = diff[1:]
+        flipped = torch.maximum(flipped, d[..., at_i].amax(dim=(1, 2)))
+        other = torch.maximum(other, d.masked_fill(at_i, 0.0).amax(dim=(1, 2, 3)))
+        not_r = tok != r  # (c,)
+        if not_r.any():
+            read = torch.maximum(read, d[:, :, not_r, r].amax(dim=(1, 2)))
+            if cfg.d_out is not None:
+                d_out = out.reshape(B, c, T, -1)[:, not_r, r] - base_out[:, None, r]
+                out_change = torch.maximum(out_change, torch.linalg.vector_norm(d_out, dim=-1).max())
+    return FlipMeasurement(
+        n=n, other=other.numpy(), readout=read.numpy(), flipped=flipped.numpy(),
+        output=float(out_change) if cfg.d_out is not None else None, n_passes=n_passes,
+    )
+
+
+def _f64(x: torch.Tensor) -> torch.Tensor:
+    return x.to(torch.float64) if x.is_floating_point() else x
+
+
+def _stream(cache: dict, L: int) -> torch.Tensor:
+    """y^(0..L) from a forward cache: (L + 1, B, T, d_model)."""
+    return torch.stack([cache["hook_embed"]] + [cache[f"blocks.{k}.hook_resid_post"] for k in range(L)])
+
+
+def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strings: int = 4,
+                     seed: int = 0, alphabet_size: int | None = None, chunk: int | None = None,
+                     progress=None) -> SensitivityReport:
+    """Measured flip sensitivity and Hahn's Lemma 5 bound per length n and layer k.
+
+    ``model``: a token-id :class:`Transformer` (symbol a = token a; output read at the last
+    position) or a construction (``.transformer``, ``.encode(strings)``, ``.language``).
+    ``language``: a :class:`~expressivity.languages.base.Language` whose positive and
+    negative strings are measured (half each when both exist); None → uniform strings over
+    ``alphabet_size`` symbols (default: all token ids). Lengths without strings are skipped.
+    ``progress(n)`` is called after each length.
+    """
+    adapter = InputAdapter(model, language, alphabet_size)
+    language = adapter.language
+    cfg = adapter.transformer.cfg
+    lengths = [int(n) for n in lengths]
+    if not lengths or min(lengths) < 2:
+        raise ValueError(f"lengths must be ints >= 2, got {lengths}")
+    if n_strings < 1:
+        raise ValueError(f"n_strings must be >= 1, got {n_strings}")
+    rng = np.random.default_rng(seed)
+    rows, bounds = [], []
+    applicable, reason = True, ""
+    flip = flip_table(adapter.K)
+    pairs = [(a, int(flip[a])) for a in range(adapter.K)]
+    for n in lengths:
+        ids = _draw(language, rng, n, n_strings, adapter.K)
+        if ids is None:
+            continue
+        emb, positions, read = adapter.layout(n)
+        if emb.shape[1] > cfg.n_ctx:
+            raise ValueError(f"length {n} needs {emb.shape[1]} positions > n_ctx = {cfg.n_ctx}")
+        meas = measure_flips(adapter, ids, positions, chunk=chunk)
+        bound = lemma5_bound(adapter.transformer, emb, pairs, flip_positions=positions, readout=read)
+        bounds.append(bound)
+        applicable, reason = bound.applicable, bound.reason
+        for k in range(cfg.n_layers):
+            ok = bound.applicable
+            last = k == cfg.n_layers - 1
+            rows.append(SensitivityRow(
+                n=n, layer=k + 1,
+                measured_other=float(meas.other[k]), bound_other=float(bound.other[k]) if ok else None,
+                measured_readout=float(meas.readout[k]),
+                bound_readout=float(bound.readout[k]) if ok else None,
+                measured_flipped=float(meas.flipped[k]),
+                bound_flipped=float(bound.flipped[k]) if ok else None,
+                output_change=meas.output if last else None,
+                output_bound=bound.output if (ok and last) else None,
+            ))
+        if progress is not None:
+            progress(n)
+    if not rows:
+        raise ValueError(f"no strings of the requested lengths {lengths} exist in the language")
+    return SensitivityReport(rows=tuple(rows), bounds=tuple(bounds), applicable=applicable,
+                             reason=reason, attention=cfg.attention)
+
+
+def _draw(language, rng, n: int, count: int, K: int) -> np.ndarray | None:
+    if language is None:
+        return rng.integers(0, K, size=(count, n))
+    parts = []
+    n_pos = (count + 1) // 2
+    for positive, c in ((True, n_pos), (False, count - n_pos)):
+        if c and language.supports(n, positive):
+            parts.append(language.sample_ids(rng, c, n, positive))
+    if not parts:
+        return None
+    return np.concatenate(parts)
