@@ -67,17 +67,38 @@ class Attention(nn.Module):
         self.b_V = nn.Parameter(torch.zeros(H, e, dtype=dtype))
         self.b_O = nn.Parameter(torch.zeros(d, dtype=dtype))
 
-    def scores(self, y: Tensor, key_mask: Tensor | None) -> Tensor:
+    def _qkv(self, y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Queries, keys, values, each (B, H, T, d_head), from one fused matmul."""
+        B, T, d = y.shape
+        H, e = self.cfg.n_heads, self.cfg.d_head
+        W = torch.cat([w.permute(1, 0, 2).reshape(d, H * e) for w in (self.W_Q, self.W_K, self.W_V)], dim=1)
+        b = torch.cat([self.b_Q.reshape(-1), self.b_K.reshape(-1), self.b_V.reshape(-1)])
+        qkv = torch.addmm(b, y.reshape(B * T, d), W).view(B, T, 3, H, e)  # (B, T, 3, H, e)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
+        return q, k, v
+
+    def _scale(self, T: int, allowed: Tensor | None, dtype: torch.dtype, device) -> float | Tensor:
+        """λ, or λ·log n per query (n = number of keys it sees) with log-length scaling."""
+        if not self.cfg.log_length_scaling:
+            return self.cfg.lam
+        if allowed is None:
+            return self.cfg.lam * math.log(T)
+        n_keys = allowed.sum(-1, keepdim=True).clamp(min=1).to(dtype)  # (B|1, 1, T, 1)
+        return self.cfg.lam * torch.log(n_keys)
+
+    def scores(self, y: Tensor, key_mask: Tensor | None = None) -> Tensor:
         """Logits a_ij, shape (B, H, T, T); masked entries are −inf."""
-        cfg = self.cfg
-        q = torch.einsum("btd,hde->bhte", y, self.W_Q) + self.b_Q[None, :, None, :]
-        k = torch.einsum("btd,hde->bhte", y, self.W_K) + self.b_K[None, :, None, :]
-        a = torch.einsum("bhie,bhje->bhij", q, k) * cfg.lam  # (B, H, T, T)
-        T = y.shape[1]
-        allowed = _allowed(T, cfg.causal, key_mask, y.device)  # (B|1, 1, T, T)
-        if cfg.log_length_scaling:
-            n_keys = allowed.sum(-1, keepdim=True).clamp(min=1).to(a.dtype)
-            a = a * torch.log(n_keys)
+        q, k, _ = self._qkv(y)
+        allowed = _allowed(y.shape[1], self.cfg.causal, key_mask, y.device)
+        return self._logits(q, k, allowed, self._scale(y.shape[1], allowed, y.dtype, y.device))
+
+    @staticmethod
+    def _logits(q: Tensor, k: Tensor, allowed: Tensor | None, scale) -> Tensor:
+        if q.shape[-1] == 1:  # outer product: cheaper than a batch of 1-wide matmuls
+            a = q * k.transpose(-1, -2)
+        else:
+            a = q @ k.transpose(-1, -2)
+        a = a * scale
         if allowed is not None:
             a = a.masked_fill(~allowed, float("-inf"))
         return a
@@ -86,21 +107,62 @@ class Attention(nn.Module):
         """â = hardmax(a) or softmax(a) along the key axis."""
         if self.cfg.attention == "softmax":
             return torch.softmax(a, dim=-1)
-        top = a.amax(dim=-1, keepdim=True)
-        hit = (a == top).to(a.dtype)
+        hit = (a == a.amax(dim=-1, keepdim=True)).to(a.dtype)
         return hit / hit.sum(dim=-1, keepdim=True)
 
     def forward(self, y: Tensor, key_mask: Tensor | None, cache: dict | None, prefix: str) -> Tensor:
-        a = self.scores(y, key_mask)
-        pattern = self.pattern(a)
-        v = torch.einsum("btd,hde->bhte", y, self.W_V) + self.b_V[None, :, None, :]
-        z = torch.einsum("bhij,bhje->bhie", pattern, v)  # (B, H, T, d_head)
-        out = torch.einsum("bhte,hed->btd", z, self.W_O) + self.b_O
+        B, T, d = y.shape  # y: (B, T, d_model)
+        cfg = self.cfg
+        allowed = _allowed(T, cfg.causal, key_mask, y.device)  # (B|1, 1, T, T) or None
+        scale = self._scale(T, allowed, y.dtype, y.device)
+        if cfg.d_head == 1:
+            z = self._one_wide(y, allowed, scale, cache, prefix)  # (B, T, H)
+        else:
+            q, k, v = self._qkv(y)  # (B, H, T, d_head)
+            if cfg.attention == "softmax" and cache is None:
+                if isinstance(scale, Tensor):
+                    q, scale = q * scale, 1.0
+                z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale)
+            else:
+                a = self._logits(q, k, allowed, scale)  # (B, H, T, T)
+                pattern = self.pattern(a)
+                z = pattern @ v
+                if cache is not None:
+                    cache[prefix + "hook_scores"] = a
+                    cache[prefix + "hook_pattern"] = pattern
+            z = z.transpose(1, 2)  # (B, T, H, d_head)
         if cache is not None:
-            cache[prefix + "hook_scores"] = a
-            cache[prefix + "hook_pattern"] = pattern
-            cache[prefix + "hook_z"] = z
-        return out
+            cache[prefix + "hook_z"] = z.reshape(B, T, cfg.n_heads, cfg.d_head)
+        out = torch.addmm(self.b_O, z.reshape(B * T, -1), self.W_O.reshape(-1, d))
+        return out.view(B, T, d)
+
+    def _one_wide(self, y: Tensor, allowed, scale, cache: dict | None, prefix: str) -> Tensor:
+        """d_head = 1 (compiled models): scores are outer products; layout (B, T_q, T_k, H)."""
+        B, T, d = y.shape
+        H = self.cfg.n_heads
+        W = torch.cat([w[:, :, 0].T for w in (self.W_Q, self.W_K, self.W_V)], dim=1)  # (d, 3H)
+        b = torch.cat([self.b_Q[:, 0], self.b_K[:, 0], self.b_V[:, 0]])
+        q, k, v = torch.addmm(b, y.reshape(B * T, d), W).view(B, T, 3, H).unbind(2)  # (B, T, H)
+        a = q[:, :, None, :] * k[:, None, :, :]  # (B, T_q, T_k, H)
+        if isinstance(scale, Tensor):
+            a = a * scale.permute(0, 2, 3, 1)
+        elif scale != 1.0:
+            a = a * scale
+        if allowed is not None:
+            a = a.masked_fill(~allowed.permute(0, 2, 3, 1), float("-inf"))
+        if self.cfg.attention == "softmax":
+            w = torch.softmax(a, dim=2)
+            z = (w * v[:, None, :, :]).sum(2)
+        else:
+            w = (a == a.amax(dim=2, keepdim=True)).to(a.dtype)
+            count = w.sum(2)  # ties split evenly
+            z = (w * v[:, None, :, :]).sum(2) / count
+            if cache is not None:
+                w = w / count[:, :, None, :]
+        if cache is not None:
+            cache[prefix + "hook_scores"] = a.permute(0, 3, 1, 2)
+            cache[prefix + "hook_pattern"] = w.permute(0, 3, 1, 2)
+        return z  # (B, T, H)
 
 
 def _allowed(T: int, causal: bool, key_mask: Tensor | None, device) -> Tensor | None:
@@ -124,7 +186,9 @@ class MLP(nn.Module):
         self.b_out = nn.Parameter(torch.zeros(cfg.d_model, dtype=dtype))
 
     def forward(self, y: Tensor) -> Tensor:
-        return torch.relu(y @ self.W_in + self.b_in) @ self.W_out + self.b_out
+        shape = y.shape
+        hidden = torch.relu(torch.addmm(self.b_in, y.reshape(-1, shape[-1]), self.W_in))
+        return torch.addmm(self.b_out, hidden, self.W_out).view(shape)
 
 
 class Block(nn.Module):

@@ -1,0 +1,170 @@
+"""Maxout/ReLU → Transformer compiler: exact with hardmax, within the bound with σ_λ."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from expressivity.compile import compile_maxout, compile_relu, complexity_report, load_compiled
+from expressivity.cpwl import MaxoutNetwork
+
+EXACT = 1e-9
+
+
+def tie_points(net: MaxoutNetwork, lo: float, hi: float, rng, count: int = 200) -> np.ndarray:
+    """Points on first-layer boundaries w_ij·x + b_ij = w_ij'·x + b_ij' (projected, clipped)."""
+    layer = net.layers[0]
+    pts = []
+    for _ in range(count):
+        i = rng.integers(layer.width)
+        if layer.rank < 2:
+            break
+        j, k = rng.choice(layer.rank, 2, replace=False)
+        a, c = layer.W[i, j] - layer.W[i, k], layer.b[i, k] - layer.b[i, j]
+        x0 = rng.uniform(lo, hi, net.in_dim)
+        if np.dot(a, a) > 1e-12:
+            x0 = x0 + (c - a @ x0) / (a @ a) * a
+        pts.append(np.clip(x0, lo, hi))
+    return np.array(pts).reshape(-1, net.in_dim)
+
+
+@settings(max_examples=15, deadline=None)
+@given(d=st.integers(1, 8), widths=st.lists(st.integers(1, 16), min_size=1, max_size=6),
+       ranks=st.data(), seed=st.integers(0, 10_000))
+def test_hardmax_compile_is_exact_on_random_networks(d, widths, ranks, seed):
+    rk = ranks.draw(st.lists(st.integers(1, 6), min_size=len(widths), max_size=len(widths)))
+    net = MaxoutNetwork.random(d, widths, rk, seed=seed)
+    cm = compile_maxout(net, domain=(-1.0, 1.0))
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.uniform(-1, 1, (10_000, d)), tie_points(net, -1, 1, rng),
+                        -np.ones((1, d)), np.ones((1, d))])
+    err = np.abs(cm.evaluate(x) - net(x)).max()
+    assert err <= EXACT
+    assert cm.n_blocks == net.depth + 1 <= 3 * net.depth
+    assert cm.n_tokens == max(rk)
+    assert cm.error_bound() == 0.0
+
+
+def test_exact_ties_from_duplicated_pieces_and_relu_zeros():
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(3, 2, 2))
+    W[:, 1] = W[:, 0]  # every unit's two pieces coincide: a tie everywhere
+    b = np.zeros((3, 2))
+    net = MaxoutNetwork.from_weights([(W, b)], readout=(np.ones((1, 3)), np.zeros(1)))
+    cm = compile_maxout(net, domain=(-2.0, 2.0))
+    x = rng.uniform(-2, 2, (1000, 2))
+    assert np.abs(cm.evaluate(x) - net(x)).max() <= EXACT
+    # ReLU units at x = 0 with zero bias: both pieces are exactly 0
+    mlp = nn.Sequential(nn.Linear(2, 4, bias=False), nn.ReLU(), nn.Linear(4, 1)).double()
+    cm = compile_relu(mlp, domain=(-1.0, 1.0))
+    zero = np.zeros((1, 2))
+    with torch.no_grad():
+        want = mlp(torch.zeros(1, 2, dtype=torch.float64)).numpy()
+    assert np.abs(cm.evaluate(zero) - want).max() <= EXACT
+
+
+@settings(max_examples=10, deadline=None)
+@given(sizes=st.lists(st.integers(1, 12), min_size=1, max_size=4), d=st.integers(1, 5), seed=st.integers(0, 999))
+def test_relu_mlps_compile_exactly(sizes, d, seed):
+    torch.manual_seed(seed)
+    mods, prev = [], d
+    for m in sizes:
+        mods += [nn.Linear(prev, m), nn.ReLU()]
+        prev = m
+    mlp = nn.Sequential(*mods, nn.Linear(prev, 2)).double()
+    cm = compile_relu(mlp, domain=(-1.0, 1.0))
+    x = np.random.default_rng(seed).uniform(-1, 1, (10_000, d))
+    with torch.no_grad():
+        want = mlp(torch.from_numpy(x)).numpy()
+    assert np.abs(cm.evaluate(x) - want).max() <= EXACT
+    assert cm.n_blocks == len(sizes) + 1
+
+
+@pytest.mark.parametrize("seed, d, widths, ranks", [(0, 2, [6, 6], [4, 3]), (1, 1, [5, 4, 3], [3, 5, 2])])
+def test_softmax_error_is_below_bound_and_falls_like_one_over_lambda(seed, d, widths, ranks):
+    net = MaxoutNetwork.random(d, widths, ranks, seed=seed)
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.uniform(-1, 1, (20_000, d)), tie_points(net, -1, 1, rng)])
+    exact = net(x)
+    lams = [1.0, 10.0, 1e2, 1e3, 1e4, 1e5, 1e6]
+    bound_at_one = compile_maxout(net, (-1.0, 1.0), "softmax", 1.0).error_bound()
+    errs = []
+    for lam in lams:
+        cm = compile_maxout(net, domain=(-1.0, 1.0), attention="softmax", lam=lam)
+        out = cm.evaluate(x)
+        assert np.all(np.isfinite(out)), f"overflow/NaN at λ = {lam}"
+        err = np.abs(out - exact).max()
+        assert err <= cm.error_bound(), (lam, err, cm.error_bound())
+        errs.append(err)
+        # the bound itself is (T−1)/(eλ) propagated: exactly ∝ 1/λ
+        assert math.isclose(cm.error_bound() * lam, bound_at_one, rel_tol=1e-9)
+    slope = np.polyfit(np.log10(lams[1:5]), np.log10(errs[1:5]), 1)[0]
+    assert -1.25 <= slope <= -0.75, (slope, errs)
+
+
+def test_channel_map_names_every_role_and_survives_save_load(tmp_path):
+    net = MaxoutNetwork.random(3, [4, 2], [3, 2], seed=5)
+    cm = compile_maxout(net, domain=(-1.0, 1.0))
+    ch = cm.channels
+    assert len(ch.group("x")) == 3 and len(ch.group("onehot")) == 3
+    assert len(ch.group("z")) == 4 and len(ch.group("h")) == 4 and "one" in ch
+    text = str(ch)
+    for label in ("x[0..2]", "onehot[0..2]", "one", "z[0..3]", "h[0..3]"):
+        assert label in text
+    # the weights are written by name: the embedding sends x[k] to channel "x[k]"
+    assert cm.transformer.W_E[1, ch.index("x[1]")] == 1.0
+    path = tmp_path / "c.safetensors"
+    cm.save(path)
+    again = load_compiled(path, net)
+    x = np.random.default_rng(0).uniform(-1, 1, (500, 3))
+    assert np.array_equal(again.evaluate(x), cm.evaluate(x))
+    assert again.channels.names == ch.names and again.error_bound() == 0.0
+
+
+def test_complexity_report_counts_match_the_models():
+    net = MaxoutNetwork.random(4, [8, 8, 8], [4, 4, 4], seed=2)
+    cm = compile_maxout(net, domain=(-1.0, 1.0))
+    rep = complexity_report(net, cm)
+    assert rep.blocks == 4 and rep.tokens == 4 and rep.depth == 3
+    assert rep.net_params == sum(8 * 4 * (d + 1) for d in (4, 8, 8)) + 9
+    assert rep.params_dense == cm.transformer.n_params()
+    assert rep.params_nonzero == cm.transformer.n_params(nonzero=True)
+    # comparable complexity: the non-zero parameters are within a small factor of the net's
+    assert rep.param_ratio_nonzero < 3.0
+    assert rep.flops == cm.transformer.flops(4) and rep.flop_ratio > 1
+    assert len(rep.rows()) == 6
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(attention="softmax", lam=0.0), "λ > 0"),
+        (dict(attention="softmax", lam=-3.0), "λ > 0"),
+        (dict(attention="softmax"), "λ > 0"),
+        (dict(attention="hardmax", lam=10.0), "softmax attention only"),
+        (dict(attention="sparsemax"), "attention must be"),
+        (dict(domain=(1.0, 1.0)), "empty"),
+        (dict(domain=(-np.inf, 1.0)), "bounded"),
+        (dict(domain=(np.zeros(3), np.ones(3))), "length-2"),
+        (dict(domain=5.0), "pair"),
+    ],
+)
+def test_bad_compile_arguments(kwargs, message):
+    net = MaxoutNetwork.random(2, [3], 2)
+    with pytest.raises(ValueError, match=message):
+        compile_maxout(net, **kwargs)
+
+
+def test_evaluate_rejects_points_outside_the_domain_and_bad_shapes():
+    net = MaxoutNetwork.random(2, [3], 2)
+    cm = compile_maxout(net, domain=(-1.0, 1.0))
+    with pytest.raises(ValueError, match="outside the compiled domain"):
+        cm.evaluate(np.array([[0.0, 1.5]]))
+    with pytest.raises(ValueError, match=r"\(N, 2\)"):
+        cm.evaluate(np.zeros((3, 5)))
+    with pytest.raises(ValueError, match="MaxoutNetwork"):
+        compile_maxout("not a net")
