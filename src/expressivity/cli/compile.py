@@ -1,3 +1,83 @@
-"""CLI commands of the compile area (filled in by that area)."""
+"""`expressivity compile` and `expressivity verify`: paper 1's compiler from the shell."""
 
-from . import app  # noqa: F401
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from . import app
+from ._common import console, user_errors
+
+
+@app.command("compile")
+def compile_cmd(
+    spec: Path = typer.Argument(..., help="JSON network spec (maxout | relu | random; see docs/compile.md)"),
+    out: Path = typer.Option(..., "--out", "-o", help="where to write the .safetensors model"),
+    attention: str = typer.Option("hardmax", help="hardmax (exact) or softmax (σ_λ)"),
+    lam: float | None = typer.Option(None, "--lam", help="λ for softmax attention"),
+    show_channels: bool = typer.Option(False, "--channels", help="print the residual channel map"),
+) -> None:
+    """Compile a Maxout/ReLU network into a transformer and save it (weights + channel map)."""
+    from ..compile import complexity_report, compile_maxout, load_spec
+
+    with user_errors():
+        net, domain = load_spec(spec)
+        cm = compile_maxout(net, domain=domain, attention=attention, lam=lam)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        cm.save(out)
+    console.print(f"wrote {out}: {cm.n_blocks} blocks, {cm.n_tokens} tokens, "
+                  f"error bound {cm.error_bound():.3g} ({attention})")
+    _print_table(complexity_report(net, cm).rows())
+    if show_channels:
+        console.print(str(cm.channels))
+
+
+@app.command("verify")
+def verify_cmd(
+    model: Path = typer.Argument(..., help="a model written by `expressivity compile`"),
+    spec: Path = typer.Argument(..., help="the JSON spec it was compiled from"),
+    points: int = typer.Option(10_000, help="random points in the domain (corners are added)"),
+    seed: int = typer.Option(0),
+) -> None:
+    """Measure the compiled model against its source network: error, bound, sizes."""
+    from ..compile import complexity_report, load_compiled, load_spec
+
+    with user_errors():
+        net, _ = load_spec(spec)
+        cm = load_compiled(model, net)
+        if cm.in_dim != net.in_dim or cm.transformer.cfg.d_out != net.out_dim:
+            raise ValueError(f"{model} has input/output sizes ({cm.in_dim}, {cm.transformer.cfg.d_out}) "
+                             f"but the spec's network has ({net.in_dim}, {net.out_dim})")
+        if points < 1:
+            raise ValueError("--points must be >= 1")
+        x = sample_domain(cm.lo, cm.hi, points, seed)
+        err = float(np.abs(cm.evaluate(x) - net(x)).max())
+    bound = cm.error_bound()
+    ok = err <= max(bound, 1e-9)
+    rows = [("max |error| (measured)", f"{err:.3e}", ""), ("error bound", f"{bound:.3e}",
+            "exact (hardmax)" if cm.attention == "hardmax" else f"σ_λ, λ = {cm.lam:g}")]
+    rows += complexity_report(net, cm).rows()
+    _print_table(rows)
+    console.print("[green]verified[/]: measured error within the bound" if ok
+                  else "[red]FAILED[/]: measured error exceeds the bound")
+    raise typer.Exit(code=0 if ok else 1)
+
+
+def sample_domain(lo: np.ndarray, hi: np.ndarray, points: int, seed: int) -> np.ndarray:
+    """Uniform points in the box plus its corners (when there are at most 2^10)."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(lo, hi, (points, len(lo)))
+    if len(lo) <= 10:
+        bits = (np.arange(2 ** len(lo))[:, None] >> np.arange(len(lo))) & 1
+        x = np.concatenate([x, np.where(bits == 1, hi, lo)])
+    return x
+
+
+def _print_table(rows) -> None:
+    table = Table("quantity", "maxout net", "transformer")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)

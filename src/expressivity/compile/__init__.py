@@ -3,6 +3,7 @@
 from .compiled import CompiledModel, load_compiled
 from .complexity import ComplexityReport, complexity_report
 from .maxout_to_transformer import channel_map, compile_maxout, compile_relu
+from .spec import load_spec, parse_spec
 
 __all__ = [
     "CompiledModel",
@@ -12,4 +13,6 @@ __all__ = [
     "compile_relu",
     "complexity_report",
     "load_compiled",
+    "load_spec",
+    "parse_spec",
 ]
