@@ -14,3 +14,21 @@ __all__ = [
     "lemma5_bound",
     "measure_flips",
 ]
+
+from .depth_reduction import DepthReductionResult, LayerLog, ReductionConfig, depth_reduction  # noqa: E402
+from .restriction import (DependenceRow, SymbolInterface, dependence_under_restriction,  # noqa: E402
+                          dyck_restriction, hardmax_copy, influential_free_inputs, random_restriction)
+
+__all__ += [
+    "DependenceRow",
+    "DepthReductionResult",
+    "LayerLog",
+    "ReductionConfig",
+    "SymbolInterface",
+    "dependence_under_restriction",
+    "depth_reduction",
+    "dyck_restriction",
+    "hardmax_copy",
+    "influential_free_inputs",
+    "random_restriction",
+]
