@@ -1,3 +1,166 @@
-"""Placeholder until the area lands."""
+"""Trained transformers vs LSTMs at growing length (Delétang et al. 2023 protocol, small).
 
-SPECS: list = []
+Hahn (2020) proves that no fixed-size transformer decides PARITY (or 2DYCK) at every length;
+Delétang et al. (2023) observe it in training: trained on short strings and tested on longer
+ones, transformers sit near chance on PARITY while LSTMs (recurrent, finite-state capable)
+solve it. We train both with the project's harness (``expressivity.train``) on lengths
+[1, N_train] and test each length up to several times N_train.
+
+* ``train.parity``: LSTM mean test accuracy ≥ 0.9; transformer mean test accuracy ≤ 0.7
+  (chance is 0.5).
+* ``train.dyck2``: Dyck-2 recognition; the transformer learns the training lengths (accuracy
+  ≥ 0.8 there — a precondition, so that failure means no extrapolation rather than no
+  training) but its accuracy beyond 2·N_train is ≤ 0.75. The LSTM is shown for contrast.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import figures
+from .claims import Check, ClaimSpec, Context, Measurement
+
+_SIZES = {
+    # train lengths, test lengths, steps, seeds, eval strings per length
+    "parity": {
+        "test": ((1, 6), (8, 16), 40, (0,), 8),
+        "quick": ((1, 10), tuple(range(11, 101, 6)), 1500, (0,), 32),
+        "full": ((1, 40), tuple(range(41, 501, 23)), 5000, (0, 1, 2), 64),
+    },
+    "dyck": {
+        "test": ((2, 6), (4, 14, 20), 40, (0,), 8),
+        "quick": ((2, 16), tuple(range(2, 97, 6)), 800, (0,), 32),
+        "full": ((2, 40), tuple(range(2, 501, 22)), 5000, (0, 1, 2), 64),
+    },
+}
+
+
+def _train_pair(ctx: Context, task: str, task_params: dict):
+    """Train transformer and LSTM over the size's seeds; rows per (model, seed, length)."""
+    import torch
+
+    from ..train import preset, train_run
+
+    train_lengths, test_lengths, steps, seeds, eval_batch = ctx.pick(_SIZES[task])
+    torch.set_num_threads(1)
+    models = {
+        "transformer": dict(model="transformer", layers=2, heads=2, d_model=32, positional="sinusoidal"),
+        "lstm": dict(model="lstm", layers=1, d_model=32),
+    }
+    runs = [(name, seed) for name in models for seed in seeds]
+    rows, scores = [], {}
+    for k, (name, seed) in enumerate(runs):
+        cfg = preset(
+            "quick", task, task_params=task_params, steps=steps, lr=3e-3, batch_size=64,
+            train_lengths=train_lengths, test_lengths=test_lengths, eval_batch=eval_batch,
+            seed=ctx.seed + seed, **models[name],
+        )
+        res = train_run(
+            cfg, on_step=lambda s, _l, k=k: ctx.progress((k + s / steps) / len(runs)) if s % 50 == 0 else None
+        )
+        for m in res.metrics:
+            rows.append({"model": name, "seed": seed, "length": m["length"], "accuracy": m["accuracy"],
+                         "ce_bits": m.get("ce_bits")})
+        scores.setdefault(name, []).append(res)
+    return rows, train_lengths, steps, seeds
+
+
+def _curves(rows, name):
+    lengths = sorted({r["length"] for r in rows if r["model"] == name})
+    acc = np.array([np.mean([r["accuracy"] for r in rows if r["model"] == name and r["length"] == n])
+                    for n in lengths])
+    return np.array(lengths), acc
+
+
+def _plot(rows, train_lengths, title, ok):
+    fig, (ax,) = figures.new(1, width=6.2, height=3.8)
+    for name, style in (("transformer", "o-"), ("lstm", "s-")):
+        n, a = _curves(rows, name)
+        ax.plot(n, a, style, label=name)
+    ax.axvspan(train_lengths[0], train_lengths[1], color="gray", alpha=0.15, label="training lengths")
+    ax.axhline(0.5, color="k", lw=0.8, ls=":", label="chance")
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("test length n")
+    ax.set_ylabel("accuracy (mean over seeds)")
+    ax.legend(fontsize=8)
+    figures.status_title(ax, title, ok)
+    return figures.png(fig)
+
+
+def parity(ctx: Context) -> Measurement:
+    rows, tl, steps, seeds = _train_pair(ctx, "parity", {})
+    test = [r for r in rows if r["length"] > tl[1]]
+    acc = {m: float(np.mean([r["accuracy"] for r in test if r["model"] == m])) for m in ("transformer", "lstm")}
+    checks = (
+        Check("LSTM mean accuracy on test lengths", acc["lstm"], ">=", 0.9),
+        Check("transformer mean accuracy on test lengths", acc["transformer"], "<=", 0.7),
+    )
+    fig = _plot(rows, tl, "PARITY: accuracy vs length", all(c.ok() for c in checks))
+    return Measurement(
+        checks=checks,
+        summary=(f"mean test accuracy (n = {tl[1] + 1}…{max(r['length'] for r in rows)}): "
+                 f"transformer {acc['transformer']:.2f}, LSTM {acc['lstm']:.2f}"),
+        numbers={"rows": rows, "train_lengths": list(tl), "steps": steps, "seeds": list(seeds), "mean": acc},
+        figure=fig,
+    )
+
+
+def dyck2(ctx: Context) -> Measurement:
+    rows, tl, steps, seeds = _train_pair(ctx, "dyck", {"k": 2})
+    far = [r for r in rows if r["length"] > 2 * tl[1]]
+    inside = [r for r in rows if r["length"] <= tl[1]]
+    acc = {m: float(np.mean([r["accuracy"] for r in far if r["model"] == m])) for m in ("transformer", "lstm")}
+    acc_in = {m: float(np.mean([r["accuracy"] for r in inside if r["model"] == m]))
+              for m in ("transformer", "lstm") if any(r["model"] == m for r in inside)}
+    checks = (
+        Check(f"transformer mean accuracy at n > {2 * tl[1]}", acc["transformer"], "<=", 0.75),
+        Check("transformer mean accuracy on training lengths (precondition: it learned them)",
+              acc_in.get("transformer", float("nan")), ">=", 0.8),
+    )
+    fig = _plot(rows, tl, "Dyck-2 recognition: accuracy vs length", all(c.ok() for c in checks))
+    inside_txt = (f"; on training lengths: transformer {acc_in.get('transformer', float('nan')):.2f}, "
+                  f"LSTM {acc_in.get('lstm', float('nan')):.2f}") if acc_in else ""
+    return Measurement(
+        checks=checks,
+        summary=(f"mean accuracy at n > {2 * tl[1]}: transformer {acc['transformer']:.2f}, "
+                 f"LSTM {acc['lstm']:.2f}{inside_txt}"),
+        numbers={"rows": rows, "train_lengths": list(tl), "steps": steps, "seeds": list(seeds),
+                 "far": acc, "inside": acc_in},
+        figure=fig,
+    )
+
+
+SPECS = [
+    ClaimSpec(
+        id="train.parity",
+        title="Trained transformers stay near chance on PARITY beyond training lengths; LSTMs solve it",
+        source="Hahn 2020, Thm 1 & Lemma 5; Delétang et al. 2023 (protocol)",
+        bound="transformer mean test accuracy ≤ 0.7 (chance 0.5); LSTM ≥ 0.9",
+        bound_value=0.7,
+        run=parity,
+        depends=("train", "languages", "transformer"),
+        how_to_read=(
+            "Both models train on the shaded lengths and are tested on longer strings. The "
+            "theory predicts the transformer cannot represent PARITY at all lengths, and "
+            "training finds no length-general solution (accuracy ≈ 0.5), while the LSTM, a "
+            "finite-state machine in disguise, tracks parity exactly at every length."
+        ),
+        budget_s={"test": 15, "quick": 90, "full": 1800},
+    ),
+    ClaimSpec(
+        id="train.dyck2",
+        title="Trained transformers do not extrapolate Dyck-2 recognition to longer strings",
+        source="Hahn 2020, §5 (2DYCK); Delétang et al. 2023 (protocol)",
+        bound="transformer accuracy at n > 2·N_train ≤ 0.75 (while ≥ 0.8 on training lengths)",
+        bound_value=0.75,
+        run=dyck2,
+        depends=("train", "languages", "transformer"),
+        how_to_read=(
+            "Accuracy of recognising balanced two-bracket strings (balanced classes, negatives "
+            "include near-misses) per test length. Inside the training range both models do "
+            "well; far beyond it the transformer falls to chance while the LSTM degrades more "
+            "slowly (it has no stack either, so it also fails eventually)."
+        ),
+        budget_s={"test": 15, "quick": 150, "full": 3600},
+    ),
+]
