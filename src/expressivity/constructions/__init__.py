@@ -1,0 +1,50 @@
+"""Hand-built transformers: explicit weights in the project's Transformer.
+
+``get(name, **params) -> Construction`` with
+
+* ``"parity"``  — PARITY (odd number of 1s), 2 layers, softmax, Chiang & Cholak (2022) style;
+  params ``layer_norm: bool = False``, ``eps: float = 0.0`` (post-LN on the doubled stream).
+* ``"first"``   — FIRST (first bit is 1), 2 layers, softmax; same params.
+* ``"parity-compiled"`` — PARITY for every length ≤ ``max_length`` (default 12), a counting
+  head plus a compiled CPWL g(k/T) = ±1; hardmax, exact; ``method`` = "interpolate" |
+  "sawtooth" (width vs depth growing with N).
+* ``"dyck"``    — Dyck-(k, D) recogniser, hardmax, 4 layers; params ``k`` (2),
+  ``max_depth`` (2), ``max_length`` (2048), ``scale`` (10, the logit magnitude).
+
+Every construction has ``.transformer``, ``.attention``, ``.accept_probability(strings)``,
+``.logits``, ``.encode`` (what the model reads), ``.language`` and ``.summary()``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable
+
+from . import dyck, first, parity, parity_compiled
+from .base import Construction, Encoded, ce_bits_closed_form
+
+REGISTRY: dict[str, Callable[..., Construction]] = {
+    "parity": parity.build,
+    "first": first.build,
+    "parity-compiled": parity_compiled.build,
+    "dyck": dyck.build,
+}
+
+
+def allowed_params(name: str) -> list[str]:
+    """Parameter names accepted by construction ``name``."""
+    return list(inspect.signature(REGISTRY[name]).parameters)
+
+
+def get(name: str, **params) -> Construction:
+    """Construction ``name`` built with ``params``; ValueError lists what is allowed."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown construction {name!r}; choose one of {sorted(REGISTRY)}")
+    allowed = allowed_params(name)
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"construction {name!r} does not take {unknown}; allowed parameters: {allowed}")
+    return REGISTRY[name](**params)
+
+
+__all__ = ["Construction", "Encoded", "REGISTRY", "allowed_params", "ce_bits_closed_form", "get"]

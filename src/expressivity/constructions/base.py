@@ -1,0 +1,168 @@
+"""Construction: a hand-built :class:`~expressivity.transformer.Transformer` for one language.
+
+A construction owns its input encoding (which tokens go where, and for the Chiang & Cholak
+models the length-dependent positional features), the index of the token whose output is
+read, and the read-out convention: the model's output at that token is a logit z, and
+P(s ∈ L) = σ(z) = 1 / (1 + e^(−z)). The model *accepts* s iff z > 0.
+
+Cross-entropy (bits per string) of a labelled set {(s, y)}:
+    CE = mean −log2 P(y | s),  P(1 | s) = σ(z),  P(0 | s) = σ(−z),
+computed as softplus(∓z)/ln 2 so it stays accurate for |z| ≫ 1 and for z → 0 (CE → 1 bit).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Literal, NamedTuple
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..languages import Language
+from ..transformer import Transformer
+
+AttentionKind = Literal["hardmax", "softmax"]
+
+# elements of a (B, T, T) score tensor per forward chunk (memory guard for n = 1000)
+_CHUNK_ELEMENTS = 2_000_000
+
+
+class Encoded(NamedTuple):
+    """What the transformer reads for a batch of strings."""
+
+    inputs: Tensor  # token ids (B, T) long, or continuous features (B, T, d_input)
+    key_mask: Tensor | None  # (B, T) bool, True = real token; None = no masking
+    read: Tensor  # (B,) long: position whose output is the logit z
+
+
+@dataclass(frozen=True, eq=False)
+class Construction:
+    """A hand-built transformer recognising ``language``.
+
+    ``encoder`` maps a list of strings (all of one length) to :class:`Encoded`; the model's
+    output channel 0 at position ``read`` is the logit z.
+    """
+
+    name: str  # registry name ("parity", "first", "parity-compiled", "dyck")
+    transformer: Transformer  # the one model class of the project
+    attention: AttentionKind  # "hardmax" | "softmax" (equals transformer.cfg.attention)
+    language: Language  # the language recognised (membership oracle, alphabet)
+    encoder: Callable[[list[str]], Encoded] = field(repr=False)
+    params: dict = field(default_factory=dict)  # the parameters the registry was called with
+    description: str = ""  # one line: the idea of the construction
+    info: dict = field(default_factory=dict)  # construction-specific facts (closed forms, sizes)
+
+    def __post_init__(self) -> None:
+        if self.attention != self.transformer.cfg.attention:
+            raise ValueError(f"Construction.attention={self.attention!r} but the transformer uses "
+                             f"{self.transformer.cfg.attention!r}")
+
+    # ------------------------------------------------------------------ encoding
+    @property
+    def alphabet(self) -> str:
+        return self.language.alphabet
+
+    def _check_strings(self, strings) -> list[str]:
+        if isinstance(strings, str):
+            raise ValueError("pass a list of strings, not a single string")
+        strings = list(strings)
+        for s in strings:
+            if not isinstance(s, str):
+                raise ValueError(f"{self.name}: strings must be str, got {type(s).__name__}")
+        bad = set("".join(strings)) - set(self.alphabet)
+        if bad:
+            raise ValueError(f"{self.name}: symbols {sorted(bad)} are not in the alphabet {self.alphabet!r}")
+        return strings
+
+    def encode(self, strings: list[str]) -> Encoded:
+        """Encode strings of ONE common length (see :meth:`logits` for mixed lengths)."""
+        strings = self._check_strings(strings)
+        if len({len(s) for s in strings}) > 1:
+            raise ValueError("encode needs strings of one length; logits() groups mixed lengths")
+        return self.encoder(strings)
+
+    # ------------------------------------------------------------------ evaluation
+    def logits(self, strings: list[str]) -> np.ndarray:
+        """z per string, (B,) float64. Strings are grouped by length and run in chunks."""
+        strings = self._check_strings(strings)
+        out = np.zeros(len(strings), dtype=np.float64)
+        by_len: dict[int, list[int]] = {}
+        for i, s in enumerate(strings):
+            by_len.setdefault(len(s), []).append(i)
+        model = self.transformer
+        with torch.no_grad():
+            for n, idx in sorted(by_len.items()):
+                T = self.encoder([strings[idx[0]]]).inputs.shape[1]
+                chunk = max(1, _CHUNK_ELEMENTS // (T * T * model.cfg.n_heads))
+                for start in range(0, len(idx), chunk):
+                    part = idx[start:start + chunk]
+                    enc = self.encoder([strings[i] for i in part])
+                    y = model(enc.inputs, key_mask=enc.key_mask)  # (B, T, d_out)
+                    z = y[torch.arange(len(part)), enc.read, 0]  # (B,)
+                    out[part] = z.double().cpu().numpy()
+        return out
+
+    def accept_probability(self, strings: list[str]) -> np.ndarray:
+        """P(s ∈ L) = σ(z) per string, (B,)."""
+        z = self.logits(strings)
+        return 0.5 * (1.0 + np.tanh(0.5 * z))  # σ(z), overflow-free
+
+    def predict(self, strings: list[str]) -> np.ndarray:
+        """Model decision z > 0, (B,) bool."""
+        return self.logits(strings) > 0
+
+    def cross_entropy_bits(self, strings: list[str], labels=None) -> float:
+        """Mean −log2 P(label | s); labels default to the language's exact membership."""
+        z = self.logits(strings)
+        if labels is None:
+            labels = np.array([self.language.accepts(s) for s in strings], dtype=bool)
+        y = np.asarray(labels, dtype=bool)
+        if y.shape != z.shape:
+            raise ValueError(f"labels must have shape {z.shape}, got {y.shape}")
+        margin = np.where(y, z, -z)
+        return float(np.mean(np.logaddexp(0.0, -margin)) / math.log(2.0))
+
+    def summary(self) -> dict:
+        """Name, parameters and sizes, for tables and reports."""
+        cfg = self.transformer.cfg
+        return {
+            "name": self.name,
+            "params": dict(self.params),
+            "attention": self.attention,
+            "n_layers": cfg.n_layers,
+            "n_heads": cfg.n_heads,
+            "d_model": cfg.d_model,
+            "d_mlp": cfg.d_mlp,
+            "layer_norm": cfg.layer_norm,
+            "n_params": self.transformer.n_params(),
+            "n_params_nonzero": self.transformer.n_params(nonzero=True),
+            **self.info,
+        }
+
+
+def ce_bits_closed_form(margin: float) -> float:
+    """CE in bits when every string gets logit ±margin on the correct side: log2(1 + e^(−m))."""
+    return float(np.logaddexp(0.0, -margin) / math.log(2.0))
+
+
+def load_weights(model: Transformer, weights: dict[str, np.ndarray]) -> Transformer:
+    """Copy numpy arrays into the model's parameters (missing names → 0; LN gains → 1)."""
+    names = dict(model.named_parameters())
+    unknown = set(weights) - set(names)
+    if unknown:
+        raise ValueError(f"unknown parameter names {sorted(unknown)}")
+    with torch.no_grad():
+        for name, p in names.items():
+            if name in weights:
+                w = np.asarray(weights[name], dtype=np.float64)
+                if w.shape != tuple(p.shape):
+                    raise ValueError(f"{name}: shape {w.shape} != {tuple(p.shape)}")
+                p.copy_(torch.from_numpy(w))
+            elif name.endswith(".w"):
+                p.fill_(1.0)
+            else:
+                p.zero_()
+    model.eval()
+    return model
