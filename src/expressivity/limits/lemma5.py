@@ -118,7 +118,7 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
         raise ValueError("lemma5_bound: flip_pairs must name at least one (symbol, symbol') pair")
     emb = emb.detach().to(torch.float64)
     n = emb.shape[1]
-    if n < 2 or n > cfg.n_ctx:
+    if n < 2 or (cfg.positional != "none" and n > cfg.n_ctx):
         raise ValueError(f"lemma5_bound: n must lie in [2, n_ctx={cfg.n_ctx}], got {n}")
     H, L, d = cfg.n_heads, cfg.n_layers, cfg.d_model
     pos = torch.arange(n) if flip_positions is None else torch.as_tensor(flip_positions)

@@ -253,7 +253,7 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
         if ids is None:
             continue
         emb, positions, read = adapter.layout(n)
-        if emb.shape[1] > cfg.n_ctx:
+        if cfg.positional != "none" and emb.shape[1] > cfg.n_ctx:
             raise ValueError(f"length {n} needs {emb.shape[1]} positions > n_ctx = {cfg.n_ctx}")
         meas = measure_flips(adapter, ids, positions, chunk=chunk)
         bound = lemma5_bound(adapter.transformer, emb, pairs, flip_positions=positions, readout=read)
