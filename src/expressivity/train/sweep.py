@@ -15,7 +15,7 @@ The SQLite :class:`ResultStore` is the source of truth: runs already recorded (d
 error unless ``retry_errors``) are skipped, so a killed sweep restarted with the same
 file loses nothing and duplicates nothing. Each finished run is written by the driver in one
 transaction as soon as it finishes; a run that raises records its traceback and the sweep
-goes on. Backends: ``local`` (concurrent.futures.ProcessPoolExecutor, spawn) and ``ray``
+goes on. Backends: ``local`` (concurrent.futures.ProcessPoolExecutor; fork on Linux) and ``ray``
 (plain ``@ray.remote`` tasks; ``ray.init(address)`` — local instance when no address).
 """
 
@@ -161,8 +161,17 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
     return summary
 
 
+def _start_method() -> str:
+    """fork where available (workers inherit the imported torch; each sets 1 thread, as
+    DataLoader workers do), spawn elsewhere; override with EXPRESSIVITY_MP_START."""
+    import multiprocessing
+
+    default = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return os.environ.get("EXPRESSIVITY_MP_START", default)
+
+
 def _local(todo, n_workers, out, run_fn, record) -> None:
-    with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=n_workers, mp_context=get_context(_start_method())) as pool:
         pending = {pool.submit(_run_one, c.to_dict(), out, run_fn): c for c in todo}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
