@@ -1,0 +1,13 @@
+"""Linear regions of piecewise-linear models: exact counts in 1-D, 2-D and small d-D.
+
+model → :func:`lower` → :class:`~.ir.Program` → :func:`count_regions` (Segment | Plane | Box)
+→ :class:`Regions` (activation regions, linear regions, the pieces) → :func:`plot_regions`.
+"""
+
+from .count import count_regions
+from .domains import Box, Plane, Segment
+from .ir import Program
+from .lower import lower
+from .result import Regions
+
+__all__ = ["Box", "Plane", "Program", "Regions", "Segment", "count_regions", "lower"]

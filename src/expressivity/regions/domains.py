@@ -1,0 +1,149 @@
+"""Domains for region counting: a segment, a planar slice, a box (validated, frozen).
+
+* ``Segment(a, b)``: x(t) = a + t (b − a), t ∈ [0, 1].
+* ``Plane(origin, u, v, bounds)``: x(α, β) = origin + α u + β v with (α, β) in a rectangle
+  ``bounds = (α_lo, α_hi, β_lo, β_hi)`` or a convex polygon given as a (k, 2) vertex list.
+* ``Box(lo, hi)``: the full input space [lo, hi] (small input dimension).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def _vec(a, what: str) -> np.ndarray:
+    try:
+        out = np.atleast_1d(np.array(a, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: not a numeric vector") from None
+    if out.ndim != 1 or out.size == 0:
+        raise ValueError(f"{what} must be a non-empty vector, got shape {out.shape}")
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} contains NaN or inf")
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class Segment:
+    """The segment from a to b (a ≠ b)."""
+
+    a: np.ndarray
+    b: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "a", _vec(self.a, "Segment.a"))
+        object.__setattr__(self, "b", _vec(self.b, "Segment.b"))
+        if self.a.shape != self.b.shape:
+            raise ValueError(f"Segment.a and Segment.b differ in dimension: {self.a.size} vs {self.b.size}")
+        if np.allclose(self.a, self.b, rtol=0, atol=1e-12 * (1 + np.abs(self.a).max())):
+            raise ValueError("Segment is degenerate: a == b")
+
+    @property
+    def dim(self) -> int:
+        return self.a.size
+
+    def points(self, t: np.ndarray) -> np.ndarray:
+        """x(t) for t (N,) → (N, dim)."""
+        return self.a + np.asarray(t, dtype=np.float64)[:, None] * (self.b - self.a)
+
+
+@dataclass(frozen=True)
+class Plane:
+    """origin + α u + β v over a rectangle (4 numbers) or a convex polygon ((k, 2) vertices)."""
+
+    origin: np.ndarray
+    u: np.ndarray
+    v: np.ndarray
+    bounds: object = (-1.0, 1.0, -1.0, 1.0)
+
+    def __post_init__(self):
+        for name in ("origin", "u", "v"):
+            object.__setattr__(self, name, _vec(getattr(self, name), f"Plane.{name}"))
+        if not (self.origin.shape == self.u.shape == self.v.shape):
+            raise ValueError("Plane.origin, u and v must have the same dimension")
+        G = np.stack([self.u, self.v])
+        s = np.linalg.svd(G, compute_uv=False)
+        if s[-1] <= 1e-12 * max(s[0], 1e-300):
+            raise ValueError("Plane is degenerate: u and v are collinear (or zero)")
+        object.__setattr__(self, "bounds", _polygon(self.bounds))
+
+    @property
+    def dim(self) -> int:
+        return self.origin.size
+
+    @property
+    def polygon(self) -> np.ndarray:
+        """Counter-clockwise vertices (k, 2) of the (α, β) domain."""
+        return self.bounds
+
+    def points(self, ab: np.ndarray) -> np.ndarray:
+        """x(α, β) for ab (N, 2) → (N, dim)."""
+        ab = np.asarray(ab, dtype=np.float64)
+        return self.origin + ab[:, :1] * self.u + ab[:, 1:2] * self.v
+
+    @classmethod
+    def square(cls, size: float = 1.0, dim: int = 2) -> "Plane":
+        """The square [−size, size]² of the first two coordinates (regioncam's default)."""
+        e = np.eye(dim)
+        return cls(np.zeros(dim), e[0], e[1], (-size, size, -size, size))
+
+
+def _polygon(bounds) -> np.ndarray:
+    try:
+        arr = np.array(bounds, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("Plane.bounds: not numeric") from None
+    if arr.shape == (4,):
+        a0, a1, b0, b1 = arr
+        if not (np.isfinite(arr).all() and a0 < a1 and b0 < b1):
+            raise ValueError(f"Plane.bounds rectangle is empty or unbounded: {arr.tolist()}")
+        arr = np.array([[a0, b0], [a1, b0], [a1, b1], [a0, b1]])
+    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] < 3 or not np.isfinite(arr).all():
+        raise ValueError("Plane.bounds must be (α_lo, α_hi, β_lo, β_hi) or a (k ≥ 3, 2) convex polygon")
+    e1 = np.roll(arr, -1, axis=0) - arr
+    e2 = np.roll(e1, -1, axis=0)
+    cross = e1[:, 0] * e2[:, 1] - e1[:, 1] * e2[:, 0]
+    area = 0.5 * np.sum(arr[:, 0] * np.roll(arr[:, 1], -1) - np.roll(arr[:, 0], -1) * arr[:, 1])
+    if area < 0:
+        arr, cross = arr[::-1].copy(), -cross
+    if abs(area) <= 1e-14 * (1 + np.abs(arr).max()) ** 2 or np.any(cross < -1e-12 * np.abs(arr).max() ** 2):
+        raise ValueError("Plane.bounds polygon must be convex with positive area")
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True)
+class Box:
+    """[lo, hi] ⊂ R^d with lo < hi in every coordinate (scalars broadcast when dim is given)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+
+    def __post_init__(self):
+        lo = _vec(self.lo, "Box.lo")
+        hi = _vec(self.hi, "Box.hi")
+        if lo.shape != hi.shape:
+            if lo.size == 1:
+                lo = np.full(hi.shape, lo[0])
+            elif hi.size == 1:
+                hi = np.full(lo.shape, hi[0])
+            else:
+                raise ValueError(f"Box.lo and Box.hi differ in dimension: {lo.size} vs {hi.size}")
+        if np.any(lo >= hi):
+            raise ValueError("Box is empty: need lo < hi in every coordinate")
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
+
+    @property
+    def dim(self) -> int:
+        return self.lo.size
+
+    def with_dim(self, d: int) -> "Box":
+        if self.dim == d:
+            return self
+        if self.dim == 1:
+            return Box(np.full(d, self.lo[0]), np.full(d, self.hi[0]))
+        raise ValueError(f"Box has dimension {self.dim} but the model's input dimension is {d}")

@@ -1,0 +1,289 @@
+"""A small framework-free IR for piecewise-linear programs (what the region counters read).
+
+A program maps an input x ∈ R^n to a state y ∈ R^(T×d) (T tokens, d channels; T = 1 for
+MLPs) and transforms it with a sequence of ops:
+
+* ``Embed(E, c)``:      y_t = Σ_k x_k E[k, t] + c[t]            (E: (n, T, d), c: (T, d))
+* ``Affine(W, b)``:     y_t ← y_t W + b_t                      (token-wise; W: (d, d'), b: (T, d'))
+* ``ReLU()``:           y ← max(y, 0)
+* ``GroupMax(idx)``:    y'_i = max_j y[idx[i, j]]               (maxout units; idx: (m, p))
+* ``Hardmax(...)``:     one attention sublayer with hardmax: for query token i and head h,
+                        a_ij = λ·q_i·k_j, q = y W_Q + b_Q, k = y W_K + b_K, v = y W_V + b_V;
+                        z_i = mean of v_j over the tied maxima j of a_i·;
+                        out_i = Σ_h z^h_i W_O^h + b_O            (the residual is added by Residual)
+* ``Residual(body)``:   y ← y + body(y)
+* ``Read(tokens)``:     the output: y[tokens] flattened         (last op)
+
+Scores a_ij are affine in x on every activation region when the queries are constant there
+(compiled models: the query reads the constant channel); otherwise they are quadratic.
+``flatten`` turns a program into a list of steps with Affine+ReLU / Affine+GroupMax fused and
+residuals as save/add, the form the counters walk through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+import numpy as np
+
+
+def _arr(a, what: str, ndim: int) -> np.ndarray:
+    try:
+        out = np.array(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: not a numeric array") from None
+    if out.ndim != ndim:
+        raise ValueError(f"{what} must have {ndim} dimensions, got shape {out.shape}")
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{what} contains NaN or inf")
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class Embed:
+    """y_t = x E[:, t] + c[t]; E: (n, T, d), c: (T, d)."""
+
+    E: np.ndarray
+    c: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "E", _arr(self.E, "Embed.E", 3))
+        object.__setattr__(self, "c", _arr(self.c, "Embed.c", 2))
+        if self.c.shape != self.E.shape[1:]:
+            raise ValueError(f"Embed.c must have shape {self.E.shape[1:]}, got {self.c.shape}")
+
+
+@dataclass(frozen=True)
+class Affine:
+    """y_t ← y_t W + b_t; W: (d, d'), b: (T, d') or (d',) (broadcast over tokens)."""
+
+    W: np.ndarray
+    b: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "W", _arr(self.W, "Affine.W", 2))
+        b = np.array(self.b, dtype=np.float64)
+        object.__setattr__(self, "b", _arr(b[None] if b.ndim == 1 else b, "Affine.b", 2))
+        if self.b.shape[1] != self.W.shape[1]:
+            raise ValueError(f"Affine.b must have {self.W.shape[1]} columns, got {self.b.shape}")
+
+
+@dataclass(frozen=True)
+class ReLU:
+    """y ← max(y, 0) channel-wise."""
+
+
+@dataclass(frozen=True)
+class GroupMax:
+    """Maxout units: y'_i = max_j y[idx[i, j]]; idx: (m, p) channel indices."""
+
+    idx: np.ndarray
+
+    def __post_init__(self):
+        idx = np.array(self.idx, dtype=np.int64)
+        if idx.ndim != 2 or idx.size == 0:
+            raise ValueError(f"GroupMax.idx must be a non-empty (m, p) index array, got {idx.shape}")
+        idx.setflags(write=False)
+        object.__setattr__(self, "idx", idx)
+
+
+@dataclass(frozen=True)
+class Hardmax:
+    """Hardmax attention sublayer (output without the residual). Shapes as in the Transformer:
+    W_Q, W_K, W_V: (H, d, e); b_Q, b_K, b_V: (H, e); W_O: (H, e, d); b_O: (d,)."""
+
+    W_Q: np.ndarray
+    b_Q: np.ndarray
+    W_K: np.ndarray
+    b_K: np.ndarray
+    W_V: np.ndarray
+    b_V: np.ndarray
+    W_O: np.ndarray
+    b_O: np.ndarray
+    lam: float = 1.0
+    causal: bool = False
+
+    def __post_init__(self):
+        for name, nd in (("W_Q", 3), ("b_Q", 2), ("W_K", 3), ("b_K", 2), ("W_V", 3), ("b_V", 2),
+                         ("W_O", 3), ("b_O", 1)):
+            object.__setattr__(self, name, _arr(getattr(self, name), f"Hardmax.{name}", nd))
+        if not (np.isfinite(self.lam) and self.lam > 0):
+            raise ValueError(f"Hardmax.lam must be > 0, got {self.lam}")
+
+
+@dataclass(frozen=True)
+class Residual:
+    """y ← y + body(y)."""
+
+    body: tuple
+
+
+@dataclass(frozen=True)
+class Read:
+    """Output = y[tokens] flattened to (len(tokens)·d,)."""
+
+    tokens: tuple[int, ...]
+
+
+Op = Union[Embed, Affine, ReLU, GroupMax, Hardmax, Residual, Read]
+
+
+@dataclass(frozen=True)
+class Program:
+    """x ∈ R^in_dim ↦ output, through ``ops`` (first op: Embed; last op: Read)."""
+
+    in_dim: int
+    ops: tuple
+    name: str = "program"
+    meta: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if not self.ops or not isinstance(self.ops[0], Embed):
+            raise ValueError("Program.ops must start with an Embed")
+        if not isinstance(self.ops[-1], Read):
+            raise ValueError("Program.ops must end with a Read")
+        if self.ops[0].E.shape[0] != self.in_dim:
+            raise ValueError(f"Embed reads {self.ops[0].E.shape[0]} inputs but in_dim = {self.in_dim}")
+
+    @property
+    def n_tokens(self) -> int:
+        return self.ops[0].E.shape[1]
+
+    def steps(self) -> list[tuple]:
+        return flatten(self.ops)
+
+    def has_hardmax(self) -> bool:
+        return any(s[0] == "select" for s in self.steps())
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Reference evaluation at points x (N, n) → (N, out)."""
+        return evaluate(self, x)[0]
+
+
+def flatten(ops) -> list[tuple]:
+    """Program ops → steps: ('embed', E, c) | ('affine', W, b) | ('relu', W, b) |
+    ('max', W, b, idx) | ('select', Hardmax) | ('save',) | ('add',) | ('read', tokens)."""
+    out: list[tuple] = []
+    ops = list(ops)
+    i = 0
+    while i < len(ops):
+        op = ops[i]
+        nxt = ops[i + 1] if i + 1 < len(ops) else None
+        if isinstance(op, Embed):
+            out.append(("embed", op.E, op.c))
+        elif isinstance(op, Affine) and isinstance(nxt, ReLU):
+            out.append(("relu", op.W, op.b))
+            i += 1
+        elif isinstance(op, Affine) and isinstance(nxt, GroupMax):
+            out.append(("max", op.W, op.b, nxt.idx))
+            i += 1
+        elif isinstance(op, Affine):
+            out.append(("affine", op.W, op.b))
+        elif isinstance(op, ReLU):
+            out.append(("relu", None, None))
+        elif isinstance(op, GroupMax):
+            out.append(("max", None, None, op.idx))
+        elif isinstance(op, Hardmax):
+            out.append(("select", op))
+        elif isinstance(op, Residual):
+            out.append(("save",))
+            out.extend(flatten(op.body))
+            out.append(("add",))
+        elif isinstance(op, Read):
+            out.append(("read", tuple(op.tokens)))
+        else:
+            raise ValueError(f"unknown IR op {type(op).__name__}")
+        i += 1
+    return out
+
+
+def affine(y: np.ndarray, W, b) -> np.ndarray:
+    """Token-wise y W + b for y (..., T, d); identity when W is None."""
+    if W is None:
+        return y
+    out = y.reshape(-1, y.shape[-1]) @ W  # 2-D BLAS call (batched 3-D matmul is slow)
+    return out.reshape(y.shape[:-1] + (W.shape[1],)) + b
+
+
+def scores(op: Hardmax, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scores a (N, H, T, T) with masked entries −inf, and values v (N, H, T, e)."""
+    q = np.einsum("ntd,hde->nhte", y, op.W_Q) + op.b_Q[None, :, None, :]
+    k = np.einsum("ntd,hde->nhte", y, op.W_K) + op.b_K[None, :, None, :]
+    v = np.einsum("ntd,hde->nhte", y, op.W_V) + op.b_V[None, :, None, :]
+    a = op.lam * np.einsum("nhie,nhje->nhij", q, k)
+    if op.causal:
+        T = y.shape[1]
+        a = np.where(np.tril(np.ones((T, T), dtype=bool)), a, -np.inf)
+    return a, v
+
+
+TIE_RTOL = 1e-9  # values within TIE_RTOL·(1 + |max|) of the maximum are tied
+
+
+def tied(a: np.ndarray) -> np.ndarray:
+    """Boolean mask of the (near-)maxima along the last axis (tie policy of the package)."""
+    top = a.max(axis=-1, keepdims=True)
+    return a >= top - TIE_RTOL * (1 + np.abs(top))
+
+
+def select_output(op: Hardmax, y: np.ndarray, sel: np.ndarray | None = None) -> np.ndarray:
+    """Hardmax attention output (N, T, d); ``sel`` (N, H, T, T) overrides the tied mask."""
+    a, v = scores(op, y)
+    if sel is None:
+        sel = tied(a)
+    w = sel / sel.sum(-1, keepdims=True)
+    z = np.einsum("nhij,nhje->nhie", w, v)
+    return np.einsum("nhie,hed->nid", z, op.W_O) + op.b_O
+
+
+def evaluate(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Output (N, out) and a 64-bit activation-pattern hash (N,) per point.
+
+    The pattern records each ReLU sign (> 0), each GroupMax argmax (lowest tied index) and
+    each hardmax selection (lowest tied index per head and query).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] != prog.in_dim:
+        raise ValueError(f"points must have shape (N, {prog.in_dim}), got {x.shape}")
+    rng = np.random.default_rng(12345)
+    h = np.zeros(len(x), dtype=np.uint64)
+    stack: list[np.ndarray] = []
+    y = None
+    for step in prog.steps():
+        kind = step[0]
+        if kind == "embed":
+            y = np.einsum("nk,ktd->ntd", x, step[1]) + step[2]
+        elif kind == "affine":
+            y = affine(y, step[1], step[2])
+        elif kind == "relu":
+            y = affine(y, step[1], step[2])
+            on = (y > 0).reshape(len(x), -1)
+            h = _mix(h, on.astype(np.uint64), rng)
+            y = np.maximum(y, 0)
+        elif kind == "max":
+            y = affine(y, step[1], step[2])
+            g = y[..., step[3]]  # (N, T, m, p)
+            arg = np.argmax(tied(g), axis=-1)
+            h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
+            y = g.max(axis=-1)
+        elif kind == "select":
+            a, _ = scores(step[1], y)
+            arg = np.argmax(tied(a), axis=-1)
+            h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
+            y = select_output(step[1], y)
+        elif kind == "save":
+            stack.append(y)
+        elif kind == "add":
+            y = stack.pop() + y
+        elif kind == "read":
+            y = y[:, list(step[1]), :].reshape(len(x), -1)
+    return y, h
+
+
+def _mix(h: np.ndarray, codes: np.ndarray, rng) -> np.ndarray:
+    keys = rng.integers(1, 2**63, size=codes.shape[1], dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        contrib = (codes * keys[None, :]).sum(axis=1, dtype=np.uint64)
+        return h * np.uint64(0x9E3779B97F4A7C15) + contrib

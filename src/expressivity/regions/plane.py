@@ -1,0 +1,415 @@
+"""Exact 2-D partition of a planar slice: a conforming polygon mesh split one channel at a time.
+
+Vertices carry the state y (continuous piecewise affine in (α, β)); on every face it is affine,
+so a channel g crosses a face iff g takes both signs at its vertices, and the new vertex on
+edge (a, b) is at t = g_a / (g_a − g_b) with every field interpolated there. A split face keeps
+its g ≥ 0 part and its g ≤ 0 part becomes a new face; the shared cut vertices keep the mesh
+conforming. This is regioncam's algorithm, vectorised over faces, and with two savings:
+
+* ReLU layers (the hot path) store only the layer input H and a block of B pre-activation
+  columns G = H W_blk + b_blk; a face can only be cut by channel j if the face it descends from
+  at the start of the block was (a min/max test on the block), so each channel touches only
+  those faces.
+* GroupMax units and hardmax selections (scores affine: the query must be constant on the
+  slice, as in compiled models) are split incrementally against the running maximum; this
+  may over-split, so activation regions are then the connected components of faces with equal
+  activation pattern (read at each face's centroid).
+
+Tie policy: a vertex with |g| ≤ ZERO_RTOL·max|g| lies on the cut. Hardmax selections must be
+continuous on the slice (tied tokens carry equal values); otherwise ValueError (use a Segment).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from .domains import Plane
+from .ir import Program, evaluate, scores, select_output, tied
+from .result import LINEAR_RTOL
+
+ZERO_RTOL = 1e-9
+_BLOCK_ELEMS = 1 << 23
+
+
+class _Mesh:
+    """Vertices with interpolated fields (capacity-grown arrays) and padded face cycles."""
+
+    def __init__(self, poly: np.ndarray):
+        k = len(poly)
+        self.V = k
+        self.fields: dict[str, np.ndarray] = {"X": np.zeros((max(64, 4 * k), 2))}
+        self.fields["X"][:k] = poly
+        self.cyc = np.full((16, max(8, k)), -1, np.int64)
+        self.cyc[0, :k] = np.arange(k)
+        self.nv = np.zeros(16, np.int64)
+        self.nv[0] = k
+        self.F = 1
+        self.origin = np.zeros(16, np.int64)
+
+    # -------------------------------------------------------------- storage
+    def field(self, name: str) -> np.ndarray:
+        return self.fields[name][: self.V]
+
+    def set_field(self, name: str, values: np.ndarray) -> None:
+        cap = self.fields["X"].shape[0]
+        arr = np.empty((cap,) + values.shape[1:])
+        arr[: self.V] = values
+        self.fields[name] = arr
+
+    def drop(self, name: str) -> None:
+        self.fields.pop(name, None)
+
+    def _grow_vertices(self, n_new: int) -> None:
+        cap = self.fields["X"].shape[0]
+        if self.V + n_new <= cap:
+            return
+        new_cap = max(2 * cap, self.V + n_new)
+        for k, a in self.fields.items():
+            b = np.empty((new_cap,) + a.shape[1:])
+            b[: self.V] = a[: self.V]
+            self.fields[k] = b
+
+    def _grow_faces(self, n_new: int, width: int) -> None:
+        cap, K = self.cyc.shape
+        if self.F + n_new > cap or width > K:
+            new_cap = max(2 * cap, self.F + n_new) if self.F + n_new > cap else cap
+            new_K = max(K, width)
+            c = np.full((new_cap, new_K), -1, np.int64)
+            c[: self.F, :K] = self.cyc[: self.F]
+            self.cyc = c
+            for name in ("nv", "origin"):
+                a = getattr(self, name)
+                b = np.zeros(new_cap, np.int64)
+                b[: self.F] = a[: self.F]
+                setattr(self, name, b)
+
+    # -------------------------------------------------------------- the split
+    def split(self, g: np.ndarray, eps: float, cand: np.ndarray | None, col: tuple[str, int] | None = None) -> int:
+        """Cut the faces ``cand`` (None: all) along g = 0; g (V,) values at the vertices.
+        Returns the number of faces split. ``col`` names a field column set to 0 on new vertices."""
+        if cand is None:
+            cand = np.arange(self.F)
+        if len(cand) == 0:
+            return 0
+        C = self.cyc[cand]  # (c, K)
+        valid = C >= 0
+        gv = np.where(valid, g[C], 0.0)
+        pos, neg = gv > eps, gv < -eps
+        mixed = pos.any(1) & neg.any(1)
+        if not mixed.any():
+            return 0
+        fm, C, valid = cand[mixed], C[mixed], valid[mixed]
+        S = pos[mixed].astype(np.int8) - neg[mixed].astype(np.int8)
+        c, K = C.shape
+        n = self.nv[fm]
+        jn = np.arange(1, K + 1)[None, :]
+        jn = np.where(jn < n[:, None], jn, 0)
+        rows = np.arange(c)[:, None]
+        Cn, Sn = C[rows, jn], S[rows, jn]
+        cross = valid & (S * Sn < 0)
+        a, b = C[cross], Cn[cross]
+        Vt = np.int64(self.V + 1)
+        key = np.minimum(a, b) * Vt + np.maximum(a, b)
+        uk, inv = np.unique(key, return_inverse=True)
+        ea, eb = uk // Vt, uk % Vt
+        t = g[ea] / (g[ea] - g[eb])
+        nn = len(uk)
+        self._grow_vertices(nn)
+        nid = self.V + np.arange(nn)
+        for name, arr in self.fields.items():
+            A, B = arr[ea], arr[eb]
+            tt = t.reshape((-1,) + (1,) * (A.ndim - 1))
+            arr[nid] = A + tt * (B - A)
+        if col is not None:
+            self.fields[col[0]][nid, col[1]] = 0.0
+        self.V += nn
+        # extended cycles: vertex j, then the new vertex on edge (j, j+1) if any
+        Ext = np.full((c, 2 * K), -1, np.int64)
+        Ext[:, 0::2] = C
+        odd = Ext[:, 1::2]
+        odd[cross] = nid[inv]
+        Ext[:, 1::2] = odd
+        ES = np.zeros((c, 2 * K), np.int8)
+        ES[:, 0::2] = S
+        ok = Ext >= 0
+        P_rows, P_n = _compact(Ext, ok & (ES >= 0))
+        N_rows, N_n = _compact(Ext, ok & (ES <= 0))
+        width = max(P_rows.shape[1], N_rows.shape[1])
+        self._grow_faces(c, width)
+        K2 = self.cyc.shape[1]
+        self.cyc[fm] = -1
+        self.cyc[fm, : P_rows.shape[1]] = P_rows
+        self.nv[fm] = P_n
+        new = self.F + np.arange(c)
+        self.cyc[new] = -1
+        self.cyc[new, : N_rows.shape[1]] = N_rows
+        self.nv[new] = N_n
+        self.origin[new] = self.origin[fm]
+        self.F += c
+        assert K2 >= width
+        return c
+
+    # -------------------------------------------------------------- queries
+    def faces(self) -> np.ndarray:
+        K = int(self.nv[: self.F].max())
+        return self.cyc[: self.F, :K].copy()
+
+    def centroids(self) -> np.ndarray:
+        C = self.faces()
+        X = self.field("X")
+        valid = C >= 0
+        s = np.where(valid[..., None], X[C], 0.0).sum(1)
+        return s / valid.sum(1)[:, None]
+
+
+def _compact(E: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Left-pack the masked entries of each row (order kept), padding −1."""
+    order = np.argsort(~mask, axis=1, kind="stable")
+    rows = np.take_along_axis(E, order, 1)
+    n = mask.sum(1)
+    width = int(n.max())
+    rows = rows[:, :width].copy()
+    rows[np.arange(width)[None, :] >= n[:, None]] = -1
+    return rows, n
+
+
+def _eps(G: np.ndarray) -> np.ndarray:
+    return ZERO_RTOL * np.abs(G).max(axis=0)
+
+
+def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
+    """Faces of ``prog`` on ``plane``: vertices, faces, outputs and activation-region ids."""
+    if plane.dim != prog.in_dim:
+        raise ValueError(f"plane lies in dimension {plane.dim} but the model's input dimension is {prog.in_dim}")
+    steps = prog.steps()
+    mesh = _Mesh(plane.polygon)
+    T = prog.n_tokens
+    E, c = steps[0][1], steps[0][2]
+    X = mesh.field("X")
+    x = plane.points(X)
+    mesh.set_field("Y", (np.einsum("nk,ktd->ntd", x, E) + c).reshape(len(X), -1))
+    d_tok = E.shape[2]
+    oversplit = False
+    n_stack = 0
+    work = [i for i, s in enumerate(steps) if s[0] in ("relu", "max", "select")]
+    i = 1
+    while i < len(steps):
+        step = steps[i]
+        kind = step[0]
+        if kind == "affine":
+            Wb, bb = _tokenwise(step[1], step[2], T)
+            mesh.set_field("Y", mesh.field("Y") @ Wb + bb)
+            d_tok = step[1].shape[1]
+        elif kind == "save":
+            mesh.set_field(f"S{n_stack}", mesh.field("Y"))
+            n_stack += 1
+        elif kind == "add":
+            n_stack -= 1
+            mesh.set_field("Y", mesh.field(f"S{n_stack}") + mesh.field("Y"))
+            mesh.drop(f"S{n_stack}")
+        elif kind == "read":
+            tok = list(step[1])
+            Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
+            mesh.set_field("Y", Y[:, tok].reshape(mesh.V, -1))
+        elif kind == "relu":
+            d_tok = _relu_layer(mesh, step, T, d_tok)
+        elif kind == "max":
+            d_tok = _max_layer(mesh, step, T)
+            oversplit |= step[3].shape[1] >= 3
+        elif kind == "select":
+            _select_layer(mesh, step[1], T, d_tok)
+            oversplit |= T >= 3
+        if progress is not None and kind in ("relu", "max", "select"):
+            progress((work.index(i) + 1) / len(work))
+        i += 1
+    faces = mesh.faces()
+    out = mesh.field("Y").copy()
+    X = mesh.field("X").copy()
+    pieces = {"vertices": X, "faces": faces, "out": out, "plane": plane}
+    if oversplit:
+        cen = plane.points(mesh.centroids())
+        _, code = evaluate(prog, cen)
+        pairs = _adjacent(faces)
+        same = code[pairs[:, 0]] == code[pairs[:, 1]]
+        region = _components(len(faces), pairs[same])
+    else:
+        region = np.arange(len(faces))
+    pieces["region"] = region
+    pieces["n_regions"] = int(region.max()) + 1
+    return pieces
+
+
+def _tokenwise(W, b, T):
+    """Token-wise affine map on the flattened state (V, T·d): kron(I_T, W), b per token."""
+    if T == 1:
+        return W, b.reshape(-1)
+    bb = np.broadcast_to(b, (T, W.shape[1])).reshape(-1)
+    return np.kron(np.eye(T), W), bb
+
+
+def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
+    W, b = step[1], step[2]
+    if W is None:
+        n = d_tok
+        W, b = np.eye(n), np.zeros(n)
+    Wb, bb = _tokenwise(W, b, T)
+    n_ch = Wb.shape[1]
+    mesh.drop("G")
+    B = int(np.clip(_BLOCK_ELEMS // max(1, mesh.F), 8, 128))
+    for lo in range(0, n_ch, B):
+        cols = np.arange(lo, min(lo + B, n_ch))
+        G = mesh.field("Y") @ Wb[:, cols] + bb[cols]  # (V, B)
+        eps = _eps(G)
+        mesh.set_field("G", G)
+        F0 = mesh.F
+        mesh.origin[:F0] = np.arange(F0)
+        C = mesh.cyc[:F0]
+        Cf = np.where(C >= 0, C, C[:, :1])  # pads repeat the first vertex (min/max unchanged)
+        hi = G[Cf[:, 0]]
+        lo_ = hi.copy()
+        for k in range(1, Cf.shape[1]):
+            Gk = G[Cf[:, k]]
+            np.maximum(hi, Gk, out=hi)
+            np.minimum(lo_, Gk, out=lo_)
+        flag = ((hi > eps) & (lo_ < -eps)).T.copy()  # (B, F0)
+        for j in range(len(cols)):
+            fj = flag[j]
+            if not fj.any():
+                continue
+            cand = np.nonzero(fj[mesh.origin[: mesh.F]])[0]
+            g = mesh.fields["G"][: mesh.V, j]
+            mesh.split(g, eps[j], cand, col=("G", j))
+        mesh.drop("G")
+    Y = mesh.field("Y") @ Wb + bb
+    mesh.set_field("Y", np.maximum(Y, 0))
+    return W.shape[1]
+
+
+def _max_layer(mesh: _Mesh, step, T: int) -> int:
+    W, b, idx = step[1], step[2], step[3]
+    Y = mesh.field("Y")
+    if W is not None:
+        Wb, bb = _tokenwise(W, b, T)
+        Z = Y @ Wb + bb
+        n = W.shape[1]
+    else:
+        Z = Y
+        n = Y.shape[1] // T
+    gidx = (np.arange(T)[:, None, None] * n + idx[None]).reshape(-1, idx.shape[1])  # (T·m, p)
+    mesh.set_field("Z", Z)
+    for j in range(1, idx.shape[1]):
+        for u in range(len(gidx)):
+            Zc = mesh.field("Z")
+            diff = Zc[:, gidx[u, j]] - Zc[:, gidx[u, :j]].max(axis=1)
+            eps = ZERO_RTOL * np.abs(Zc[:, gidx[u, : j + 1]]).max()
+            mesh.split(diff, eps, None)
+    Zc = mesh.field("Z")
+    mesh.set_field("Y", Zc[:, gidx].max(axis=2))
+    mesh.drop("Z")
+    return idx.shape[0]
+
+
+def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
+    Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
+    q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
+    qscale = 1 + np.abs(q).max()
+    if np.ptp(q, axis=0).max(initial=0.0) > 1e-9 * qscale:
+        raise ValueError(
+            "hardmax attention whose queries depend on the input has quadratic region boundaries: "
+            "exact counting is available on a Segment only (2-D needs constant queries, as in "
+            "compiled models)"
+        )
+    q0 = q[0]  # (H, T, e): constant queries
+    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
+    H = q0.shape[0]
+    for h in range(H):
+        seen = []
+        for i in range(T):
+            keyq = (tuple(np.round(q0[h, i] / qscale, 12)), tuple(allowed[i]))
+            if keyq in seen:
+                continue
+            seen.append(keyq)
+            keys = np.nonzero(allowed[i])[0]
+            for jj in range(1, len(keys)):
+                Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
+                k = np.einsum("vtd,de->vte", Y3[:, keys[: jj + 1]], op.W_K[h]) + op.b_K[h]
+                a = op.lam * k @ q0[h, i]  # (V, jj+1)
+                diff = a[:, jj] - a[:, :jj].max(axis=1)
+                eps = ZERO_RTOL * (np.abs(a).max() + 1e-300)
+                mesh.split(diff, eps, None)
+    Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
+    a, v = scores(op, Y3)
+    sel = tied(a)  # (V, H, T, T)
+    vmax = np.abs(v).max() + 1e-300
+    # value spread over the tied keys must vanish (continuity of the selected value)
+    vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)  # (V, H, Tq, Tk, e)
+    spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
+    if np.nanmax(spread, initial=0.0) > 1e-6 * vmax:
+        raise ValueError(
+            "hardmax attention selects tokens with different values on the two sides of a "
+            "switch: the output jumps there, which the 2-D mesh does not represent; count on a "
+            "Segment (exact, jumps included)"
+        )
+    mesh.set_field("Y", select_output(op, Y3).reshape(mesh.V, -1))
+
+
+def _adjacent(faces: np.ndarray) -> np.ndarray:
+    """Pairs of faces sharing an edge: (n, 2)."""
+    F, K = faces.shape
+    valid = faces >= 0
+    n = valid.sum(1)
+    jn = np.arange(1, K + 1)[None, :]
+    jn = np.where(jn < n[:, None], jn, 0)
+    nxt = faces[np.arange(F)[:, None], jn]
+    a, b = faces[valid], nxt[valid]
+    fid = np.repeat(np.arange(F), n)
+    Vt = np.int64(max(faces.max(), 0) + 1)
+    key = np.minimum(a, b) * Vt + np.maximum(a, b)
+    order = np.argsort(key, kind="stable")
+    key, fid = key[order], fid[order]
+    same = key[1:] == key[:-1]
+    return np.stack([fid[:-1][same], fid[1:][same]], axis=1)
+
+
+def _components(n: int, pairs: np.ndarray) -> np.ndarray:
+    g = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    _, labels = connected_components(g, directed=False)
+    # relabel in order of first appearance
+    _, first = np.unique(labels, return_index=True)
+    order = np.argsort(first)
+    remap = np.empty(len(order), np.int64)
+    remap[order] = np.arange(len(order))
+    return remap[labels]
+
+
+def face_gradients(p: dict) -> np.ndarray:
+    """Gradient of every output on every face w.r.t. (α, β): (F, out, 2), from the fan triangle
+    of largest area (exact: the output is affine on the face)."""
+    faces, X, out = p["faces"], p["vertices"], p["out"]
+    F, K = faces.shape
+    n = (faces >= 0).sum(1)
+    j = np.arange(1, K - 1)[None, :]
+    ok = j + 1 < n[:, None]
+    v0 = faces[:, 0]
+    vj = np.where(ok, faces[:, 1:K - 1], v0[:, None])
+    vk = np.where(ok, faces[:, 2:K], v0[:, None])
+    d1 = X[vj] - X[v0][:, None]
+    d2 = X[vk] - X[v0][:, None]
+    area = np.abs(d1[..., 0] * d2[..., 1] - d1[..., 1] * d2[..., 0])
+    best = np.argmax(area, axis=1)
+    r = np.arange(F)
+    a, b = vj[r, best], vk[r, best]
+    M = np.stack([X[a] - X[v0], X[b] - X[v0]], axis=1)  # (F, 2, 2)
+    rhs = np.stack([out[a] - out[v0], out[b] - out[v0]], axis=1)  # (F, 2, out)
+    return np.linalg.solve(M, rhs).transpose(0, 2, 1)  # (F, out, 2)
+
+
+def linear_labels_plane(p: dict) -> np.ndarray:
+    grads = face_gradients(p)
+    G = np.abs(grads).max() if grads.size else 0.0
+    pairs = _adjacent(p["faces"])
+    same = np.all(np.abs(grads[pairs[:, 0]] - grads[pairs[:, 1]]) <= LINEAR_RTOL * G, axis=(1, 2))
+    # two faces with the same activation region share its affine map
+    return _components(len(p["faces"]), pairs[same | (p["region"][pairs[:, 0]] == p["region"][pairs[:, 1]])])
