@@ -50,7 +50,7 @@ def test_growth_width_vs_depth():
         assert row["blocks"] == max(1, math.ceil(math.log2(row["N"] + 1))) + 1 and row["heads"] == 1
     for table in (wide, deep):
         params = [r["params"] for r in table]
-        assert all(a <= b for a, b in zip(params, params[1:])) and params[-1] > params[0]
+        assert all(a <= b for a, b in itertools.pairwise(params)) and params[-1] > params[0]
 
 
 # ---------------------------------------------------------------------------- registry

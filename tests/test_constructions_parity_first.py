@@ -17,7 +17,7 @@ import pytest
 from expressivity import constructions
 
 LENGTHS = (10, 100, 1000)
-VARIANTS = [dict(layer_norm=False), dict(layer_norm=True, eps=0.0), dict(layer_norm=True, eps=1e-5)]
+VARIANTS = [{"layer_norm": False}, {"layer_norm": True, "eps": 0.0}, {"layer_norm": True, "eps": 1e-5}]
 
 
 def in_parity(s: str) -> bool:
@@ -132,6 +132,5 @@ def test_parity_empty_string_is_even(models):
 
 def test_mixed_lengths_in_one_call(models):
     strings = ["1", "10", "0110", "111", "0" * 37 + "1"]
-    for name in ORACLE:
-        c = models[name, 1]
-        assert c.predict(strings).tolist() == [ORACLE[name](s) for s in strings]
+    for name, oracle in ORACLE.items():
+        assert models[name, 1].predict(strings).tolist() == [oracle(s) for s in strings]

@@ -18,7 +18,7 @@ Every construction has ``.transformer``, ``.attention``, ``.accept_probability(s
 from __future__ import annotations
 
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 from . import dyck, first, parity, parity_compiled
 from .base import Construction, Encoded, ce_bits_closed_form
@@ -47,4 +47,4 @@ def get(name: str, **params) -> Construction:
     return REGISTRY[name](**params)
 
 
-__all__ = ["Construction", "Encoded", "REGISTRY", "allowed_params", "ce_bits_closed_form", "get"]
+__all__ = ["REGISTRY", "Construction", "Encoded", "allowed_params", "ce_bits_closed_form", "get"]

@@ -99,8 +99,8 @@ class IdealStream:
         Win, Wout, U = grow_rows(self.Win), grow_cols(self.Wout), grow_cols(self.U)
         if layer_norm:  # reads from the first copy, writes [v, −v]
             names = names + [f"−{c}" for c in names]
-            zr = lambda a: np.concatenate([a, np.zeros_like(a)], axis=-1)  # noqa: E731
-            pm = lambda a: np.concatenate([a, -a], axis=-1)  # noqa: E731
+            zr = lambda a: np.concatenate([a, np.zeros_like(a)], axis=-1)
+            pm = lambda a: np.concatenate([a, -a], axis=-1)
             E, O, Wout = pm(E), pm(O), pm(Wout)
             V, Q, K, U = zr(V), zr(Q), zr(K), zr(U)
             Win = np.concatenate([Win, np.zeros_like(Win)], axis=-2)

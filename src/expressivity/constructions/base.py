@@ -13,8 +13,9 @@ computed as softplus(∓z)/ln 2 so it stays accurate for |z| ≫ 1 and for z →
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 import torch
@@ -66,11 +67,11 @@ class Construction:
 
     def _check_strings(self, strings) -> list[str]:
         if isinstance(strings, str):
-            raise ValueError("pass a list of strings, not a single string")
+            raise ValueError("pass a list of strings, not a single string")  # noqa: TRY004 (house rule: ValueError)
         strings = list(strings)
         for s in strings:
             if not isinstance(s, str):
-                raise ValueError(f"{self.name}: strings must be str, got {type(s).__name__}")
+                raise ValueError(f"{self.name}: strings must be str, got {type(s).__name__}")  # noqa: TRY004
         bad = set("".join(strings)) - set(self.alphabet)
         if bad:
             raise ValueError(f"{self.name}: symbols {sorted(bad)} are not in the alphabet {self.alphabet!r}")

@@ -26,8 +26,8 @@ import numpy as np
 import torch
 
 from ..languages import get as get_language
-from .base import Construction, Encoded
 from ._stream import IdealStream
+from .base import Construction, Encoded
 
 CHANNELS = ["is0", "is1", "cls", "first", "rest", "val"]
 FEATURES = ["is0", "is1", "cls", "first", "rest"]
@@ -78,7 +78,7 @@ def _ideal() -> IdealStream:
 def build(layer_norm: bool = False, eps: float = 0.0) -> Construction:
     """The FIRST construction; ``layer_norm`` = post-LN(ε) on the doubled stream (d = 12)."""
     if not isinstance(layer_norm, bool):
-        raise ValueError(f"first: layer_norm must be a bool, got {layer_norm!r}")
+        raise ValueError(f"first: layer_norm must be a bool, got {layer_norm!r}")  # noqa: TRY004
     if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
         raise ValueError(f"first: eps must be a finite number >= 0, got {eps!r}")
     model = _ideal().build(layer_norm=layer_norm, eps=float(eps), attention="softmax")

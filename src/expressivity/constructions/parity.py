@@ -33,8 +33,8 @@ import numpy as np
 import torch
 
 from ..languages import get as get_language
-from .base import Construction, Encoded
 from ._stream import IdealStream
+from .base import Construction, Encoded
 
 CHANNELS = ["is0", "is1", "cls", "p", "q", "cos", "fill", "frac", "sgn", "f"]
 FEATURES = ["is0", "is1", "cls", "p", "q", "cos", "fill"]
@@ -115,7 +115,7 @@ def _ideal() -> IdealStream:
 def build(layer_norm: bool = False, eps: float = 0.0) -> Construction:
     """The PARITY construction; ``layer_norm`` = post-LN(ε) on the doubled stream (d = 20)."""
     if not isinstance(layer_norm, bool):
-        raise ValueError(f"parity: layer_norm must be a bool, got {layer_norm!r}")
+        raise ValueError(f"parity: layer_norm must be a bool, got {layer_norm!r}")  # noqa: TRY004
     if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
         raise ValueError(f"parity: eps must be a finite number >= 0, got {eps!r}")
     model = _ideal().build(layer_norm=layer_norm, eps=float(eps), attention="softmax")
