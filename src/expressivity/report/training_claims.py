@@ -24,12 +24,12 @@ _SIZES = {
     # train lengths, test lengths, steps, seeds, eval strings per length
     "parity": {
         "test": ((1, 6), (8, 16), 40, (0,), 8),
-        "quick": ((1, 10), tuple(range(11, 101, 6)), 1500, (0,), 32),
+        "quick": ((1, 10), tuple(range(11, 101, 8)), 700, (0,), 32),
         "full": ((1, 40), tuple(range(41, 501, 23)), 5000, (0, 1, 2), 64),
     },
     "dyck": {
         "test": ((2, 6), (4, 14, 20), 40, (0,), 8),
-        "quick": ((2, 16), tuple(range(2, 97, 6)), 800, (0,), 32),
+        "quick": ((2, 16), tuple(range(2, 97, 8)), 600, (0,), 32),
         "full": ((2, 40), tuple(range(2, 501, 22)), 5000, (0, 1, 2), 64),
     },
 }
