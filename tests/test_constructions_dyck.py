@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from expressivity import constructions
 from expressivity.languages import PAIRS
@@ -84,3 +86,42 @@ def test_too_long_and_foreign_symbols_rejected():
         c.logits(["()()()"])
     with pytest.raises(ValueError, match="alphabet"):
         c.logits(["(]"])
+
+
+# ------------------------------------------------------------------ property test, larger k and D
+
+_BIG: dict = {}
+
+
+def _big(k: int, D: int):
+    if (k, D) not in _BIG:
+        _BIG[k, D] = constructions.get("dyck", k=k, max_depth=D, max_length=64)
+    return _BIG[k, D]
+
+
+@st.composite
+def near_dyck(draw):
+    """A random Dyck-(k, D+1) word with a few random edits: members and near-misses."""
+    k = draw(st.integers(1, 4))
+    D = draw(st.integers(1, 5))
+    alphabet = "".join(PAIRS[:k])
+    stack, out = [], []
+    for _ in range(draw(st.integers(0, 30))):
+        if stack and (len(stack) > D or draw(st.booleans())):
+            out.append(PAIRS[stack.pop()][1])
+        else:
+            t = draw(st.integers(0, k - 1))
+            stack.append(t)
+            out.append(PAIRS[t][0])
+    out += [PAIRS[t][1] for t in reversed(stack)]
+    for _ in range(draw(st.integers(0, 2))):
+        if out:
+            out[draw(st.integers(0, len(out) - 1))] = draw(st.sampled_from(alphabet))
+    return k, D, "".join(out)
+
+
+@settings(max_examples=40, deadline=None)
+@given(near_dyck())
+def test_property_matches_brute_force(case):
+    k, D, s = case
+    assert _big(k, D).predict([s]).tolist() == [member(s, k, D)]

@@ -107,7 +107,7 @@ class IdealStream:
         d = len(names)
         cfg = TransformerConfig(
             d_model=d, n_layers=self.n_layers, n_heads=self.n_heads, d_head=1, d_mlp=self.d_mlp,
-            d_input=len(self.features), d_out=1, n_ctx=1, positional="none", attention=attention,
+            d_input=len(self.features), d_out=1, n_ctx=1 << 16, positional="none", attention=attention,
             lam=1.0, layer_norm="post" if layer_norm else "none", ln_eps=float(eps), dtype="float64",
         )
         weights = {"W_E": E, "W_U": U[:, None]}
