@@ -154,11 +154,11 @@ class Attention(nn.Module):
             w = torch.softmax(a, dim=2)
             z = (w * v[:, None, :, :]).sum(2)
         else:
-            w = (a == a.amax(dim=2, keepdim=True)).to(a.dtype)
-            count = w.sum(2)  # ties split evenly
-            z = (w * v[:, None, :, :]).sum(2) / count
+            hit = a == a.amax(dim=2, keepdim=True)  # (B, T_q, T_k, H)
+            count = hit.sum(2).to(a.dtype)  # ties split evenly
+            z = torch.where(hit, v[:, None, :, :], 0.0).sum(2) / count
             if cache is not None:
-                w = w / count[:, :, None, :]
+                w = hit.to(a.dtype) / count[:, :, None, :]
         if cache is not None:
             cache[prefix + "hook_scores"] = a.permute(0, 3, 1, 2)
             cache[prefix + "hook_pattern"] = w.permute(0, 3, 1, 2)
@@ -187,7 +187,7 @@ class MLP(nn.Module):
 
     def forward(self, y: Tensor) -> Tensor:
         shape = y.shape
-        hidden = torch.relu(torch.addmm(self.b_in, y.reshape(-1, shape[-1]), self.W_in))
+        hidden = torch.relu_(torch.addmm(self.b_in, y.reshape(-1, shape[-1]), self.W_in))
         return torch.addmm(self.b_out, hidden, self.W_out).view(shape)
 
 
