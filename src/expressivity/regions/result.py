@@ -63,6 +63,18 @@ class Regions:
         r = self.pieces["region"]
         return self.pieces["t0"][1:][r[1:] != r[:-1]]
 
+    def interior_points(self) -> np.ndarray:
+        """One input-space point inside every piece (segment midpoints, face centroids): (P, n)."""
+        p = self.pieces
+        if self.kind == "segment":
+            return self.domain.points((p["t0"] + p["t1"]) / 2)
+        if self.kind == "plane":
+            C, X = p["faces"], p["vertices"]
+            valid = C >= 0
+            cen = np.where(valid[..., None], X[C], 0.0).sum(1) / valid.sum(1)[:, None]
+            return self.domain.points(cen)
+        return p["points"]
+
     def summary(self) -> dict:
         return {
             "kind": self.kind,
