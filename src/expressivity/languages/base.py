@@ -56,7 +56,8 @@ class Language(ABC):
 
     @abstractmethod
     def _advance(self, state: Any, sym: np.ndarray) -> Any:
-        """State after emitting symbol indices sym (count,) (EOS never passed)."""
+        """State after emitting symbol indices sym (count,) (EOS never passed); may update
+        ``state`` in place — callers never reuse a state after advancing it."""
 
     def supports(self, length: int, positive: bool) -> bool:
         """Whether L ∩ Σ^length (positive) or Σ^length \\ L (negative) is non-empty."""

@@ -83,13 +83,20 @@ class Dyck(Language):
         return not stack
 
     def accepts_ids(self, ids: np.ndarray) -> np.ndarray:
+        """Vectorised: the depth path stays in [0, D] and ends at 0, and pairing brackets by
+        (level, position) — see :meth:`_pair_order` — matches every open with its own close."""
         count, n = ids.shape
-        st = self._initial_state(count, capacity=n // 2 + 1)
-        ok = np.ones(count, dtype=bool)
-        for t in range(n):  # stack recurrence, vectorised over strings
-            ok &= ~((ids[:, t] % 2 == 0) & (st.depth >= min(self._D, n // 2 + 1)))
-            st = self._advance(st, ids[:, t])
-        return ok & ~st.dead & (st.depth == 0)
+        if n == 0:
+            return np.ones(count, dtype=bool)
+        is_open = ids % 2 == 0
+        after = np.cumsum(np.where(is_open, 1, -1), axis=1)  # depth after each symbol
+        ok = (after.min(axis=1) >= 0) & (after[:, -1] == 0) & (after.max(axis=1) <= self._D)
+        order = self._pair_order(is_open)
+        flat = ids.ravel()
+        first, second = flat[order[0::2]], flat[order[1::2]]
+        good = ((first % 2 == 0) & (second == first + 1)).reshape(count, n // 2) if n % 2 == 0 else \
+            np.zeros((count, 0), dtype=bool)
+        return ok & good.all(axis=1) & (n % 2 == 0)
 
     def supports(self, length: int, positive: bool) -> bool:
         return length % 2 == 0 if positive else length >= 1
@@ -100,19 +107,18 @@ class Dyck(Language):
                       np.zeros(count, dtype=bool))
 
     def _advance(self, st: _Stack, sym: np.ndarray) -> _Stack:
-        depth, stack, dead = st.depth.copy(), st.stack, st.dead.copy()
+        """Push / pop in place (states are never reused after advancing)."""
+        depth, stack, dead = st.depth, st.stack, st.dead
         is_open = sym % 2 == 0
         typ = sym // 2
         if is_open.any() and depth.max() + 1 >= stack.shape[1]:
             stack = np.concatenate([stack, np.zeros_like(stack)], axis=1)  # grow capacity
-        else:
-            stack = stack.copy()
         rows = np.arange(len(sym))
         top = stack[rows, np.maximum(depth - 1, 0)]
         bad_close = ~is_open & ((depth == 0) | (top != typ))
         dead |= bad_close
         stack[rows[is_open], depth[is_open]] = typ[is_open]
-        depth = np.where(is_open, depth + 1, np.maximum(depth - 1, 0))
+        depth += np.where(is_open, 1, np.where(depth > 0, -1, 0))
         return _Stack(depth, stack, dead)
 
     def _probs(self, st: _Stack) -> np.ndarray:
@@ -133,22 +139,40 @@ class Dyck(Language):
     def _sample_positive_ids(self, rng, count, length):
         n = length
         G = _log_completion(n, self.p_open, self.max_depth)  # (D_eff + 2, n + 1)
-        d = np.zeros(count, dtype=np.int64)
-        st = self._initial_state(count, capacity=n // 2 + 1)
-        out = np.zeros((count, n), dtype=np.int64)
-        rows = np.arange(count)
         lp = math.log(self.p_open)
-        for t in range(n):  # sequential in t, vectorised over strings
+        u = rng.random((count, n))
+        is_open = np.zeros((count, n), dtype=bool)
+        d = np.zeros(count, dtype=np.int64)
+        for t in range(n):  # depth path, sequential in t, vectorised over strings
             r = n - t
-            p_open = np.exp(lp + G[d + 1, r - 1] - G[d, r])  # P(open | depth d, r symbols left)
-            opening = (rng.random(count) < p_open) | (d == 0)  # at depth 0 only opening continues
-            typ = rng.integers(0, self.k, size=count)
-            top = st.stack[rows, np.maximum(d - 1, 0)]
-            sym = np.where(opening, 2 * typ, 2 * top + 1)
-            out[:, t] = sym
-            st = self._advance(st, sym)
-            d = st.depth
-        return out
+            p = np.exp(lp + G[d + 1, r - 1] - G[d, r])  # P(open | depth d, r symbols left)
+            op = (u[:, t] < p) | (d == 0)  # at depth 0 only opening continues
+            is_open[:, t] = op
+            d += np.where(op, 1, -1)
+        return self._assign_types(rng, is_open)
+
+    @staticmethod
+    def _pair_order(is_open: np.ndarray) -> np.ndarray:
+        """Flat indices of (count, n) sorted by (string, level, position), level = depth below
+        the bracket; on a Dyck path entries 2m, 2m+1 are an open bracket and its match."""
+        count, n = is_open.shape
+        step = np.where(is_open, 1, -1)
+        before = np.cumsum(step, axis=1) - step  # depth before each symbol
+        level = np.where(is_open, before, before - 1)
+        key = (level * n + np.arange(n)).astype(np.int64)  # (count, n), distinct within a row
+        return (np.argsort(key, axis=1) + (np.arange(count) * n)[:, None]).ravel()
+
+    def _assign_types(self, rng, is_open: np.ndarray) -> np.ndarray:
+        """Uniform bracket types on Dyck paths is_open (count, n): each open draws a type, its
+        matching close copies it. Brackets of one level of one string alternate open, close in
+        position order, so sorting by (string, level, position) puts every pair side by side."""
+        count, n = is_open.shape
+        order = self._pair_order(is_open)
+        typ = rng.integers(0, self.k, size=count * n // 2)
+        flat = np.empty(count * n, dtype=np.int64)
+        flat[order[0::2]] = 2 * typ  # opens
+        flat[order[1::2]] = 2 * typ + 1  # their matching closes
+        return flat.reshape(count, n)
 
     def _near_miss_ids(self, rng, pos):
         count, n = pos.shape
