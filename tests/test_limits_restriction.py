@@ -113,7 +113,8 @@ def test_tied_attention_is_not_reduced():
         return
     assert res.verified
     assert set(res.dependency) == set(np.flatnonzero(res.rho < 0))
-    assert res.counterexample is None and "tied" in res.note
+    assert res.counterexample is None and "ties" in res.note and "unique-hard-attention" in res.note
+    assert res.extra["tie_fraction"] == 1.0
 
 
 def test_softmax_model_is_refused_with_the_failing_assumption():

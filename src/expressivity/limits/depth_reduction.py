@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .restriction import (SymbolInterface, as_transformer, hardmax_copy, interface_of, model_outputs,
+from .restriction import (as_transformer, hardmax_copy, interface_of, model_outputs,
                           require_hard_attention)
 
 
@@ -103,7 +103,7 @@ def _bits(s: int) -> np.ndarray:
 class _Items:
     """All values of all activations y_t: item p = (pos[p], assignment of S_t)."""
 
-    def __init__(self, dep: np.ndarray, rho: np.ndarray, offset: int) -> None:
+    def __init__(self, dep: np.ndarray, rho: np.ndarray) -> None:
         T, n = dep.shape
         base = np.where(rho < 0, 0, rho)
         pos, ids, var_rows = [], [], []
@@ -127,12 +127,13 @@ class _Items:
 
 
 @torch.no_grad()
-def _scores(t, iface: SymbolInterface, items: _Items, layer: int) -> torch.Tensor:
+def _scores(t, iface, items: _Items, layer: int) -> torch.Tensor:
     """a[h, p, p'] = λ·q(item p)·k(item p') for block ``layer`` (masked: −inf / NaN-free)."""
     cfg = t.cfg
     m64 = t  # caller passes a float64 copy
     cache: dict = {}
-    m64(iface.encode(items.ids), cache=cache)
+    x = iface.encode(items.ids)
+    m64(x.to(torch.float64) if x.is_floating_point() else x, cache=cache)
     y = cache[f"blocks.{layer}.hook_resid_pre"]  # (P, T, d)
     u = y[torch.arange(len(items.pos)), torch.as_tensor(items.pos)]  # (P, d)
     block = m64.blocks[layer]
@@ -150,7 +151,7 @@ def _scores(t, iface: SymbolInterface, items: _Items, layer: int) -> torch.Tenso
 
 
 def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: int = 0,
-                    as_hardmax: bool = False, interface: SymbolInterface | None = None) -> DepthReductionResult:
+                    as_hardmax: bool = False, interface=None) -> DepthReductionResult:
     """Run Stages 1–3 and the collapse for every block of a hardmax model over {0, 1}^n.
 
     Returns the restriction ρ, its free inputs, the inputs the output depends on, per-layer
@@ -163,23 +164,23 @@ def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: 
         t = hardmax_copy(t)
     require_hard_attention(t, "depth_reduction")
     iface = interface_of(model, interface)
-    if len(iface.symbols) != 2:
+    if iface.K != 2:
         raise ValueError(f"depth_reduction works over a binary alphabet; the interface has "
-                         f"{len(iface.symbols)} symbols")
+                         f"{iface.K} symbols")
     if n < 2:
         raise ValueError(f"n must be >= 2, got {n}")
-    T = n + len(iface.prefix) + len(iface.suffix)
-    if T > t.cfg.n_ctx:
+    T = iface.n_tokens(n)
+    if t.cfg.positional != "none" and T > t.cfg.n_ctx:
         raise ValueError(f"n = {n} needs {T} positions > n_ctx = {t.cfg.n_ctx}")
     import copy
     m64 = copy.deepcopy(t).to(torch.float64).eval()
     rng = np.random.default_rng(seed)
     rho = np.full(n, -1)
-    off = iface.offset
     dep = np.zeros((T, n), dtype=bool)
-    dep[off + np.arange(n), np.arange(n)] = True  # S_t = {t} for string positions
+    dep[iface.positions(n), np.arange(n)] = True  # S_t = {x_i} at the token holding x_i
     H = t.cfg.n_heads
     logs = []
+    ties = 0.0
     for layer in range(t.cfg.n_layers):
         free0 = int((rho < 0).sum())
         c = int(dep.sum(1).max())
@@ -194,26 +195,22 @@ def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: 
             _fix(rho, dep, extra, rng.integers(0, 2, size=len(extra)))
         free1 = int((rho < 0).sum())
         c = int(dep.sum(1).max())
-        items = _Items(dep, rho, off)
+        items = _Items(dep, rho)
         a = _scores(m64, iface, items, layer).numpy()  # (H, P, P)
         allowed = np.ones((len(items.pos),) * 2, dtype=bool)
         if t.cfg.causal:
             allowed = items.pos[None, :] <= items.pos[:, None]
-        # ---- Stage 2: fix items listed by too many events
+        ties = max(ties, _tie_fraction(a, allowed, items))
+        # ---- Stage 2: fix the items listed by too many (> 2^c·k·H) events
         tau = (2 ** c) * cfg_r.k * H
-        for _ in range(n):
-            events = _events(a, allowed, items, rho, cfg_r.k)
-            if not events:
-                break
-            counts: dict[int, int] = {}
-            for ev in events:
-                for p in ev:
-                    counts[p] = counts.get(p, 0) + 1
-            p_top, cnt = max(counts.items(), key=lambda kv: kv[1])
-            if cnt <= tau:
+        events = _events(a, allowed, items, rho, cfg_r.k)
+        counts = np.bincount(np.array([p for ev in events for p in ev], dtype=np.int64), minlength=len(items.pos))
+        for p_top in np.argsort(-counts):
+            if counts[p_top] <= tau:
                 break
             S, w = items.vars[p_top]
-            _fix(rho, dep, S, w)
+            if np.all((rho[S] < 0) | (rho[S] == w)):  # still realisable: fix it
+                _fix(rho, dep, S, w)
         free2 = int((rho < 0).sum())
         # ---- Stage 3: random restriction, Moser–Tardos resampling
         events = _events(a, allowed, items, rho, cfg_r.k)
@@ -225,19 +222,38 @@ def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: 
         # ---- collapse: exact dependency update under ρ
         dep = _collapse(a, allowed, items, rho, dep)
         logs.append(LayerLog(layer + 1, c, free0, free1, free2, free3, used, int(dep.sum(1).max())))
-    r = iface.readout % T
+    r = iface.read(n)
     S_out = np.flatnonzero(dep[r])
     verified, n_checked = _verify(m64, iface, rho, S_out, cfg_r, rng)
     cex = _parity_counterexample(m64, iface, rho, S_out, rng) if verified else None
     F = int((rho < 0).sum())
     note = ""
-    if len(S_out) >= F:
-        note = ("the output still depends on every free input: the heads' maxima are tied or "
-                "spread over many keys (averaging over tied maxima is outside Theorem 1's "
-                "unique-hard-attention setting), or n is too small for the chosen k, q")
+    if ties > 0:
+        note = (f"attention ties: for {ties:.0%} of (head, query value) pairs the maximal score is "
+                "attained at several positions, and hardmax averages over them (averaging hard "
+                "attention) — outside Theorem 1's unique-hard-attention assumption, so restrictions "
+                "need not cut the dependence")
+    elif F == 0:
+        note = "every input got fixed: n is too small for the chosen k, q, c_cap"
+    elif len(S_out) >= F:
+        note = ("the output still depends on every free input: the heads' maxima are spread over "
+                "many keys, or n is too small for the chosen k, q")
     return DepthReductionResult(n=n, rho=rho.copy(), n_free=F, dependency=tuple(int(i) for i in S_out),
                                 layers=tuple(logs), verified=verified, n_checked=n_checked,
-                                counterexample=cex, note=note)
+                                counterexample=cex, note=note, extra={"tie_fraction": ties})
+
+
+def _tie_fraction(a: np.ndarray, allowed: np.ndarray, items: _Items) -> float:
+    """Fraction of (head, query item) whose top score is attained at ≥ 2 key positions."""
+    sc = np.where(allowed[None], a, -np.inf)  # (H, P, P)
+    top = sc.max(-1, keepdims=True)
+    tol = 1e-12 * (1.0 + np.abs(top))
+    at_top = sc >= top - tol  # (H, P, P)
+    T = items.T
+    per_pos = np.zeros(at_top.shape[:2] + (T,), dtype=bool)
+    h_idx, p_idx, k_idx = np.nonzero(at_top)
+    per_pos[h_idx, p_idx, items.pos[k_idx]] = True
+    return float((per_pos.sum(-1) >= 2).mean())
 
 
 def _fix(rho: np.ndarray, dep: np.ndarray, idx, values) -> None:
@@ -259,11 +275,12 @@ def _events(a: np.ndarray, allowed: np.ndarray, items: _Items, rho: np.ndarray, 
     events = []
     key_ok = allowed & cons[None, :]
     scores = np.where(key_ok[None], a, -np.inf)  # (H, P, P)
+    scan = min(scores.shape[-1], 32 * k)  # greedy look-ahead (bounded: keeps the events local)
     order = np.argsort(-scores, axis=-1, kind="stable")
     for h in range(H):
         for p in np.flatnonzero(cons):
             chosen, used = [], 0
-            for p2 in order[h, p]:
+            for p2 in order[h, p, :scan]:  # the top items only: later ones cannot rank in the top k
                 if not key_ok[p, p2]:
                     break
                 m = masks[p2]
@@ -355,7 +372,7 @@ def _collapse(a: np.ndarray, allowed: np.ndarray, items: _Items, rho: np.ndarray
     return dep_f | reach
 
 
-def _verify(m64, iface: SymbolInterface, rho: np.ndarray, S_out: np.ndarray, cfg_r: ReductionConfig,
+def _verify(m64, iface, rho: np.ndarray, S_out: np.ndarray, cfg_r: ReductionConfig,
             rng: np.random.Generator) -> tuple[bool, int]:
     """Output(x) == Output(x with every free bit outside S_out set to 0), over all completions
     when F ≤ brute_force_max, else over 512 random ones."""

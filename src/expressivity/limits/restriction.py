@@ -58,7 +58,7 @@ def hardmax_copy(t: Transformer) -> Transformer:
 
 @dataclass(frozen=True)
 class SymbolInterface:
-    """How strings over an alphabet of K symbols enter the model.
+    """How strings over an alphabet of K symbols enter a token-id model.
 
     Symbol a ∈ {0..K−1} at string position i becomes token ``symbols[a]`` at token position
     len(prefix) + i; ``prefix``/``suffix`` are fixed token ids (e.g. a CLS token); the output
@@ -75,8 +75,18 @@ class SymbolInterface:
             raise ValueError(f"SymbolInterface.symbols needs >= 2 token ids, got {self.symbols}")
 
     @property
-    def offset(self) -> int:
-        return len(self.prefix)
+    def K(self) -> int:
+        return len(self.symbols)
+
+    def positions(self, n: int) -> np.ndarray:
+        """Token position of each string symbol: (n,)."""
+        return len(self.prefix) + np.arange(n)
+
+    def n_tokens(self, n: int) -> int:
+        return n + len(self.prefix) + len(self.suffix)
+
+    def read(self, n: int) -> int:
+        return self.readout % self.n_tokens(n)
 
     def encode(self, ids: np.ndarray) -> torch.Tensor:
         """Symbol indices (N, n) -> token ids (N, T)."""
@@ -88,21 +98,67 @@ class SymbolInterface:
         return torch.as_tensor(np.concatenate(parts, axis=1))
 
 
-def interface_of(model, default: SymbolInterface | None = None) -> SymbolInterface:
-    """A construction may carry its own ``.interface`` (SymbolInterface); else the default."""
-    found = getattr(model, "interface", None)
-    if isinstance(found, SymbolInterface):
-        return found
-    return default if default is not None else SymbolInterface()
+class ConstructionInterface:
+    """The same interface for a construction: its own encoder (token ids or features)."""
+
+    def __init__(self, construction) -> None:
+        self.c = construction
+        self.K = len(construction.language.alphabet)
+
+    def encode(self, ids: np.ndarray) -> torch.Tensor:
+        enc = self.c.encode(self.c.language.to_strings(np.asarray(ids)))
+        if enc.key_mask is not None and not bool(enc.key_mask.all()):
+            raise ValueError("the construction pads its input; restrictions need fixed-length inputs")
+        return enc.inputs
+
+    def _layout(self, n: int) -> tuple[np.ndarray, int, int]:
+        const = np.repeat(np.arange(self.K)[:, None], n, axis=1)
+        enc = self.c.encode(self.c.language.to_strings(const))
+        x = enc.inputs
+        diff = (x[1:] != x[:1])
+        if diff.dim() == 3:
+            diff = diff.any(-1)
+        pos = np.flatnonzero(diff.any(0).numpy())
+        if len(pos) != n:
+            raise ValueError(f"could not locate the {n} string positions in the construction's encoding")
+        return pos, x.shape[1], int(enc.read.flatten()[0])
+
+    def positions(self, n: int) -> np.ndarray:
+        return self._layout(n)[0]
+
+    def n_tokens(self, n: int) -> int:
+        return self._layout(n)[1]
+
+    def read(self, n: int) -> int:
+        return self._layout(n)[2]
+
+
+def interface_of(model, default: SymbolInterface | None = None):
+    """A construction brings its own encoder; a bare Transformer uses ``default``
+    (symbols 0/1 → tokens 0/1, output at the last position, when None)."""
+    if default is not None:
+        return default
+    if not isinstance(model, Transformer) and callable(getattr(model, "encode", None)) \
+            and getattr(model, "language", None) is not None:
+        return ConstructionInterface(model)
+    return SymbolInterface()
+
+
+def _input(x: torch.Tensor) -> torch.Tensor:
+    return x.to(torch.float64) if x.is_floating_point() else x
 
 
 @torch.no_grad()
-def model_outputs(t: Transformer, iface: SymbolInterface, ids: np.ndarray, batch: int = 4096) -> np.ndarray:
+def model_outputs(t: Transformer, iface, ids: np.ndarray, batch: int = 4096) -> np.ndarray:
     """Output vector at the readout position for each string: (N, d_out or d_model)."""
     outs = []
+    n = ids.shape[1]
+    r = iface.read(n)
+    dtype = next(t.parameters()).dtype
     for s in range(0, len(ids), batch):
-        y = t(iface.encode(ids[s:s + batch]))  # (b, T, d)
-        outs.append(y[:, iface.readout].detach().to(torch.float64).numpy())
+        x = iface.encode(ids[s:s + batch])
+        y = t(x.to(dtype) if x.is_floating_point() else x)  # (b, T, d)
+        outs.append(y[:, r].detach().to(torch.float64).numpy())
     return np.concatenate(outs) if outs else np.zeros((0, 1))
 
 
@@ -180,14 +236,14 @@ def dependence_under_restriction(model, n_values, C: float = 0.5, n_restrictions
         t = hardmax_copy(t)
     require_hard_attention(t, "dependence_under_restriction")
     iface = interface_of(model, interface)
-    K = len(iface.symbols)
+    K = iface.K
     rng = np.random.default_rng(seed)
     rows: list[DependenceRow] = []
     f = lambda ids: model_outputs(t, iface, ids)  # noqa: E731
     for n in n_values:
         n = int(n)
-        T = n + len(iface.prefix) + len(iface.suffix)
-        if T > t.cfg.n_ctx:
+        T = iface.n_tokens(n)
+        if t.cfg.positional != "none" and T > t.cfg.n_ctx:
             raise ValueError(f"n = {n} needs {T} positions > n_ctx = {t.cfg.n_ctx}")
         counts, free_counts, par = [], [], []
         for _ in range(n_restrictions):
