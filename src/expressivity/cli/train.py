@@ -154,23 +154,21 @@ def results(
     for r in rows:
         by_run[r["run_id"]].append(r)
     table = Table(title=f"{len(runs)} runs in {db}")
-    for col in ("run", "task", "kind", "model", "seed", "protocol", "status", "lengths", "accuracy", "bins",
-                "CE (bits)", "excess (bits)"):
-        table.add_column(col, justify="right" if col in ("seed", "lengths", "accuracy", "CE (bits)", "excess (bits)") else "left")
+    for col in ("run", "protocol", "lengths", "accuracy", "bins", "CE bits", "excess"):
+        table.add_column(col, justify="left" if col in ("run", "protocol", "bins") else "right")
     import json
 
     for run in runs:
         cfg = json.loads(run["config"])
+        name = f"{cfg['task']} {cfg['kind']} {cfg['model']} s{cfg['seed']}"
         rs = by_run.get(run["run_id"], [])
         if run["status"] == "error":
-            table.add_row(run["run_id"][:8], cfg["task"], cfg["kind"], cfg["model"], str(cfg["seed"]), cfg["protocol"],
-                          "[red]error[/]", "", "", (run["error"] or "").splitlines()[0][:40], "", "")
+            table.add_row(name, cfg["protocol"], "", "[red]error[/]", (run["error"] or "").splitlines()[0][:50], "", "")
             continue
         scores = protocol_score(rs, cfg["protocol"])
         bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in scores.items() if k != "mean_accuracy")
         n = max(len(rs), 1)
-        table.add_row(run["run_id"][:8], cfg["task"], cfg["kind"], cfg["model"], str(cfg["seed"]), cfg["protocol"],
-                      "done", f"{min(r['length'] for r in rs)}–{max(r['length'] for r in rs)}" if rs else "",
+        table.add_row(name, cfg["protocol"], f"{min(r['length'] for r in rs)}–{max(r['length'] for r in rs)}" if rs else "",
                       f"{scores.get('mean_accuracy', float('nan')):.3f}", bins,
                       f"{sum(r['ce_bits'] for r in rs) / n:.4f}", f"{sum(r['excess_bits'] for r in rs) / n:.4f}")
     console.print(table)
