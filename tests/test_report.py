@@ -248,3 +248,16 @@ def test_cli_reproduce_one_claim(tmp_path):
     assert bad.exit_code == 2 and "unknown claim id" in bad.output
     both = CliRunner().invoke(app, ["reproduce", "--quick", "--full"])
     assert both.exit_code == 2
+
+
+@pytest.mark.slow
+def test_ray_backend_runs_and_resumes(tmp_path):
+    pytest.importorskip("ray")
+    db = tmp_path / "ray.sqlite"
+    res = reproduce(tmp_path / "out", size="test", backend="ray", db=db, only=["compile.complexity"])
+    assert [c.id for c in res.claims] == ["compile.complexity"] and res.claims[0].status == "holds"
+    assert res.computed == ("compile.complexity",)
+    again = reproduce(tmp_path / "out", size="test", backend="ray", db=db, only=["compile.complexity"])
+    assert again.reused == ("compile.complexity",) and again.computed == ()
+    page = parse_report(again.index)
+    assert page.rows[0]["status"] == "holds" and page.images[0]["width"] > 0
