@@ -1,3 +1,224 @@
-"""CLI commands of the limits area (filled in by that area)."""
+"""CLI commands of the limits area: ``sensitivity`` (Lemma 5), ``restrict`` (Theorem 1), ``dyck-ce``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from . import app  # noqa: F401
+from ._common import console, user_errors
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console)
+
+
+def _parse_params(items: list[str]) -> dict:
+    import yaml
+
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def _lengths(text: str) -> list[int]:
+    try:
+        out = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise ValueError(f"--lengths expects comma-separated ints, e.g. 8,16,32, got {text!r}") from None
+    if not out:
+        raise ValueError("--lengths is empty")
+    return out
+
+
+def _resolve_model(model: str, params: dict, seed: int, attention: str, layer_norm: str, eps: float,
+                   lam: float, causal: bool, n_ctx: int, vocab: int):
+    """'random' | a construction name | a path to a saved transformer (.safetensors)."""
+    from ..transformer import Transformer, TransformerConfig, load_transformer
+
+    if model == "random":
+        cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=vocab, d_out=1,
+                                n_ctx=n_ctx, attention=attention, layer_norm=layer_norm, ln_eps=eps, lam=lam,
+                                causal=causal)
+        t = Transformer(cfg)
+        t.reset_parameters(seed)
+        return t
+    if model.endswith(".safetensors") or Path(model).exists():
+        if not Path(model).exists():
+            raise FileNotFoundError(f"no such model file: {model}")
+        return load_transformer(model)
+    from .. import constructions
+
+    return constructions.get(model, **params)
+
+
+@app.command()
+def sensitivity(
+    model: str = typer.Option("parity", help="random | a construction (parity, first, dyck, ...) | a .safetensors file"),
+    param: list[str] = typer.Option([], "--param", "-p", help="construction parameter KEY=VALUE (repeatable)"),
+    language: Optional[str] = typer.Option(None, help="language of the strings (default: the construction's; "
+                                                      "uniform random strings for other models)"),
+    lengths: str = typer.Option("8,16,32,64,128", help="comma-separated n"),
+    strings: int = typer.Option(4, help="strings per length (all their n flips are batched)"),
+    seed: int = typer.Option(0),
+    attention: str = typer.Option("softmax", help="random model: softmax | hardmax"),
+    layer_norm: str = typer.Option("none", help="random model: none | pre | post"),
+    eps: float = typer.Option(1e-5, help="random model: layer-norm eps"),
+    lam: float = typer.Option(0.1, help="random model: λ"),
+    causal: bool = typer.Option(False, help="random model: causal attention"),
+    plot: Optional[Path] = typer.Option(None, help="write the n·Δ vs n figure (PNG)"),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="write the rows as JSON"),
+) -> None:
+    """Flip one input, measure max_{j≠i}‖Δy_j^(k)‖ per layer, and compare with Hahn's Lemma 5 bound."""
+    from .. import languages
+    from ..limits import flip_sensitivity
+
+    with user_errors():
+        ns = _lengths(lengths)
+        m = _resolve_model(model, _parse_params(param), seed, attention, layer_norm, eps, lam, causal,
+                           max(ns) + 1, 2)
+        lang = languages.get(language) if language else None
+        with _progress() as prog:
+            task = prog.add_task("flip sensitivity", total=len(ns))
+            rep = flip_sensitivity(m, lang, ns, n_strings=strings, seed=seed,
+                                   progress=lambda n: prog.advance(task))
+    table = Table(title=f"Lemma 5 on {model} ({rep.attention})")
+    for col in ("n", "layer", "max_{j≠i}‖Δy_j‖", "bound", "n·Δ", "Δ at readout", "Δ flipped", "Δ output"):
+        table.add_column(col, justify="right")
+    for r in rep.rows:
+        table.add_row(str(r.n), str(r.layer), f"{r.measured_other:.3e}", _fmt(r.bound_other),
+                      f"{r.n * r.measured_other:.3g}", f"{r.measured_readout:.3e}", f"{r.measured_flipped:.3g}",
+                      "" if r.output_change is None else f"{r.output_change:.3e}")
+    console.print(table)
+    if rep.applicable:
+        ok = all(r.measured_other <= r.bound_other * (1 + 1e-9) for r in rep.rows)
+        console.print(f"Lemma 5 applies; measured ≤ bound on every layer: {'yes' if ok else 'NO'}")
+    else:
+        console.print(f"[yellow]bound not applicable:[/] {rep.reason}", highlight=False)
+    if plot is not None:
+        from ..limits.plots import plot_sensitivity
+
+        console.print(f"wrote {plot_sensitivity(rep, plot, title=f'{model}: n·Δ vs n')}")
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps({"applicable": rep.applicable, "reason": rep.reason, "rows": rep.table()},
+                                       indent=1))
+        console.print(f"wrote {json_out}")
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.3e}"
+
+
+@app.command()
+def restrict(
+    model: str = typer.Option("random", help="random (hardmax) | a construction | a .safetensors file"),
+    param: list[str] = typer.Option([], "--param", "-p", help="construction parameter KEY=VALUE (repeatable)"),
+    n: int = typer.Option(24, help="input length for the constructive depth reduction"),
+    lengths: str = typer.Option("8,16,32,64", help="lengths for the empirical dependence count"),
+    free_fraction: float = typer.Option(0.5, "--C", help="fraction C of free inputs (empirical)"),
+    restrictions: int = typer.Option(4, help="random restrictions per length"),
+    completions: int = typer.Option(8, help="random completions per restriction"),
+    k: int = typer.Option(4, help="Stage 2/3: top-k key items per event"),
+    q: float = typer.Option(0.4, help="Stage 3: probability of fixing a free input"),
+    seed: int = typer.Option(0),
+    as_hardmax: bool = typer.Option(False, help="evaluate a softmax model with hardmax"),
+    constructive: bool = typer.Option(True, help="also run the depth reduction (binary alphabets)"),
+    plot: Optional[Path] = typer.Option(None, help="write the dependency-count vs n figure (PNG)"),
+) -> None:
+    """Theorem 1: random restrictions (dependency count vs n) and the constructive depth reduction."""
+    from ..limits import ReductionConfig, SymbolInterface, dependence_under_restriction, depth_reduction
+
+    with user_errors():
+        ns = _lengths(lengths)
+        m = _resolve_model(model, _parse_params(param), seed, "hardmax", "none", 1e-5, 1.0, False,
+                           max(ns + [n]) + 1, 3)
+        iface = SymbolInterface(symbols=(0, 1), suffix=(2,), readout=-1) if model == "random" else None
+        with _progress() as prog:
+            task = prog.add_task("random restrictions", total=len(ns))
+            rows = dependence_under_restriction(m, ns, C=free_fraction, n_restrictions=restrictions,
+                                                n_completions=completions, seed=seed, as_hardmax=as_hardmax,
+                                                interface=iface, progress=lambda _n: prog.advance(task))
+        table = Table(title=f"free inputs the output depends on (C = {free_fraction})")
+        for col in ("n", "function", "free", "dependent (mean)", "max"):
+            table.add_column(col, justify="right")
+        for r in rows:
+            table.add_row(str(r.n), r.reference, str(r.free), f"{r.dependent:.2f}", str(r.dependent_max))
+        console.print(table)
+        if plot is not None:
+            from ..limits.plots import plot_dependence
+
+            console.print(f"wrote {plot_dependence(rows, plot)}")
+        if constructive:
+            res = depth_reduction(m, n, ReductionConfig(k=k, q=q), seed=seed, as_hardmax=as_hardmax,
+                                  interface=iface)
+            _print_reduction(res)
+
+
+def _print_reduction(res) -> None:
+    table = Table(title=f"depth reduction, n = {res.n}")
+    for col in ("layer", "c in", "free", "after stage 1", "after stage 2", "after stage 3", "resamples", "c out"):
+        table.add_column(col, justify="right")
+    for lg in res.layers:
+        table.add_row(str(lg.layer), str(lg.c), str(lg.free_start), str(lg.free_after_stage1),
+                      str(lg.free_after_stage2), str(lg.free_after_stage3), str(lg.resamples), str(lg.c_after))
+    console.print(table)
+    rho = "".join("*" if v < 0 else str(v) for v in res.rho)
+    console.print(f"ρ = {rho}   free = {res.n_free}   output depends on {len(res.dependency)} of them: "
+                  f"{list(res.dependency)}   verified on {res.n_checked} completions: {res.verified}",
+                  highlight=False)
+    if res.counterexample:
+        cx = res.counterexample
+        console.print(f"PARITY counterexample: x = {''.join(map(str, cx['x']))} (parity {cx['parity']}), "
+                      f"x' = {''.join(map(str, cx['x_prime']))} (parity {cx['parity_prime']}), same output "
+                      f"{cx['output']}", highlight=False)
+    if res.note:
+        console.print(f"[yellow]note:[/] {res.note}", highlight=False)
+
+
+@app.command("dyck-ce")
+def dyck_ce_cmd(
+    quick: bool = typer.Option(True, help="the ~1-minute setting (n = 8, 16, 32; 60 steps)"),
+    lengths: Optional[str] = typer.Option(None, help="comma-separated even n (overrides the preset)"),
+    steps: Optional[int] = typer.Option(None, help="optimiser steps per (model, n)"),
+    models: str = typer.Option("transformer,lstm", help="comma-separated: transformer, lstm"),
+    seed: int = typer.Option(0),
+    plot: Optional[Path] = typer.Option(None, help="write the excess-CE vs n figure (PNG)"),
+) -> None:
+    """Dyck-2 next-symbol prediction: excess cross-entropy vs n next to P_0·(1 − p)."""
+    from dataclasses import replace
+
+    from ..limits.dyck_ce import QUICK, DyckCEConfig, dyck_ce
+
+    with user_errors():
+        cfg = QUICK if quick else DyckCEConfig()
+        over: dict = {"seed": seed, "models": tuple(m.strip() for m in models.split(",") if m.strip())}
+        if lengths:
+            over["lengths"] = tuple(_lengths(lengths))
+        if steps is not None:
+            over["steps"] = steps
+        cfg = replace(cfg, **over)
+        with _progress() as prog:
+            task = prog.add_task("training", total=len(cfg.lengths) * len(cfg.models))
+            rows = dyck_ce(cfg, progress=lambda *_: prog.advance(task))
+    table = Table(title="Dyck-2 next-symbol cross-entropy (bits/symbol)")
+    for col in ("model", "n", "CE", "optimal", "excess", "P_0·(1−p)", "P_0", "p", "accuracy"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(r.model, str(r.n), f"{r.ce_bits:.3f}", f"{r.optimal_bits:.3f}", f"{r.excess_bits:.3f}",
+                      f"{r.bound_bits:.3f}", f"{r.P0:.3f}", f"{r.p:.2f}", f"{r.accuracy:.3f}")
+    console.print(table)
+    if plot is not None:
+        from ..limits.plots import plot_dyck_ce
+
+        console.print(f"wrote {plot_dyck_ce(rows, plot)}")

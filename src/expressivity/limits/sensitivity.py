@@ -25,7 +25,7 @@ import torch
 from ..transformer import Transformer
 from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
 
-_SCORE_BUDGET = 1 << 24  # max attention-score entries (B·c·H·T²) per forward pass
+_SCORE_BUDGET = 1 << 21  # max attention-score entries (B·c·H·T²) per pass (16 MB: stays cache-friendly)
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tenso
     """Measure ‖Δy^(k)‖ for every string in ``ids`` (B, n) and every string position i.
 
     All B·n flipped copies (x_i -> x_i + 1 mod K) are built as one batch; ``chunk`` (flips per
-    pass) defaults to all of them unless the memory budget (B·chunk·H·T² ≤ 2^24 score
+    pass) defaults to all of them unless the memory budget (B·chunk·H·T² ≤ 2^21 score
     entries) forces a split. ``positions`` (n,): token position of each string symbol.
     """
     model = adapter.transformer
