@@ -1,0 +1,191 @@
+"""Exact d-D partition of a box by adjacency traversal of activation regions (LP via HiGHS).
+
+An activation pattern π fixes every ReLU sign / argmax / hardmax selection, so on its region
+the program is affine, y = A_π x + c_π, and the region is the polyhedron
+    R_π = {x ∈ [lo, hi] : s_k (a_k·x + b_k) ≥ 0 for every constraint k of π}
+(ReLU: sign of the pre-activation; argmax j*: z_j* − z_j ≥ 0; selection: a_ij* − a_ij ≥ 0,
+queries constant on the region). Starting from the pattern at the box centre, breadth-first
+search: for every constraint k, the LP  max r  s.t.  s_j (a_j·x + b_j) ≥ r‖a_j‖ (j ≠ k),
+a_k·x + b_k = 0, x ∈ box, finds a point in the relative interior of the facet if r > 0;
+stepping δ across it gives the neighbouring pattern. Regions with interior radius ≤ RADIUS_TOL
+are not counted. Linear regions: adjacent activation regions with equal (A, c) are merged.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+from scipy.optimize import linprog
+
+from .domains import Box
+from .ir import Program, scores, select_output, tied
+from .result import LINEAR_RTOL
+
+RADIUS_TOL = 1e-9
+MAX_REGIONS = 20000
+
+
+def _affine_pass(prog: Program, x: np.ndarray):
+    """Pattern at x, the affine output map (A (out, n), c) and constraint rows (G (k, n), h)
+    meaning G x + h ≥ 0 on the region (redundant rows included). Carries state as (T, d, n+1)."""
+    n = prog.in_dim
+    xe = np.append(x, 1.0)
+    code: list = []
+    rows: list = []
+    stack: list = []
+    Y = None
+    T = prog.n_tokens
+    for step in prog.steps():
+        kind = step[0]
+        if kind == "embed":
+            E, c = step[1], step[2]
+            Y = np.concatenate([np.transpose(E, (1, 2, 0)), c[..., None]], axis=-1)  # (T, d, n+1)
+        elif kind in ("affine", "relu", "max") and step[1] is not None:
+            Y = np.einsum("tdk,de->tek", Y, step[1])
+            Y[..., -1] += np.broadcast_to(step[2], (T, step[1].shape[1]))
+        if kind == "relu":
+            val = Y @ xe  # (T, n_ch)
+            on = val > 0
+            code.append(on.ravel())
+            sgn = np.where(on, 1.0, -1.0)
+            rows.append((sgn[..., None] * Y).reshape(-1, n + 1))
+            Y = Y * on[..., None]
+        elif kind == "max":
+            idx = step[3]
+            Z = Y[:, idx]  # (T, m, p, n+1)
+            val = Z @ xe
+            arg = np.argmax(tied(val), axis=-1)  # (T, m)
+            code.append(arg.ravel())
+            win = np.take_along_axis(Z, arg[..., None, None], axis=2)  # (T, m, 1, n+1)
+            rows.append((win - Z).reshape(-1, n + 1))
+            Y = win[:, :, 0]
+        elif kind == "select":
+            op = step[1]
+            val = Y @ xe  # (T, d)
+            q = np.einsum("tdk,hde->htek", Y, op.W_Q)
+            if np.abs(q[..., :-1]).max(initial=0.0) > 1e-12 * (1 + np.abs(q).max()):
+                raise ValueError("Box counting needs hardmax queries that are constant in x "
+                                 "(compiled models); use a Segment for input-dependent queries")
+            a, _ = scores(op, val[None])
+            sel = tied(a)[0]  # (H, T, T)
+            first = np.argmax(sel, axis=-1)
+            code.append(first.ravel())
+            qc = q[..., -1] + op.b_Q[:, None, :]  # (H, T, e) constant queries
+            K = np.einsum("tdk,hde->htek", Y, op.W_K)
+            K[..., -1] += op.b_K[:, None, :]
+            S = op.lam * np.einsum("hie,htek->hitk", qc, K)  # scores as affine maps (H, Tq, Tk, n+1)
+            win = np.take_along_axis(S, first[..., None, None], axis=2)
+            allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
+            rows.append((win - S)[:, allowed].reshape(-1, n + 1))
+            w = sel / sel.sum(-1, keepdims=True)
+            V = np.einsum("tdk,hde->htek", Y, op.W_V)
+            V[..., -1] += op.b_V[:, None, :]
+            Z = np.einsum("hij,hjek->hiek", w, V)
+            Y = np.einsum("hiek,hed->idk", Z, op.W_O)
+            Y[..., -1] += op.b_O
+        elif kind == "save":
+            stack.append(Y)
+        elif kind == "add":
+            Y = stack.pop() + Y
+        elif kind == "read":
+            Y = Y[list(step[1])].reshape(-1, n + 1)
+    G = np.concatenate(rows) if rows else np.zeros((0, n + 1))
+    code_bytes = b"".join(np.asarray(c, np.int64).tobytes() for c in code)
+    return code_bytes, Y[:, :-1], Y[:, -1], G[:, :-1], G[:, -1]
+
+
+def _facet_point(G, h, k, lo, hi, EG=None, Eh=None):
+    """Relative-interior point of facet k of {G x + h ≥ 0} ∩ {EG x + Eh ≥ 0} ∩ box, or None."""
+    n = G.shape[1]
+    keep = np.arange(len(G)) != k
+    Gs, hs = G[keep], h[keep]
+    if EG is not None and len(EG):
+        Gs, hs = np.vstack([Gs, EG]), np.concatenate([hs, Eh])
+    eye = np.eye(n)  # the box faces keep the point (and the step across) inside the box
+    Gs, hs = np.vstack([Gs, eye, -eye]), np.concatenate([hs, -lo, hi])
+    norms = np.linalg.norm(Gs, axis=1)
+    A_ub = np.hstack([-Gs, norms[:, None]])  # −(G x + h) + r‖g‖ ≤ 0
+    A_eq = np.append(G[k], 0.0)[None]
+    c = np.zeros(n + 1)
+    c[-1] = -1.0
+    bounds = [(l, u) for l, u in zip(lo, hi)] + [(None, 1.0)]
+    res = linprog(c, A_ub=A_ub, b_ub=hs, A_eq=A_eq, b_eq=[-h[k]], bounds=bounds, method="highs")
+    if res.status != 0 or -res.fun <= RADIUS_TOL:
+        return None
+    return res.x[:-1]
+
+
+def _clean(G, h):
+    """Unit-normalised, de-duplicated constraint rows G x + h ≥ 0 (zero rows dropped)."""
+    norms = np.linalg.norm(G, axis=1)
+    ok = norms > 1e-12 * (1 + norms.max(initial=0.0))
+    G, h = G[ok] / norms[ok, None], h[ok] / norms[ok]
+    _, uniq = np.unique(np.round(np.hstack([G, h[:, None]]), 11), axis=0, return_index=True)
+    uniq = np.sort(uniq)
+    return G[uniq], h[uniq]
+
+
+def partition_box(prog: Program, box: Box, progress=None) -> dict:
+    lo, hi = box.lo, box.hi
+    n = prog.in_dim
+    scale = np.max(hi - lo)
+    start = (lo + hi) / 2
+    code, A, c, G, h = _affine_pass(prog, start)
+    seen = {code: 0}
+    regions = [(A, c, G, h, start)]
+    edges = set()
+    queue = deque([0])
+    def visit(y):
+        code2, A2, c2, G2, h2 = _affine_pass(prog, y)
+        if code2 not in seen:
+            if len(regions) >= MAX_REGIONS:
+                raise ValueError(f"more than {MAX_REGIONS} regions in the box: use a Plane or Segment")
+            seen[code2] = len(regions)
+            regions.append((A2, c2, *_clean(G2, h2), y))
+            queue.append(seen[code2])
+        return seen[code2]
+
+    def explore(rid, G, h, k, EG, Eh, depth, tag=frozenset(), memo=None):
+        """All regions across facet k of region rid (the facet may border several)."""
+        if tag in memo:
+            return
+        memo.add(tag)
+        p = _facet_point(G, h, k, lo, hi, EG, Eh)
+        if p is None:
+            return
+        y = p - 1e-7 * scale * G[k]  # across the facet: G_k y + h_k < 0 (rows are unit)
+        if np.any(y < lo) or np.any(y > hi):
+            return
+        nid = visit(y)
+        edges.add((min(rid, nid), max(rid, nid)))
+        if depth > n + 8:
+            return
+        Gn, hn = regions[nid][2], regions[nid][3]
+        for j in range(len(Gn)):
+            if abs(abs(Gn[j] @ G[k]) - 1) < 1e-9:
+                continue  # the shared facet itself
+            # the part of the facet where the neighbour's constraint j fails
+            explore(rid, G, h, k, np.vstack([EG, -Gn[j:j + 1]]), np.append(Eh, -hn[j]), depth + 1,
+                    tag | {(nid, j)}, memo)
+
+    regions[0] = (A, c, *_clean(G, h), start)
+    while queue:
+        rid = queue.popleft()
+        A, c, G, h, x0 = regions[rid]
+        for k in range(len(G)):
+            explore(rid, G, h, k, np.zeros((0, n)), np.zeros(0), 0, frozenset(), set())
+        if progress is not None:
+            progress((len(regions) - len(queue)) / len(regions))
+    maps = np.stack([np.concatenate([r[0], r[1][:, None]], axis=1) for r in regions])  # (R, out, n+1)
+    Gmax = np.abs(maps[..., :-1]).max() + np.abs(maps[..., -1]).max()
+    from .plane import _components
+
+    pairs = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
+    if len(pairs):
+        same = np.all(np.abs(maps[pairs[:, 0]] - maps[pairs[:, 1]]) <= LINEAR_RTOL * Gmax, axis=(1, 2))
+        linear = _components(len(regions), pairs[same])
+    else:
+        linear = np.zeros(len(regions), np.int64)
+    return {"A": [-r[2] for r in regions], "b": [r[3] for r in regions], "maps": maps,
+            "points": np.array([r[4] for r in regions]), "linear": linear, "adjacent": pairs}
