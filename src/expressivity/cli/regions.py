@@ -1,3 +1,134 @@
-"""CLI commands of the regions area (filled in by that area)."""
+"""`expressivity regions`: exact linear/activation region counts on a segment, plane or box.
 
-from . import app  # noqa: F401
+MODEL is either a ``.safetensors`` file written by ``save_transformer`` / ``expressivity
+compile`` (a compiled model is read at token 0, like ``evaluate``; a plain hardmax transformer
+at every token of ``--n-tokens`` copies of x) or a JSON spec: the network specs of
+``expressivity compile`` (maxout | relu | random) or a constructed family
+``{"type": "sawtooth", "q": 3, "L": 4}`` | ``{"type": "tent", "L": 5}`` |
+``{"type": "serra", "widths": [3, 4]}``. Vectors are comma-separated: ``--segment 0 1`` or
+``--segment=-1,0 1,0`` (use ``=`` for values starting with ``-``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from . import app
+from ._common import console, user_errors
+
+
+def _vec(text: str, what: str) -> np.ndarray:
+    try:
+        return np.array([float(t) for t in text.split(",")], dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"{what}: expected comma-separated numbers, got {text!r}") from None
+
+
+def load_model(path: Path, compile_it: bool = False):
+    """A model object that :func:`expressivity.regions.lower` accepts."""
+    if not path.is_file():
+        raise FileNotFoundError(f"no such model file: {path}")
+    if path.suffix == ".safetensors":
+        from ..transformer import load_transformer, read_metadata
+
+        if "compiled" in read_metadata(path):
+            from ..compile import load_compiled
+
+            return load_compiled(path)
+        return load_transformer(path)
+    if path.suffix != ".json":
+        raise ValueError(f"MODEL must be a .safetensors or .json file, got {path.name}")
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict) or "type" not in data:
+        raise ValueError(f"{path}: a JSON model must be an object with a 'type' field")
+    from ..cpwl import families
+
+    kind = data["type"]
+    domain = (0.0, 1.0)
+    if kind == "sawtooth":
+        net = families.sawtooth_maxout(int(data.get("q", 2)), int(data.get("L", 1)))
+    elif kind == "tent":
+        net = families.tent_map(int(data.get("L", 1)))
+    elif kind == "serra":
+        net = families.serra_net(data.get("widths", [3]))
+        domain = families.serra_domain()
+    else:
+        from ..compile.spec import parse_spec
+
+        net, domain = parse_spec(data)
+    if compile_it:
+        from ..compile import compile_maxout
+
+        return compile_maxout(net, domain=domain)
+    return net
+
+
+@app.command("regions")
+def regions_cmd(
+    model: Path = typer.Argument(..., help="a .safetensors transformer or a JSON network spec"),
+    segment: tuple[str, str] | None = typer.Option(None, "--segment", help="A B: the segment from A to B"),
+    plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
+    bounds: str = typer.Option("-1,1,-1,1", "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane"),
+    box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (small d)"),
+    lo: float = typer.Option(-1.0, "--lo", help="box lower bound (every coordinate)"),
+    hi: float = typer.Option(1.0, "--hi", help="box upper bound (every coordinate)"),
+    compile_it: bool = typer.Option(False, "--compile", help="compile a JSON network to a hardmax transformer first"),
+    n_tokens: int | None = typer.Option(None, "--n-tokens", help="tokens for a plain transformer (default n_ctx)"),
+    plot: Path | None = typer.Option(None, "--plot", help="write a PNG of the plane slice"),
+    color_by: str = typer.Option("linear", "--color-by", help="linear | activation (for --plot)"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+) -> None:
+    """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
+    from ..regions import Box, Plane, Segment, count_regions
+
+    with user_errors():
+        chosen = sum(x is not None and x is not False for x in (segment, plane, box or None))
+        if chosen != 1:
+            raise ValueError("give exactly one of --segment A B, --plane O U V, --box")
+        if plot is not None and plane is None:
+            raise ValueError("--plot draws a plane slice: use it with --plane")
+        m = load_model(model, compile_it)
+        kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
+        if segment is not None:
+            dom = Segment(_vec(segment[0], "segment A"), _vec(segment[1], "segment B"))
+        elif plane is not None:
+            dom = Plane(_vec(plane[0], "plane O"), _vec(plane[1], "plane U"), _vec(plane[2], "plane V"),
+                        _vec(bounds, "--bounds"))
+        else:
+            from ..regions import lower
+
+            d = lower(m, **kw).in_dim
+            dom = Box(np.full(d, lo), np.full(d, hi))
+        with Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+                      TimeElapsedColumn(), console=console, transient=True, disable=as_json) as prog:
+            task = prog.add_task("counting regions", total=None if segment is not None else 1.0)
+
+            def tick(*args):
+                if segment is not None:
+                    prog.update(task, advance=args[0], description=f"counting regions ({args[0]} pieces)")
+                else:
+                    prog.update(task, completed=float(args[0]))
+
+            if plot is not None:
+                from ..regions.plot import plot_regions
+
+                res = count_regions(m, dom, progress=tick, **kw)
+                plot_regions(m, dom, plot, color_by=color_by, regions=res)
+            else:
+                res = count_regions(m, dom, progress=tick, **kw)
+        summary = res.summary()
+    if as_json:
+        console.print_json(json.dumps(summary))
+        return
+    console.print(f"{summary['activation_regions']} activation regions, {summary['linear_regions']} linear "
+                  f"regions ({summary['pieces']} pieces, {summary['kind']}, {summary['seconds']:.3f} s)")
+    if plot is not None:
+        console.print(f"wrote {plot}")

@@ -130,6 +130,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
     lo, hi = box.lo, box.hi
     n = prog.in_dim
     scale = np.max(hi - lo)
+    diam = float(np.linalg.norm(hi - lo))
     start = (lo + hi) / 2
     code, A, c, G, h = _affine_pass(prog, start)
     seen = {code: 0}
@@ -159,12 +160,15 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
             return
         nid = visit(y)
         edges.add((min(rid, nid), max(rid, nid)))
-        if depth > n + 8:
-            return
+        if depth > n + 8 or n == 1:
+            return  # in 1-D a facet is a point: one region across it
         Gn, hn = regions[nid][2], regions[nid][3]
+        slack = Gn @ y + hn  # rows are unit vectors: distance of y to each constraint
         for j in range(len(Gn)):
             if abs(abs(Gn[j] @ G[k]) - 1) < 1e-9:
                 continue  # the shared facet itself
+            if slack[j] > diam:
+                continue  # constraint j cannot fail anywhere in the box
             # the part of the facet where the neighbour's constraint j fails
             explore(rid, G, h, k, np.vstack([EG, -Gn[j:j + 1]]), np.append(Eh, -hn[j]), depth + 1,
                     tag | {(nid, j)}, memo)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from .domains import Box, Plane, Segment
 from .lower import lower
 from .result import Regions, runs
@@ -32,6 +34,21 @@ def count_regions(model, domain, progress=None, **lower_kw) -> Regions:
         pieces = partition_plane(prog, domain, progress)
         return Regions("plane", domain, pieces["n_regions"], len(pieces["faces"]), pieces,
                        time.perf_counter() - start)
+    if isinstance(domain, Box) and prog.in_dim == 1:
+        # a 1-D box is a segment: use the exact breakpoint counter, report intervals as H-reps
+        box = domain.with_dim(1)
+        seg = count_regions(prog, Segment(box.lo, box.hi), progress)
+        p, rid = seg.pieces, seg.pieces["region"]
+        first = np.r_[0, np.nonzero(np.diff(rid))[0] + 1]
+        last = np.r_[first[1:] - 1, len(rid) - 1]
+        x0 = box.lo[0] + p["t0"][first] * (box.hi[0] - box.lo[0])
+        x1 = box.lo[0] + p["t1"][last] * (box.hi[0] - box.lo[0])
+        A = [np.array([[-1.0], [1.0]])] * len(first)
+        b = [np.array([-a, c]) for a, c in zip(x0, x1)]
+        lin = seg.linear_labels[first]
+        _, lin = np.unique(lin, return_inverse=True)
+        pieces = {"A": A, "b": b, "points": ((x0 + x1) / 2)[:, None], "linear": lin, "maps": None}
+        return Regions("box", domain, len(first), len(first), pieces, time.perf_counter() - start)
     if isinstance(domain, Box):
         from .box import partition_box
 
