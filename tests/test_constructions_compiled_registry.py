@@ -58,7 +58,7 @@ EXPECTED = {
     "parity": ("softmax", {"layer_norm", "eps"}),
     "first": ("softmax", {"layer_norm", "eps"}),
     "parity-compiled": ("hardmax", {"max_length", "method"}),
-    "dyck": ("hardmax", {"k", "max_depth", "max_length", "scale"}),
+    "dyck": ("hardmax", {"k", "max_depth", "max_length", "scale", "method"}),
 }
 
 

@@ -8,8 +8,10 @@
 * ``"parity-compiled"`` — PARITY for every length ≤ ``max_length`` (default 12), a counting
   head plus a compiled CPWL g(k/T) = ±1; hardmax, exact; ``method`` = "interpolate" |
   "sawtooth" (width vs depth growing with N).
-* ``"dyck"``    — Dyck-(k, D) recogniser, hardmax, 4 layers; params ``k`` (2),
-  ``max_depth`` (2), ``max_length`` (2048), ``scale`` (10, the logit magnitude).
+* ``"dyck"``    — Dyck-(k, D) recogniser, hardmax; params ``k`` (2), ``max_depth`` (2),
+  ``max_length`` (2048), ``scale`` (10, the logit magnitude), ``method``:
+  "depth-lookup" (default, 4 layers for every D, ``dyck.py``) | "yao" (D + 1 layers, one per
+  depth level as in Yao et al. 2021, ``dyck_yao.py``).
 
 Every construction has ``.transformer``, ``.attention``, ``.accept_probability(strings)``,
 ``.logits``, ``.encode`` (what the model reads), ``.language`` and ``.summary()``.
@@ -17,17 +19,30 @@ Every construction has ``.transformer``, ``.attention``, ``.accept_probability(s
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 
-from . import dyck, first, parity, parity_compiled
+from . import dyck, dyck_yao, first, parity, parity_compiled
 from .base import Construction, Encoded, ce_bits_closed_form
+
+DYCK_METHODS = {"depth-lookup": dyck.build, "yao": dyck_yao.build}
+
+
+def _dyck(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float = 10.0,
+          method: str = "depth-lookup") -> Construction:
+    """Dyck-(k, D) by hard attention: 4 layers ("depth-lookup") or D + 1 layers ("yao")."""
+    if method not in DYCK_METHODS:
+        raise ValueError(f"dyck: method must be one of {sorted(DYCK_METHODS)}, got {method!r}")
+    c = DYCK_METHODS[method](k=k, max_depth=max_depth, max_length=max_length, scale=scale)
+    return dataclasses.replace(c, params={**c.params, "method": method})
+
 
 REGISTRY: dict[str, Callable[..., Construction]] = {
     "parity": parity.build,
     "first": first.build,
     "parity-compiled": parity_compiled.build,
-    "dyck": dyck.build,
+    "dyck": _dyck,
 }
 
 
