@@ -2,7 +2,9 @@
 
 Both compute, for B strings of length n and every position i, max_{j≠i}‖Δy_j^(k)‖ per layer k
 (float64). The loop runs one forward pass per flipped position (the base pass is shared);
-the batched version builds all flipped copies as one batch (chunked only by the memory budget).
+the batched version builds all flipped copies as one batch (chunked only by the memory budget)
+and computes block 1 of every copy by exact rank-one softmax updates; blocks 2..L need full
+passes (Θ(n·T²) work for n copies, the same as the loop), so the gain shrinks with depth.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/sensitivity_bench.py [--lengths 256,1024] [--strings 1]
 """
@@ -42,11 +44,12 @@ def main() -> None:
     ap.add_argument("--lengths", default="256,1024")
     ap.add_argument("--strings", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--layers", default="1,2")
     args = ap.parse_args()
     torch.set_num_threads(1)
     rows = []
-    for n in [int(s) for s in args.lengths.split(",")]:
-        cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=2, d_out=1,
+    for L, n in [(int(a), int(b)) for a in args.layers.split(",") for b in args.lengths.split(",")]:
+        cfg = TransformerConfig(d_model=16, n_layers=L, n_heads=2, d_head=8, d_mlp=32, d_vocab=2, d_out=1,
                                 n_ctx=n, lam=0.1)
         model = Transformer(cfg)
         model.reset_parameters(0)
@@ -61,10 +64,10 @@ def main() -> None:
             ref = loop_flips(model, ids)
             t_l = min(t_l, time.perf_counter() - t0)
         assert np.allclose(meas.other, ref, rtol=1e-9, atol=1e-12), (meas.other, ref)
-        rows.append((n, args.strings, meas.n_passes, t_b, t_l, t_l / t_b))
-    print(f"{'n':>6} {'strings':>7} {'passes':>6} {'batched s':>10} {'loop s':>10} {'loop/batched':>12}")
-    for n, b, p, tb, tl, r in rows:
-        print(f"{n:>6} {b:>7} {p:>6} {tb:>10.3f} {tl:>10.3f} {r:>11.2f}x")
+        rows.append((L, n, args.strings, meas.n_passes, t_b, t_l, t_l / t_b))
+    print(f"{'layers':>6} {'n':>6} {'strings':>7} {'passes':>6} {'batched s':>10} {'loop s':>10} {'loop/batched':>12}")
+    for L, n, b, p, tb, tl, r in rows:
+        print(f"{L:>6} {n:>6} {b:>7} {p:>6} {tb:>10.3f} {tl:>10.3f} {r:>11.2f}x")
 
 
 if __name__ == "__main__":

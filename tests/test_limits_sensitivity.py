@@ -138,3 +138,18 @@ def test_bad_input():
         flip_sensitivity(cont, lengths=[4])
     with pytest.raises(ValueError, match="Transformer"):
         flip_sensitivity("not a model", lengths=[4])
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(layer_norm="pre", causal=True), dict(layer_norm="post"),
+                                dict(log_length_scaling=True, causal=True), dict(lam=30.0)])
+def test_incremental_first_block_equals_full_passes(kw):
+    """Rank-one softmax updates for block 1 vs plain forward passes (lam=30: sharp attention,
+    exercising the exact fallback rows)."""
+    m = _model(11, n_layers=3, **kw)
+    ids = np.random.default_rng(1).integers(0, 3, size=(2, 12))
+    adapter = InputAdapter(m)
+    a = measure_flips(adapter, ids, torch.arange(12), chunk=5, incremental=True)
+    b = measure_flips(adapter, ids, torch.arange(12), chunk=5, incremental=False)
+    for x, y in ((a.other, b.other), (a.flipped, b.flipped), (a.readout, b.readout)):
+        np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
+    assert a.output == pytest.approx(b.output, rel=1e-9, abs=1e-12)

@@ -56,6 +56,12 @@ def _resolve_model(model: str, params: dict, seed: int, attention: str, layer_no
     if model.endswith(".safetensors") or Path(model).exists():
         if not Path(model).exists():
             raise FileNotFoundError(f"no such model file: {model}")
+        from ..transformer import read_metadata
+
+        if "run_config" in read_metadata(model):  # written by `expressivity train`
+            from ..limits.trained import load_trained
+
+            return load_trained(model)
         return load_transformer(model)
     from .. import constructions
 
@@ -188,7 +194,7 @@ def _print_reduction(res) -> None:
 
 @app.command("dyck-ce")
 def dyck_ce_cmd(
-    quick: bool = typer.Option(True, help="the ~1-minute setting (n = 8, 16, 32; 60 steps)"),
+    quick: bool = typer.Option(True, help="the ~1-minute setting (n = 8, 16, 32; 150 steps)"),
     lengths: Optional[str] = typer.Option(None, help="comma-separated even n (overrides the preset)"),
     steps: Optional[int] = typer.Option(None, help="optimiser steps per (model, n)"),
     models: str = typer.Option("transformer,lstm", help="comma-separated: transformer, lstm"),

@@ -61,7 +61,7 @@ class DyckCEConfig:
             raise ValueError(f"DyckCEConfig.d_model ({self.d_model}) must be divisible by heads ({self.heads})")
 
 
-QUICK = DyckCEConfig(lengths=(8, 16, 32), steps=60, d_model=16, eval_batch=64)  # ~1 minute
+QUICK = DyckCEConfig(lengths=(8, 16, 32), steps=150, d_model=16, eval_batch=64)  # ~1 minute
 
 
 @dataclass(frozen=True)

@@ -155,12 +155,14 @@ def flip_table(K: int) -> np.ndarray:
 
 @torch.no_grad()
 def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tensor,
-                  chunk: int | None = None) -> FlipMeasurement:
+                  chunk: int | None = None, incremental: bool = True) -> FlipMeasurement:
     """Measure ‖Δy^(k)‖ for every string in ``ids`` (B, n) and every string position i.
 
     All B·n flipped copies (x_i -> x_i + 1 mod K) are built as one batch; ``chunk`` (flips per
     pass) defaults to all of them unless the memory budget (B·chunk·H·T² ≤ 2^21 score
     entries) forces a split. ``positions`` (n,): token position of each string symbol.
+    ``incremental``: compute block 1 of all copies by exact rank-one softmax updates
+    (:mod:`.incremental`; softmax, no padding) instead of full passes.
     """
     model = adapter.transformer
     cfg = model.cfg
@@ -168,13 +170,26 @@ def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tenso
     B, n = ids.shape
     inputs, key_mask, r = adapter.encode(ids)
     T = inputs.shape[1]
-    if chunk is None:
-        chunk = max(1, min(n, _SCORE_BUDGET // max(1, B * cfg.n_heads * T * T)))
+    L = cfg.n_layers
     base_cache: dict = {}
     base_out = m64(_f64(inputs), key_mask=key_mask, cache=base_cache)
-    L = cfg.n_layers
     base = _stream(base_cache, L)  # (L+1, B, T, d)
     flip = flip_table(adapter.K)
+    use_inc = incremental and cfg.attention == "softmax" and key_mask is None
+    if use_inc:
+        from .incremental import FirstBlock
+
+        emb, _, _ = adapter.layout(n)  # (K', T, d): y^(0) of every symbol at every position
+        expect = emb[torch.as_tensor(ids), positions[None, :]]  # (B, n, d)
+        if not torch.allclose(base[0][:, positions], expect, rtol=0, atol=1e-12):
+            raise ValueError("the input encoding is not position-wise: y^(0) of a string differs from "
+                             "the per-symbol embeddings, so Lemma 5's setting (one changed input) does not hold")
+        first = FirstBlock(m64, base[0])
+        per_copy = B * cfg.n_heads * T * (T if L > 1 else 4 * max(cfg.d_head, cfg.d_model))
+    else:
+        per_copy = B * cfg.n_heads * T * T
+    if chunk is None:
+        chunk = max(1, min(n, _SCORE_BUDGET // max(1, per_copy)))
     other = torch.zeros(L, dtype=torch.float64)
     read = torch.zeros(L, dtype=torch.float64)
     flipped = torch.zeros(L, dtype=torch.float64)
@@ -183,35 +198,57 @@ def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tenso
     for start in range(0, n, chunk):  # chunks only when memory demands it
         idx = np.arange(start, min(n, start + chunk))  # flipped string positions (c,)
         c = len(idx)
+        tok = positions[torch.as_tensor(idx)]  # their token positions
         X = np.repeat(ids[:, None, :], c, axis=1)  # (B, c, n)
         X[:, np.arange(c), idx] = flip[X[:, np.arange(c), idx]]
-        inp, km, _ = adapter.encode(X.reshape(B * c, n))
-        if key_mask is not None:
-            km = key_mask.repeat_interleave(c, dim=0) if km is None else km
-        cache: dict = {}
-        out = m64(_f64(inp), key_mask=km, cache=cache)
+        if use_inc:
+            y0_new = emb[torch.as_tensor(X[:, np.arange(c), idx]), tok[None, :]]  # (B, c, d)
+            stream, out = _deeper(m64, first.flipped(tok, y0_new))  # (L, B, c, T, d)
+        else:
+            inp, km, _ = adapter.encode(X.reshape(B * c, n))
+            if key_mask is not None:
+                km = key_mask.repeat_interleave(c, dim=0) if km is None else km
+            cache: dict = {}
+            out = m64(_f64(inp), key_mask=km, cache=cache)
+            full = _stream(cache, L).reshape(L + 1, B, c, T, -1)
+            diff0 = torch.linalg.vector_norm(full[0] - base[0][:, None], dim=-1)  # (B, c, T)
+            off_i = torch.ones(c, T, dtype=torch.bool)
+            off_i[torch.arange(c), tok] = False
+            if diff0[:, off_i].numel() and float(diff0[:, off_i].max()) > 0:
+                raise ValueError("the input encoding is not position-wise: a flip changed y^(0) at "
+                                 "other positions, so Lemma 5's setting (one changed input) does not hold")
+            stream = full[1:]
+            out = out.reshape(B, c, T, -1) if out is not None else None
         n_passes += 1
-        diff = torch.linalg.vector_norm(
-            _stream(cache, L).reshape(L + 1, B, c, T, -1) - base[:, :, None], dim=-1)  # (L+1, B, c, T)
+        d = torch.linalg.vector_norm(stream - base[1:, :, None], dim=-1)  # (L, B, c, T)
         at_i = torch.zeros(c, T, dtype=torch.bool)
-        tok = positions[torch.as_tensor(idx)]
         at_i[torch.arange(c), tok] = True
-        if float(diff[0].masked_fill(at_i, 0.0).max()) > 0:
-            raise ValueError("the input encoding is not position-wise: a flip changed y^(0) at "
-                             "other positions, so Lemma 5's setting (one changed input) does not hold")
-        d = diff[1:]
         flipped = torch.maximum(flipped, d[..., at_i].amax(dim=(1, 2)))
         other = torch.maximum(other, d.masked_fill(at_i, 0.0).amax(dim=(1, 2, 3)))
         not_r = tok != r  # (c,)
         if not_r.any():
             read = torch.maximum(read, d[:, :, not_r, r].amax(dim=(1, 2)))
             if cfg.d_out is not None:
-                d_out = out.reshape(B, c, T, -1)[:, not_r, r] - base_out[:, None, r]
+                d_out = out[:, not_r, r] - base_out[:, None, r]
                 out_change = torch.maximum(out_change, torch.linalg.vector_norm(d_out, dim=-1).max())
     return FlipMeasurement(
         n=n, other=other.numpy(), readout=read.numpy(), flipped=flipped.numpy(),
         output=float(out_change) if cfg.d_out is not None else None, n_passes=n_passes,
     )
+
+
+def _deeper(m64: Transformer, y1: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Blocks 2..L on y^(1) (B, c, T, d): the stream y^(1..L) (L, B, c, T, d) and the output."""
+    B, c, T, d = y1.shape
+    y = y1.reshape(B * c, T, d)
+    stream = [y]
+    for block in m64.blocks[1:]:
+        y = block(y, None, None, "")
+        stream.append(y)
+    if m64.cfg.layer_norm == "pre":
+        y = m64.ln_final(y)
+    out = (y @ m64.W_U + m64.b_U).reshape(B, c, T, -1) if m64.cfg.d_out is not None else None
+    return torch.stack(stream).reshape(len(stream), B, c, T, d), out
 
 
 def _f64(x: torch.Tensor) -> torch.Tensor:
