@@ -24,7 +24,7 @@ import inspect
 from collections.abc import Callable
 
 from . import dyck, dyck_yao, first, parity, parity_compiled
-from .base import Construction, Encoded, ce_bits_closed_form
+from .base import Construction, Encoded, ce_bits_closed_form, ce_bits_from_logits
 
 DYCK_METHODS = {"depth-lookup": dyck.build, "yao": dyck_yao.build}
 
@@ -62,4 +62,4 @@ def get(name: str, **params) -> Construction:
     return REGISTRY[name](**params)
 
 
-__all__ = ["REGISTRY", "Construction", "Encoded", "allowed_params", "ce_bits_closed_form", "get"]
+__all__ = ["REGISTRY", "Construction", "Encoded", "allowed_params", "ce_bits_closed_form", "ce_bits_from_logits", "get"]

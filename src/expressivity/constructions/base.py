@@ -119,11 +119,7 @@ class Construction:
         z = self.logits(strings)
         if labels is None:
             labels = np.array([self.language.accepts(s) for s in strings], dtype=bool)
-        y = np.asarray(labels, dtype=bool)
-        if y.shape != z.shape:
-            raise ValueError(f"labels must have shape {z.shape}, got {y.shape}")
-        margin = np.where(y, z, -z)
-        return float(np.mean(np.logaddexp(0.0, -margin)) / math.log(2.0))
+        return ce_bits_from_logits(z, labels)
 
     def summary(self) -> dict:
         """Name, parameters and sizes, for tables and reports."""
@@ -141,6 +137,16 @@ class Construction:
             "n_params_nonzero": self.transformer.n_params(nonzero=True),
             **self.info,
         }
+
+
+def ce_bits_from_logits(z, labels) -> float:
+    """Mean −log2 P(y | s) for logits z (B,) and labels y (B,): mean softplus(∓z)/ln 2."""
+    z = np.asarray(z, dtype=np.float64)
+    y = np.asarray(labels, dtype=bool)
+    if y.shape != z.shape:
+        raise ValueError(f"labels must have shape {z.shape}, got {y.shape}")
+    margin = np.where(y, z, -z)
+    return float(np.mean(np.logaddexp(0.0, -margin)) / math.log(2.0))
 
 
 def ce_bits_closed_form(margin: float) -> float:
