@@ -208,3 +208,14 @@ def test_compiled_transformer_has_the_source_nets_linear_regions():
     lin_t = r_t.pieces["t0"][1:][np.diff(r_t.linear_labels) != 0]
     lin_m = r_m.pieces["t0"][1:][np.diff(r_m.linear_labels) != 0]
     assert np.allclose(lin_t, lin_m, atol=1e-9)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), rank=st.integers(2, 4))
+def test_vertex_fast_path_equals_general_counter(seed, rank):
+    net = MaxoutNetwork.random(2, [5, 4, 3], rank, seed=seed)
+    seg = Segment([-1.5, -1.0], [1.0, 2.0])
+    fast, slow = count_regions(net, seg), count_regions(net, seg, general=True)
+    assert fast.activation_regions == slow.activation_regions
+    assert fast.linear_regions == slow.linear_regions
+    assert np.allclose(fast.breakpoints, slow.breakpoints, atol=1e-12)

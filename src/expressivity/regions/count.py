@@ -11,20 +11,28 @@ from .lower import lower
 from .result import Regions, runs
 
 
-def count_regions(model, domain, progress=None, **lower_kw) -> Regions:
+def count_regions(model, domain, progress=None, general: bool = False, **lower_kw) -> Regions:
     """Exact partition of ``model`` (anything :func:`~expressivity.regions.lower.lower`
     accepts) over ``domain`` (:class:`Segment`, :class:`Plane` or :class:`Box`).
 
     ``progress`` (optional) is called with the number of pieces finished so far (segment) or
-    with the fraction of work done (plane, box).
+    with the fraction of work done (plane, box). ``general=True`` forces the general 1-D
+    counter (per-piece end values, pattern hashes) even for programs without hardmax.
     """
     prog = lower(model, **lower_kw)
     start = time.perf_counter()
     if isinstance(domain, Segment):
         from .segment import partition_segment
+        from .segment_vertex import argmax_pattern_free, partition_segment_vertex
 
-        p = partition_segment(prog, domain, progress)
-        region = runs(p["code"])
+        if prog.in_dim != domain.dim:
+            raise ValueError(f"segment has dimension {domain.dim} but the model's input dimension is {prog.in_dim}")
+        if argmax_pattern_free(prog) and not general:
+            p = partition_segment_vertex(prog, domain)  # every piece is one activation region
+            region = np.arange(len(p["t0"]))
+        else:
+            p = partition_segment(prog, domain, progress)
+            region = runs(p["code"])
         pieces = {"t0": p["t0"], "t1": p["t1"], "out_L": p["L"], "out_R": p["R"], "region": region}
         n_act = int(region[-1]) + 1
         return Regions("segment", domain, n_act, len(region), pieces, time.perf_counter() - start)

@@ -112,7 +112,13 @@ class _Mesh:
         a, b = C[cross], Cn[cross]
         Vt = np.int64(self.V + 1)
         key = np.minimum(a, b) * Vt + np.maximum(a, b)
-        uk, inv = np.unique(key, return_inverse=True)
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        first = np.ones(len(ks), bool)
+        first[1:] = ks[1:] != ks[:-1]
+        uk = ks[first]
+        inv = np.empty(len(ks), np.int64)
+        inv[order] = np.cumsum(first) - 1
         ea, eb = uk // Vt, uk % Vt
         t = g[ea] / (g[ea] - g[eb])
         nn = len(uk)
@@ -166,12 +172,11 @@ class _Mesh:
 
 def _compact(E: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Left-pack the masked entries of each row (order kept), padding −1."""
-    order = np.argsort(~mask, axis=1, kind="stable")
-    rows = np.take_along_axis(E, order, 1)
     n = mask.sum(1)
-    width = int(n.max())
-    rows = rows[:, :width].copy()
-    rows[np.arange(width)[None, :] >= n[:, None]] = -1
+    pos = np.cumsum(mask, axis=1) - 1
+    rows = np.full((len(E), int(n.max())), -1, np.int64)
+    r, c = np.nonzero(mask)
+    rows[r, pos[r, c]] = E[r, c]
     return rows, n
 
 
