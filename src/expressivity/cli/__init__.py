@@ -22,6 +22,7 @@ from . import regions as _regions  # noqa: E402,F401
 from . import train as _train  # noqa: E402,F401
 from . import limits as _limits  # noqa: E402,F401
 from . import report as _report  # noqa: E402,F401
+from . import constructions as _constructions  # noqa: E402,F401
 
 
 def main() -> None:
