@@ -2,10 +2,16 @@
 plus the Dyck generator's sampling speed.
 
     OMP_NUM_THREADS=1 python bench/train_bench.py [--steps 30] [--length 40] [--batch 32]
+        [--kind recognition|next_symbol] [--repeats 3]
 
-Rows: ours (expressivity.transformer.Transformer as is), ours+sdpa (the same weights and math
-with the attention sublayer computed by fused matmuls and F.scaled_dot_product_attention — a
-proposed change, patched in here only), torch (nn.TransformerEncoder, pre-LN, ReLU, no dropout).
+Training time is process CPU time (time.process_time) with one torch thread, best of
+interleaved repeats, so that other load on a shared machine does not distort the ratio.
+
+Rows: ours (expressivity.transformer.Transformer as is); ours+fused (same weights and math,
+attention projections as one (d_model, H·d_head) matmul each and the output as one
+(H·d_head, d_model) matmul, explicit masked softmax); ours+sdpa (fused projections plus
+F.scaled_dot_product_attention) — both proposed changes, patched in here only; torch
+(nn.TransformerEncoder, pre-LN, ReLU, no dropout, causal mask for next-symbol prediction).
 """
 
 from __future__ import annotations
@@ -26,10 +32,12 @@ from expressivity.transformer.model import _allowed, sinusoidal_positions
 
 
 class TorchEncoder(nn.Module):
-    """Embedding + sinusoidal positions → nn.TransformerEncoder (pre-LN, final LN) → linear."""
+    """Embedding + sinusoidal positions → nn.TransformerEncoder (pre-LN, final LN; causal mask for
+    next-symbol prediction) → linear."""
 
-    def __init__(self, d_vocab, d_model, n_layers, n_heads, d_mlp, d_out, n_ctx):
+    def __init__(self, d_vocab, d_model, n_layers, n_heads, d_mlp, d_out, n_ctx, causal=False):
         super().__init__()
+        self.causal = causal
         self.embed = nn.Embedding(d_vocab, d_model)
         self.register_buffer("pos", sinusoidal_positions(n_ctx, d_model))
         layer = nn.TransformerEncoderLayer(d_model, n_heads, d_mlp, dropout=0.0, activation="relu",
@@ -39,7 +47,9 @@ class TorchEncoder(nn.Module):
 
     def forward(self, ids):
         y = self.embed(ids) + self.pos[: ids.shape[1]]
-        return self.unembed(self.encoder(y))
+        T = ids.shape[1]
+        mask = nn.Transformer.generate_square_subsequent_mask(T) if self.causal else None
+        return self.unembed(self.encoder(y, mask=mask, is_causal=self.causal))
 
 
 def sdpa_attention_forward(self, y, key_mask, cache, prefix):
@@ -65,16 +75,22 @@ def sdpa_attention_forward(self, y, key_mask, cache, prefix):
         n_keys = allowed.sum(-1, keepdim=True).clamp(min=1) if allowed is not None else torch.full((1, 1, T, 1), T)
         scale = scale * torch.log(n_keys.to(y.dtype))
     q = q * scale
-    if allowed is not None and key_mask is None and cfg.causal:
+    if not getattr(self, "use_sdpa", True):  # fused projections, explicit masked softmax
+        a = q @ k.transpose(-1, -2)  # (B, H, T, T)
+        if allowed is not None:
+            a = a.masked_fill(~allowed, float("-inf"))
+        z = torch.softmax(a, dim=-1) @ v
+    elif allowed is not None and key_mask is None and cfg.causal:
         z = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1.0)
     else:
         z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=1.0)
     return z.transpose(1, 2).reshape(B, T, H * e) @ self.W_O.reshape(H * e, d) + self.b_O
 
 
-def patch_sdpa(model):
+def patch_sdpa(model, use_sdpa=True):
     for block in model.blocks:
         block.attn.forward = types.MethodType(sdpa_attention_forward, block.attn)
+        block.attn.use_sdpa = use_sdpa
     return model
 
 
@@ -91,10 +107,10 @@ def time_training(model, batches, n_outputs):
         return loss.item()
 
     step(batches[0])  # warm-up
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time of this (single-threaded) process: robust on a shared machine
     for b in batches:
         losses.append(step(b))
-    return time.perf_counter() - t0, losses
+    return time.process_time() - t0, losses
 
 
 def main():
@@ -122,7 +138,8 @@ def main():
         return build_model(cfg, d_vocab, d_out)
 
     def torch_enc():
-        return TorchEncoder(d_vocab, args.d_model, args.layers, args.heads, 4 * args.d_model, d_out, cfg.max_length + 2)
+        return TorchEncoder(d_vocab, args.d_model, args.layers, args.heads, 4 * args.d_model, d_out, cfg.max_length + 2,
+                            causal=args.kind == "next_symbol")
 
     # check the patched forward computes the same function
     m = ours()
@@ -131,7 +148,10 @@ def main():
         ref = m(x)
         diff = (patch_sdpa(m)(x) - ref).abs().max().item()
 
-    makers = {"ours": ours, "ours+sdpa": lambda: patch_sdpa(ours()), "torch": torch_enc}
+    with torch.no_grad():
+        diff = max(diff, (patch_sdpa(m, use_sdpa=False)(x) - ref).abs().max().item())
+    makers = {"ours": ours, "ours+fused": lambda: patch_sdpa(ours(), use_sdpa=False),
+              "ours+sdpa": lambda: patch_sdpa(ours()), "torch": torch_enc}
     best = {k: math.inf for k in makers}
     params = {k: sum(p.numel() for p in makers[k]().parameters()) for k in makers}
     for _ in range(args.repeats):  # interleaved repeats, best time kept (shared machine)
@@ -140,8 +160,8 @@ def main():
             best[name] = min(best[name], t)
     print(f"# {args.kind} Dyck-2, batch {args.batch}, T = {batches[0]['input'].shape[1]}, d_model {args.d_model}, "
           f"{args.layers} layers, {args.heads} heads, d_mlp {4 * args.d_model}; {args.steps} steps, "
-          f"best of {args.repeats}; torch {torch.__version__}, threads {torch.get_num_threads()}")
-    print(f"# ours+sdpa vs ours max |Δlogits| = {diff:.2e}")
+          f"best of {args.repeats} (process CPU time); torch {torch.__version__}, threads {torch.get_num_threads()}")
+    print(f"# patched variants vs ours: max |Δlogits| = {diff:.2e}")
     print("| model | params | steps/s | tokens/s | ratio vs torch |")
     print("|---|---:|---:|---:|---:|")
     for name in makers:

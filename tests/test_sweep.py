@@ -155,6 +155,6 @@ def test_ray_backend_runs_the_same_sweep(tmp_path):
     assert counts(db) == ((3, 3), (6, 6))
     local = tmp_path / "local.sqlite"
     run_sweep(expand_grid(SPEC), local, workers=1)
-    key = lambda r: (r["run_id"], r["length"])  # noqa: E731
+    key = lambda r: (r["run_id"], r["length"])
     assert [(key(r), r["accuracy"], r["ce_bits"]) for r in sorted(ResultStore(db).rows(), key=key)] == \
         [(key(r), r["accuracy"], r["ce_bits"]) for r in sorted(ResultStore(local).rows(), key=key)]

@@ -57,4 +57,4 @@ def test_task_lengths():
     assert dyck.valid_lengths(range(1, 7)) == [2, 4, 6]
     with pytest.raises(ValueError, match="no positive strings of length 5"):
         dyck.sample_batch(np.random.default_rng(0), 2, 5)
-    assert L.get_task("parity", "recognition").valid_lengths(range(0, 3)) == [1, 2]
+    assert L.get_task("parity", "recognition").valid_lengths(range(3)) == [1, 2]

@@ -9,8 +9,15 @@ import pytest
 import torch
 
 from expressivity import languages as L
-from expressivity.train import (RunConfig, batch_metrics, build_model, parse_lengths, preset, train_run,
-                                transformer_config)
+from expressivity.train import (
+    RunConfig,
+    batch_metrics,
+    build_model,
+    parse_lengths,
+    preset,
+    train_run,
+    transformer_config,
+)
 from expressivity.transformer import Transformer, load_transformer
 
 

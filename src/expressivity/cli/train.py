@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from . import app
-from ._common import console, fail, user_errors
+from ._common import console, user_errors
 
 DEFAULT_DB = "runs/results.sqlite"
 
@@ -37,29 +43,30 @@ def _parse_params(items: list[str]) -> dict:
 @app.command()
 def train(
     task: str = typer.Option(..., help="language: parity | first | majority | dyck"),
-    kind: Optional[str] = typer.Option(None, help="recognition (default) | next_symbol"),
+    kind: str | None = typer.Option(None, help="recognition (default) | next_symbol"),
     param: list[str] = typer.Option([], "--param", help="language parameter KEY=VALUE, e.g. k=2, max_depth=4"),
-    model: Optional[str] = typer.Option(None, help="transformer | lstm"),
-    layers: Optional[int] = typer.Option(None, help="blocks / LSTM layers"),
-    heads: Optional[int] = typer.Option(None, help="attention heads"),
-    d_model: Optional[int] = typer.Option(None, "--d-model", help="residual width / LSTM hidden size"),
-    train_lengths: Optional[str] = typer.Option(None, "--train-lengths", help="e.g. 1-40"),
-    test_lengths: Optional[str] = typer.Option(None, "--test-lengths", help="e.g. 41-500 or 51-100,101-150"),
-    steps: Optional[int] = typer.Option(None, help="optimiser steps"),
-    batch_size: Optional[int] = typer.Option(None, "--batch-size"),
-    lr: Optional[float] = typer.Option(None, help="Adam learning rate"),
-    seed: Optional[int] = typer.Option(None, help="seed of init and data"),
-    positional: Optional[str] = typer.Option(None, help="learned | sinusoidal | none"),
-    layer_norm: Optional[str] = typer.Option(None, "--layer-norm", help="none | pre | post"),
-    ln_eps: Optional[float] = typer.Option(None, "--ln-eps"),
-    log_length_scaling: Optional[bool] = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
-    eval_batch: Optional[int] = typer.Option(None, "--eval-batch", help="strings per test length"),
-    preset: Optional[str] = typer.Option(None, help="protocol preset: deletang | bhattamishra | quick"),
+    model: str | None = typer.Option(None, help="transformer | lstm"),
+    layers: int | None = typer.Option(None, help="blocks / LSTM layers"),
+    heads: int | None = typer.Option(None, help="attention heads"),
+    d_model: int | None = typer.Option(None, "--d-model", help="residual width / LSTM hidden size"),
+    train_lengths: str | None = typer.Option(None, "--train-lengths", help="e.g. 1-40"),
+    test_lengths: str | None = typer.Option(None, "--test-lengths", help="e.g. 41-500 or 51-100,101-150"),
+    steps: int | None = typer.Option(None, help="optimiser steps"),
+    batch_size: int | None = typer.Option(None, "--batch-size"),
+    lr: float | None = typer.Option(None, help="Adam learning rate"),
+    seed: int | None = typer.Option(None, help="seed of init and data"),
+    positional: str | None = typer.Option(None, help="learned | sinusoidal | none"),
+    layer_norm: str | None = typer.Option(None, "--layer-norm", help="none | pre | post"),
+    ln_eps: float | None = typer.Option(None, "--ln-eps"),
+    log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
+    eval_batch: int | None = typer.Option(None, "--eval-batch", help="strings per test length"),
+    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | quick"),
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
-    out: Optional[Path] = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
+    out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
-    from ..train import ResultStore, RunConfig, preset as make_preset, protocol_score, train_run
+    from ..train import ResultStore, RunConfig, protocol_score, train_run
+    from ..train import preset as make_preset
 
     given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model, train_lengths=train_lengths,
                  test_lengths=test_lengths, steps=steps, batch_size=batch_size, lr=lr, seed=seed,
@@ -105,9 +112,9 @@ def sweep(
     config: Path = typer.Argument(..., help="sweep YAML (preset / base / grid / runs)"),
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store (finished runs are skipped)"),
     backend: str = typer.Option("local", help="local (process pool) | ray"),
-    address: Optional[str] = typer.Option(None, help="Ray cluster address (default: a local instance)"),
-    workers: Optional[int] = typer.Option(None, help="parallel runs (default: number of CPUs)"),
-    out: Optional[Path] = typer.Option(None, help="checkpoint root (one directory per run)"),
+    address: str | None = typer.Option(None, help="Ray cluster address (default: a local instance)"),
+    workers: int | None = typer.Option(None, help="parallel runs (default: number of CPUs)"),
+    out: Path | None = typer.Option(None, help="checkpoint root (one directory per run)"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="re-run runs that failed before"),
 ) -> None:
     """Run a grid of training runs; results go to --db as each run finishes."""
@@ -139,7 +146,7 @@ def sweep(
 @app.command()
 def results(
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
-    plot: Optional[Path] = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG)"),
+    plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG)"),
 ) -> None:
     """Print a table of recorded runs and optionally plot metrics against length."""
     from ..train import ResultStore, protocol_score

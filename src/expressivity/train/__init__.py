@@ -15,6 +15,24 @@ from .protocols import PROTOCOLS, Protocol, get_protocol, preset, protocol_score
 from .store import ResultStore
 from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
 
-__all__ = ["LSTMModel", "PROTOCOLS", "Protocol", "ResultStore", "RunConfig", "RunResult", "SweepSummary",
-           "batch_metrics", "build_model", "evaluate", "expand_grid", "get_protocol", "load_sweep",
-           "parse_lengths", "preset", "protocol_score", "run_sweep", "train_run", "transformer_config"]
+__all__ = [
+           "PROTOCOLS",
+           "LSTMModel",
+           "Protocol",
+           "ResultStore",
+           "RunConfig",
+           "RunResult",
+           "SweepSummary",
+           "batch_metrics",
+           "build_model",
+           "evaluate",
+           "expand_grid",
+           "get_protocol",
+           "load_sweep",
+           "parse_lengths",
+           "preset",
+           "protocol_score",
+           "run_sweep",
+           "train_run",
+           "transformer_config",
+]

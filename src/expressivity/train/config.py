@@ -121,7 +121,7 @@ class RunConfig:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:

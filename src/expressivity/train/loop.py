@@ -25,9 +25,9 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch
@@ -143,7 +143,7 @@ def batch_metrics(logits: torch.Tensor, batch: dict, kind: str, accuracy: str = 
     else:
         acc = ((right & mask).sum(1) / per_string).mean()
     return {"accuracy": float(acc), "ce_bits": float(ce_s.mean()), "optimal_bits": float(ent_s.mean()),
-            "excess_bits": float((ce_s - ent_s).mean()), "n_strings": int(len(ce_s))}
+            "excess_bits": float((ce_s - ent_s).mean()), "n_strings": len(ce_s)}
 
 
 # ------------------------------------------------------------------------- checkpoints

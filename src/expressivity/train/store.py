@@ -80,7 +80,7 @@ class ResultStore:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "ResultStore":
+    def __enter__(self) -> ResultStore:
         return self
 
     def __exit__(self, *exc) -> None:

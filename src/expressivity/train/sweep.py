@@ -24,11 +24,12 @@ from __future__ import annotations
 import itertools
 import os
 import traceback
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
