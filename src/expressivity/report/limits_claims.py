@@ -15,6 +15,9 @@
   correct at every n, but without layer norm their cross-entropy → 1 bit; with layer norm
   (ε = 0) it is length-independent: log2(1 + e^{−√10}) = 0.0598 bits (PARITY),
   log2(1 + e^{−√6}) = 0.1195 bits (FIRST).
+* ``limits.parity-bounded``: for bounded length n ≤ N an exact (hardmax) transformer for
+  PARITY exists — through the maxout compiler — but its size must grow with N: width N + 1
+  (interpolation) or depth ⌈log2(N + 1)⌉ + 1 blocks (sawtooth).
 * ``limits.dyck2-ce``: fixed-size transformers trained on Dyck-2 next-symbol prediction at
   length n: the excess cross-entropy over the optimum grows with n toward Hahn's asymptotic
   floor P_0·(1 − p) bits per symbol (log 2 nats per closing event), above the LSTM's.
@@ -284,6 +287,68 @@ def constructions_ce(ctx: Context) -> Measurement:
     )
 
 
+def parity_bounded(ctx: Context) -> Measurement:
+    import itertools
+    import math
+
+    import torch
+
+    from .. import constructions
+
+    torch.set_num_threads(1)
+    Ns = ctx.pick({"test": (4, 8), "quick": (4, 8, 16, 32), "full": (4, 8, 16, 32, 64)})
+    exhaustive = ctx.pick({"test": 8, "quick": 10, "full": 12})  # all strings up to this length
+    per = ctx.pick({"test": 4, "quick": 8, "full": 32})
+    rng = np.random.default_rng(ctx.seed)
+    rows, checks = [], []
+    plan = [(m, N) for m in ("interpolate", "sawtooth") for N in Ns]
+    for k, (method, N) in enumerate(plan):
+        c = constructions.get("parity-compiled", max_length=N, method=method)
+        strings: list[str] = []
+        for n in range(1, N + 1):
+            if n <= exhaustive:
+                strings += ["".join(b) for b in itertools.product("01", repeat=n)]
+            else:
+                strings += c.language.sample(rng, per, n, True) + c.language.sample(rng, per, n, False)
+        y = np.array([c.language.accepts(x) for x in strings])
+        acc = float(np.mean(c.predict(strings) == y))
+        sm = c.summary()
+        rows.append({"method": method, "N": N, "strings": len(strings), "accuracy": acc,
+                     "blocks": sm["n_layers"], "heads": sm["n_heads"], "tokens": c.info.get("n_tokens"),
+                     "params": sm["n_params"], "params_nonzero": sm["n_params_nonzero"]})
+        checks.append(Check(f"{method} N={N}: accuracy on all n ≤ {N} ({len(strings)} strings)", acc, "==", 1.0))
+        if method == "sawtooth":
+            checks.append(Check(f"sawtooth N={N}: blocks = ⌈log2(N+1)⌉ + 1", sm["n_layers"], "==",
+                                math.ceil(math.log2(N + 1)) + 1))
+        else:
+            checks.append(Check(f"interpolate N={N}: heads = N + 1", sm["n_heads"], "==", N + 1))
+        ctx.progress((k + 1) / len(plan))
+    fig, (ax1, ax2) = figures.new(2)
+    for method, style in (("interpolate", "o-"), ("sawtooth", "s-")):
+        rr = [r for r in rows if r["method"] == method]
+        N = [r["N"] for r in rr]
+        ax1.plot(N, [r["blocks"] for r in rr], style, label=f"{method}: blocks")
+        ax1.plot(N, [r["heads"] for r in rr], style, mfc="none", alpha=0.6, label=f"{method}: heads / block")
+        ax2.loglog(N, [r["params_nonzero"] for r in rr], style, label=method)
+    ax1.set_xscale("log", base=2)
+    ax1.set_xlabel("N (longest length decided exactly)")
+    ax1.set_ylabel("count")
+    ax1.legend(fontsize=8)
+    figures.status_title(ax1, "exact PARITY up to N: size grows with N", all(c.ok() for c in checks))
+    ax2.set_xlabel("N")
+    ax2.set_ylabel("non-zero parameters")
+    ax2.legend(fontsize=8)
+    big = {m: max((r for r in rows if r["method"] == m), key=lambda r: r["N"]) for m in ("interpolate", "sawtooth")}
+    return Measurement(
+        checks=tuple(checks),
+        summary=(f"exact on every tested string for N = {list(Ns)}; at N = {Ns[-1]}: interpolation "
+                 f"{big['interpolate']['blocks']} blocks × {big['interpolate']['heads']} heads, sawtooth "
+                 f"{big['sawtooth']['blocks']} blocks × 1 head"),
+        numbers={"rows": rows},
+        figure=figures.png(fig),
+    )
+
+
 # --------------------------------------------------------------------------- 2DYCK
 
 
@@ -400,6 +465,22 @@ SPECS = [
             "ε = 0 restores a constant margin √(d/2): CE is flat at log2(1 + e^{−√(d/2)})."
         ),
         budget_s={"test": 10, "quick": 60, "full": 600},
+    ),
+    ClaimSpec(
+        id="limits.parity-bounded",
+        title="PARITY up to a fixed length N is exact with hard attention, but the model must grow with N",
+        source="Hahn 2020, §5 (bounded n); Gu et al. 2026 compiler",
+        bound="accuracy 1.0 for all n ≤ N; heads = N + 1 (interpolation) or blocks = ⌈log2(N+1)⌉ + 1 (sawtooth)",
+        bound_value=1.0,
+        run=parity_bounded,
+        depends=("constructions", "compile", "languages"),
+        how_to_read=(
+            "The theorem rules out one fixed transformer for all lengths, not one per bound N. "
+            "A counting head feeds k/T into a compiled CPWL function that is ±1 by parity; it is "
+            "exact on every string up to N (all strings up to length 10 are checked exhaustively), "
+            "and the price is visible: width grows linearly in N, or depth like log2 N."
+        ),
+        budget_s={"test": 5, "quick": 20, "full": 120},
     ),
     ClaimSpec(
         id="limits.dyck2-ce",
