@@ -51,7 +51,8 @@ def code_key(spec: ClaimSpec, size: str) -> str:
     """Hash of the claim id, size and the source of everything its measurement runs."""
     h = hashlib.sha256(f"{spec.id}|{size}".encode())
     own = spec.run.__module__.rsplit(".", 1)[-1]  # e.g. compile_claims
-    for part in sorted({*spec.depends, "cpwl", "transformer", f"report/{own}", "report/claims"}):
+    for part in sorted({*spec.depends, "cpwl", "transformer", f"report/{own}", "report/claims",
+                        "report/figures"}):
         h.update(part.encode())
         h.update(_tree_hash(part).encode())
     return h.hexdigest()[:16]
