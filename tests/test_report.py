@@ -261,3 +261,20 @@ def test_ray_backend_runs_and_resumes(tmp_path):
     assert again.reused == ("compile.complexity",) and again.computed == ()
     page = parse_report(again.index)
     assert page.rows[0]["status"] == "holds" and page.images[0]["width"] > 0
+
+
+def test_changed_code_invalidates_stored_results(tmp_path, monkeypatch):
+    from expressivity.report import store as store_mod
+
+    db = tmp_path / "k.sqlite"
+    spec_c = spec("fake.ok-compile", _ok, depends=("compile",))
+    first = reproduce(tmp_path / "o", size="test", db=db, specs=[spec_c, OK])
+    assert set(first.computed) == {"fake.ok-compile", "fake.ok"}
+    real = store_mod._tree_hash
+
+    def edited(part: str) -> str:  # as if a file of expressivity.compile had been edited
+        return "edited" if part == "compile" else real(part)
+
+    monkeypatch.setattr(store_mod, "_tree_hash", edited)
+    second = reproduce(tmp_path / "o", size="test", db=db, specs=[spec_c, OK])
+    assert second.computed == ("fake.ok-compile",) and second.reused == ("fake.ok",)
