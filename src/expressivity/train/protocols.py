@@ -4,7 +4,8 @@
   score = mean accuracy over test lengths.
 - ``bhattamishra`` (Bhattamishra et al. 2020, EMNLP): train on lengths 2–50, test bins
   51–100 and 101–150; a string counts as correct only if every scored position is right.
-- ``quick``: a CPU-minute sized smoke version (train 2–12, test 14–40 step 2, 300 steps).
+- ``quick``: a CPU-minute sized smoke version (train 2–12, test 14–40 step 2; 300 steps of
+  batch 64, d_model 32, lr 3e-3, 16 strings per test length): an LSTM solves PARITY in it.
 
 ``preset(name, task, **overrides) -> RunConfig``: any RunConfig field can be overridden.
 """
@@ -30,7 +31,7 @@ PROTOCOLS: dict[str, Protocol] = {
     "deletang": Protocol("deletang", (1, 40), tuple(range(41, 501)), ((41, 500),), "per_position"),
     "bhattamishra": Protocol("bhattamishra", (2, 50), tuple(range(51, 151)), ((51, 100), (101, 150)), "per_string"),
     "quick": Protocol("quick", (2, 12), tuple(range(14, 41, 2)), ((14, 40),), "per_string",
-                      (("steps", 300), ("eval_batch", 16), ("d_model", 32), ("batch_size", 32))),
+                      (("steps", 300), ("eval_batch", 16), ("d_model", 32), ("batch_size", 64), ("lr", 3e-3))),
 }
 
 
