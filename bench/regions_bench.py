@@ -13,6 +13,7 @@ Run single-threaded for fairness (regioncam is single-threaded):
 from __future__ import annotations
 
 import argparse
+import itertools
 import time
 
 import numpy as np
@@ -27,7 +28,7 @@ NETS_1D = ([1, 1024], [1, 256, 256, 256, 256], [1, 1024, 1024, 1024])
 def random_layers(widths, seed):
     rng = np.random.default_rng(seed)
     out = []
-    for a, b in zip(widths[:-1], widths[1:]):
+    for a, b in itertools.pairwise(widths):
         W = (rng.normal(size=(a, b)) / np.sqrt(a)).astype(np.float32)
         bias = (0.5 * rng.normal(size=b)).astype(np.float32)
         out.append((W, bias))

@@ -6,11 +6,12 @@ from math import comb
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_regions_segment import _random_layers, _seq, maxout_patterns, relu_patterns
 
 from expressivity.cpwl import MaxoutNetwork
 from expressivity.regions import Plane, count_regions
-from test_regions_segment import _random_layers, _seq, maxout_patterns, relu_patterns
 
 
 def _one_layer(W, b):

@@ -1,10 +1,13 @@
 """1-D exact counting against closed forms (sawtooth q^L, tent 2^L, Serra's ∏(n_l+1)),
 independent dense sampling, regioncam.Regioncam1D, and compiled transformers vs their source."""
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from expressivity.cpwl import MaxoutNetwork
 from expressivity.cpwl.families import sawtooth_maxout, serra_domain, serra_net, tent_map, zigzag
@@ -104,7 +107,7 @@ def test_random_relu_mlp_matches_dense_sampling(seed, in_dim):
 def _random_layers(widths, seed):
     rng = np.random.default_rng(seed)
     return [((rng.normal(size=(a, b)) / np.sqrt(a)).astype(np.float32), (0.5 * rng.normal(size=b)).astype(np.float32))
-            for a, b in zip(widths[:-1], widths[1:])]
+            for a, b in itertools.pairwise(widths)]
 
 
 def _seq(layers):

@@ -19,7 +19,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .domains import Box
-from .ir import Program, scores, select_output, tied
+from .ir import Program, scores, tied
 from .result import LINEAR_RTOL
 
 RADIUS_TOL = 1e-9
@@ -176,7 +176,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
     regions[0] = (A, c, *_clean(G, h), start)
     while queue:
         rid = queue.popleft()
-        A, c, G, h, x0 = regions[rid]
+        G, h = regions[rid][2], regions[rid][3]
         for k in range(len(G)):
             explore(rid, G, h, k, np.zeros((0, n)), np.zeros(0), 0, frozenset(), set())
         if progress is not None:

@@ -85,7 +85,7 @@ class Plane:
         return self.origin + ab[:, :1] * self.u + ab[:, 1:2] * self.v
 
     @classmethod
-    def square(cls, size: float = 1.0, dim: int = 2) -> "Plane":
+    def square(cls, size: float = 1.0, dim: int = 2) -> Plane:
         """The square [−size, size]² of the first two coordinates (regioncam's default)."""
         e = np.eye(dim)
         return cls(np.zeros(dim), e[0], e[1], (-size, size, -size, size))
@@ -141,7 +141,7 @@ class Box:
     def dim(self) -> int:
         return self.lo.size
 
-    def with_dim(self, d: int) -> "Box":
+    def with_dim(self, d: int) -> Box:
         if self.dim == d:
             return self
         if self.dim == 1:

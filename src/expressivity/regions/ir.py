@@ -23,7 +23,6 @@ residuals as save/add, the form the counters walk through.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 import numpy as np
 
@@ -127,7 +126,7 @@ class Read:
     tokens: tuple[int, ...]
 
 
-Op = Union[Embed, Affine, ReLU, GroupMax, Hardmax, Residual, Read]
+Op = Embed | Affine | ReLU | GroupMax | Hardmax | Residual | Read
 
 
 @dataclass(frozen=True)
@@ -203,8 +202,14 @@ def affine(y: np.ndarray, W, b) -> np.ndarray:
     """Token-wise y W + b for y (..., T, d); identity when W is None."""
     if W is None:
         return y
+    if W.shape[0] == 1:  # rank-1 (1-D input): an outer product, no BLAS call
+        out = y * W[0]
+        out += b
+        return out
     out = y.reshape(-1, y.shape[-1]) @ W  # 2-D BLAS call (batched 3-D matmul is slow)
-    return out.reshape(y.shape[:-1] + (W.shape[1],)) + b
+    out = out.reshape(y.shape[:-1] + (W.shape[1],))
+    out += b
+    return out
 
 
 def scores(op: Hardmax, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

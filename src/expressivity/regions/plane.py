@@ -34,14 +34,21 @@ _BLOCK_ELEMS = 1 << 23
 
 
 class _Mesh:
-    """Vertices with interpolated fields (capacity-grown arrays) and padded face cycles."""
+    """Vertices with interpolated fields and face cycles.
+
+    All vertex fields live in one (capacity, columns) float array (one gather per split for
+    all of them); ``cols`` maps a field name to its column slice. Face cycles are rows of
+    ``cyc`` padded with the face's first vertex (so min/max over a row ignore the padding);
+    ``nv`` holds the true lengths.
+    """
 
     def __init__(self, poly: np.ndarray):
         k = len(poly)
         self.V = k
-        self.fields: dict[str, np.ndarray] = {"X": np.zeros((max(64, 4 * k), 2))}
-        self.fields["X"][:k] = poly
-        self.cyc = np.full((16, max(8, k)), -1, np.int64)
+        self.store = np.zeros((max(64, 4 * k), 2))
+        self.store[:k] = poly
+        self.cols: dict[str, slice] = {"X": slice(0, 2)}
+        self.cyc = np.zeros((16, max(8, k)), np.int64)
         self.cyc[0, :k] = np.arange(k)
         self.nv = np.zeros(16, np.int64)
         self.nv[0] = k
@@ -50,34 +57,48 @@ class _Mesh:
 
     # -------------------------------------------------------------- storage
     def field(self, name: str) -> np.ndarray:
-        return self.fields[name][: self.V]
+        return self.store[: self.V, self.cols[name]]
 
     def set_field(self, name: str, values: np.ndarray) -> None:
-        cap = self.fields["X"].shape[0]
-        arr = np.empty((cap,) + values.shape[1:])
-        arr[: self.V] = values
-        self.fields[name] = arr
+        values = values.reshape(self.V, -1)
+        if name in self.cols and self.cols[name].stop - self.cols[name].start == values.shape[1]:
+            self.store[: self.V, self.cols[name]] = values
+            return
+        keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k != name}
+        keep[name] = values
+        width = sum(v.shape[1] for v in keep.values())
+        store = np.empty((self.store.shape[0], width))
+        cols, at = {}, 0
+        for k, v in keep.items():
+            store[: self.V, at:at + v.shape[1]] = v
+            cols[k] = slice(at, at + v.shape[1])
+            at += v.shape[1]
+        self.store, self.cols = store, cols
 
     def drop(self, name: str) -> None:
-        self.fields.pop(name, None)
+        if name in self.cols:
+            keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k != name}
+            self.cols = {}
+            self.store = np.empty((self.store.shape[0], 0))
+            for k, v in keep.items():
+                self.set_field(k, v)
 
     def _grow_vertices(self, n_new: int) -> None:
-        cap = self.fields["X"].shape[0]
+        cap = self.store.shape[0]
         if self.V + n_new <= cap:
             return
-        new_cap = max(2 * cap, self.V + n_new)
-        for k, a in self.fields.items():
-            b = np.empty((new_cap,) + a.shape[1:])
-            b[: self.V] = a[: self.V]
-            self.fields[k] = b
+        store = np.empty((max(2 * cap, self.V + n_new), self.store.shape[1]))
+        store[: self.V] = self.store[: self.V]
+        self.store = store
 
     def _grow_faces(self, n_new: int, width: int) -> None:
         cap, K = self.cyc.shape
         if self.F + n_new > cap or width > K:
             new_cap = max(2 * cap, self.F + n_new) if self.F + n_new > cap else cap
             new_K = max(K, width)
-            c = np.full((new_cap, new_K), -1, np.int64)
+            c = np.zeros((new_cap, new_K), np.int64)
             c[: self.F, :K] = self.cyc[: self.F]
+            c[: self.F, K:] = self.cyc[: self.F, :1]
             self.cyc = c
             for name in ("nv", "origin"):
                 a = getattr(self, name)
@@ -93,19 +114,19 @@ class _Mesh:
             cand = np.arange(self.F)
         if len(cand) == 0:
             return 0
-        C = self.cyc[cand]  # (c, K)
-        valid = C >= 0
-        gv = np.where(valid, g[C], 0.0)
+        C = self.cyc[cand]  # (c, K), padded with the first vertex
+        gv = g[C]
         pos, neg = gv > eps, gv < -eps
         mixed = pos.any(1) & neg.any(1)
         if not mixed.any():
             return 0
-        fm, C, valid = cand[mixed], C[mixed], valid[mixed]
-        S = pos[mixed].astype(np.int8) - neg[mixed].astype(np.int8)
+        fm, C = cand[mixed], C[mixed]
+        S = pos[mixed].view(np.int8) - neg[mixed].view(np.int8)
         c, K = C.shape
         n = self.nv[fm]
-        jn = np.arange(1, K + 1)[None, :]
-        jn = np.where(jn < n[:, None], jn, 0)
+        ar = np.arange(K)
+        valid = ar[None, :] < n[:, None]
+        jn = np.where(ar[None, :] + 1 < n[:, None], ar[None, :] + 1, 0)
         rows = np.arange(c)[:, None]
         Cn, Sn = C[rows, jn], S[rows, jn]
         cross = valid & (S * Sn < 0)
@@ -124,19 +145,16 @@ class _Mesh:
         nn = len(uk)
         self._grow_vertices(nn)
         nid = self.V + np.arange(nn)
-        for name, arr in self.fields.items():
-            A, B = arr[ea], arr[eb]
-            tt = t.reshape((-1,) + (1,) * (A.ndim - 1))
-            arr[nid] = A + tt * (B - A)
+        A = self.store[ea]
+        self.store[nid] = A + t[:, None] * (self.store[eb] - A)
         if col is not None:
-            self.fields[col[0]][nid, col[1]] = 0.0
+            self.store[nid, self.cols[col[0]].start + col[1]] = 0.0
         self.V += nn
         # extended cycles: vertex j, then the new vertex on edge (j, j+1) if any
         Ext = np.full((c, 2 * K), -1, np.int64)
-        Ext[:, 0::2] = C
+        Ext[:, 0::2] = np.where(valid, C, -1)
         odd = Ext[:, 1::2]
         odd[cross] = nid[inv]
-        Ext[:, 1::2] = odd
         ES = np.zeros((c, 2 * K), np.int8)
         ES[:, 0::2] = S
         ok = Ext >= 0
@@ -145,22 +163,25 @@ class _Mesh:
         width = max(P_rows.shape[1], N_rows.shape[1])
         self._grow_faces(c, width)
         K2 = self.cyc.shape[1]
-        self.cyc[fm] = -1
-        self.cyc[fm, : P_rows.shape[1]] = P_rows
-        self.nv[fm] = P_n
         new = self.F + np.arange(c)
-        self.cyc[new] = -1
-        self.cyc[new, : N_rows.shape[1]] = N_rows
-        self.nv[new] = N_n
+        for ids, R, nr in ((fm, P_rows, P_n), (new, N_rows, N_n)):
+            full = np.empty((c, K2), np.int64)
+            full[:, : R.shape[1]] = R
+            full[:, R.shape[1]:] = R[:, :1]
+            full = np.where(full < 0, full[:, :1], full)
+            self.cyc[ids] = full
+            self.nv[ids] = nr
         self.origin[new] = self.origin[fm]
         self.F += c
-        assert K2 >= width
         return c
 
     # -------------------------------------------------------------- queries
     def faces(self) -> np.ndarray:
+        """(F, K) cycles padded with −1."""
         K = int(self.nv[: self.F].max())
-        return self.cyc[: self.F, :K].copy()
+        C = self.cyc[: self.F, :K].copy()
+        C[np.arange(K)[None, :] >= self.nv[: self.F, None]] = -1
+        return C
 
     def centroids(self) -> np.ndarray:
         C = self.faces()
@@ -262,34 +283,46 @@ def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
     Wb, bb = _tokenwise(W, b, T)
     n_ch = Wb.shape[1]
     mesh.drop("G")
-    B = int(np.clip(_BLOCK_ELEMS // max(1, mesh.F), 8, 128))
-    for lo in range(0, n_ch, B):
+    lo = 0
+    while lo < n_ch:
+        # ≤ 64 channels per block (one bit each in a uint64); small meshes use small blocks so
+        # that the per-face candidate sets are refreshed often
+        B = int(np.clip(2 * mesh.F, 8, 64))
         cols = np.arange(lo, min(lo + B, n_ch))
+        lo += B
         G = mesh.field("Y") @ Wb[:, cols] + bb[cols]  # (V, B)
         eps = _eps(G)
-        mesh.set_field("G", G)
+        if len(cols) < B or ("G" in mesh.cols and mesh.cols["G"].stop - mesh.cols["G"].start != B):
+            mesh.drop("G")
+        mesh.set_field("G", np.hstack([G, np.zeros((len(G), B - len(cols)))]) if len(cols) < B else G)
         F0 = mesh.F
         mesh.origin[:F0] = np.arange(F0)
-        C = mesh.cyc[:F0]
-        Cf = np.where(C >= 0, C, C[:, :1])  # pads repeat the first vertex (min/max unchanged)
-        hi = G[Cf[:, 0]]
-        lo_ = hi.copy()
-        for k in range(1, Cf.shape[1]):
-            Gk = G[Cf[:, k]]
-            np.maximum(hi, Gk, out=hi)
-            np.minimum(lo_, Gk, out=lo_)
-        flag = ((hi > eps) & (lo_ < -eps)).T.copy()  # (B, F0)
+        # bit j of pos[v] / neg[v]: channel j is > eps / < −eps at vertex v; a face can be cut by
+        # channel j only if some vertex has each (pads repeat the first vertex)
+        pos, neg = _bits(G > eps), _bits(G < -eps)
+        Cf = mesh.cyc[:F0]
+        fpos = np.bitwise_or.reduce(pos[Cf], axis=1)
+        fneg = np.bitwise_or.reduce(neg[Cf], axis=1)
+        mixed = fpos & fneg  # (F0,) uint64
+        any_bits = int(np.bitwise_or.reduce(mixed)) if F0 else 0
         for j in range(len(cols)):
-            fj = flag[j]
-            if not fj.any():
+            if not (any_bits >> j) & 1:
                 continue
-            cand = np.nonzero(fj[mesh.origin[: mesh.F]])[0]
-            g = mesh.fields["G"][: mesh.V, j]
+            cand = np.nonzero(mixed[mesh.origin[: mesh.F]] & np.uint64(1 << j))[0]
+            g = mesh.field("G")[:, j]
             mesh.split(g, eps[j], cand, col=("G", j))
-        mesh.drop("G")
+    mesh.drop("G")
     Y = mesh.field("Y") @ Wb + bb
     mesh.set_field("Y", np.maximum(Y, 0))
     return W.shape[1]
+
+
+def _bits(M: np.ndarray) -> np.ndarray:
+    """Boolean (V, ≤ 64) → one uint64 per row, bit j = M[:, j]."""
+    V, B = M.shape
+    if B < 64:
+        M = np.hstack([M, np.zeros((V, 64 - B), bool)])
+    return np.packbits(M, axis=1, bitorder="little").view(np.uint64).reshape(V)
 
 
 def _max_layer(mesh: _Mesh, step, T: int) -> int:

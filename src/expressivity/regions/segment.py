@@ -41,7 +41,8 @@ def partition_segment(prog: Program, seg: Segment, progress=None) -> dict:
     a, b = seg.a, seg.b
     YL = (np.einsum("k,ktd->td", a, E) + c)[None]
     YR = (np.einsum("k,ktd->td", b, E) + c)[None]
-    st = dict(t0=np.zeros(1), t1=np.ones(1), L=YL, R=YR, SL=[], SR=[], code=np.zeros(1, np.uint64))
+    st = {"t0": np.zeros(1), "t1": np.ones(1), "L": YL, "R": YR, "SL": [], "SR": [],
+          "code": np.zeros(1, np.uint64)}
     out = []
     _run(steps, 1, st, out, progress)
     return {k: np.concatenate([o[k] for o in out]) for k in ("t0", "t1", "L", "R", "code")}
@@ -63,8 +64,8 @@ def _run(steps, i, st, out, progress):
 
 
 def _take(st, idx):
-    return dict(t0=st["t0"][idx], t1=st["t1"][idx], L=st["L"][idx], R=st["R"][idx],
-                SL=[s[idx] for s in st["SL"]], SR=[s[idx] for s in st["SR"]], code=st["code"][idx])
+    return {"t0": st["t0"][idx], "t1": st["t1"][idx], "L": st["L"][idx], "R": st["R"][idx],
+            "SL": [s[idx] for s in st["SL"]], "SR": [s[idx] for s in st["SR"]], "code": st["code"][idx]}
 
 
 def _keys(step_index: int, n: int) -> np.ndarray:
@@ -122,7 +123,8 @@ def _split(st, pi, s):
         SL.append(x)
         SR.append(y)
     t0 = st["t0"][allp]
-    return dict(t0=t0 + sl * dt, t1=t0 + sr * dt, L=L, R=R, SL=SL, SR=SR, code=st["code"][allp])
+    return {"t0": t0 + sl * dt, "t1": t0 + sr * dt, "L": L, "R": R, "SL": SL, "SR": SR,
+            "code": st["code"][allp]}
 
 
 def _apply(step, i, st):

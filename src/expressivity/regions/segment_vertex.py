@@ -55,7 +55,8 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
         elif kind == "add":
             Y = stack.pop() + Y
         elif kind == "read":
-            Y = Y[:, list(step[1])].reshape(len(Y), -1)
+            tok = list(step[1])
+            Y = Y.reshape(len(Y), -1) if tok == list(range(Y.shape[1])) else Y[:, tok].reshape(len(Y), -1)
         elif kind == "relu":
             g = affine(Y, step[1], step[2])
             P1 = len(g)
@@ -70,7 +71,7 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
                     g = affine(Y, step[1], step[2])
                 else:
                     t, (g, *stack) = _insert(t, [g, *stack], vi, s)
-            Y = np.maximum(g, 0)
+            Y = np.maximum(g, 0, out=g)
         elif kind == "max":
             idx = step[3]
             g = affine(Y, step[1], step[2])
