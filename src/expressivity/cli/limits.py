@@ -27,7 +27,13 @@ def _parse_params(items: list[str]) -> dict:
         if "=" not in item:
             raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
         key, value = item.split("=", 1)
-        out[key.strip()] = yaml.safe_load(value)
+        parsed = yaml.safe_load(value)
+        if isinstance(parsed, str):  # YAML 1.1 reads "1e-5" as a string
+            try:
+                parsed = float(parsed)
+            except ValueError:
+                pass
+        out[key.strip()] = parsed
     return out
 
 
