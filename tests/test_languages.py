@@ -228,3 +228,36 @@ def test_bounded_dyck_fixed_length_matches_conditioned_process():
     c = Counter(d.sample(rng, 8000, 6, True))
     assert set(c) <= set(support)
     assert chisquare([c[s] for s in support], w / w.sum() * 8000).pvalue > 1e-4
+
+
+def stack_reference_batch(ids, k):
+    """Independent vectorised stack machine: push opens (even ids), pop on closes (odd ids)."""
+    count, n = ids.shape
+    stack = np.zeros((count, n + 1), dtype=np.int64)
+    depth = np.zeros(count, dtype=np.int64)
+    ok = np.ones(count, dtype=bool)
+    rows = np.arange(count)
+    for t in range(n):
+        sym = ids[:, t]
+        opening = sym % 2 == 0
+        stack[rows[opening], depth[opening]] = sym[opening]
+        top = stack[rows, np.maximum(depth - 1, 0)]
+        ok &= opening | ((depth > 0) & (top + 1 == sym))
+        depth = np.where(opening, depth + 1, np.maximum(depth - 1, 0))
+    return ok & (depth == 0)
+
+
+def test_dyck2_vectorised_membership_all_strings_to_9_and_hard_cases_at_12():
+    """All 4^n strings for n <= 9; at n = 12 every type assignment of every Dyck-1 path
+    (132 paths × 2^12 types), i.e. all strings whose bracket *shape* is balanced."""
+    d = L.get("dyck", k=2)
+    for n in range(1, 10):
+        ids = (np.arange(4 ** n)[:, None] // 4 ** np.arange(n)[::-1]) % 4  # all of {0..3}^n
+        assert (d.accepts_ids(ids) == stack_reference_batch(ids, 2)).all(), n
+    shapes = [p for p in itertools.product((0, 1), repeat=12) if ref_dyck("".join("()"[c] for c in p), ["()"])]
+    assert len(shapes) == 132
+    types = np.array(list(itertools.product((0, 1), repeat=12)), dtype=np.int64)  # (4096, 12)
+    ids = (np.array(shapes)[:, None, :] + 2 * types[None, :, :]).reshape(-1, 12)
+    got = d.accepts_ids(ids)
+    assert (got == stack_reference_batch(ids, 2)).all()
+    assert got.sum() == 132 * 2 ** 6  # each of the 6 pairs picks its type freely

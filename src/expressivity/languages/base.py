@@ -182,7 +182,7 @@ class Language(ABC):
             raise ValueError(f"{self.name}: prefix {prefix!r} has probability 0 under the generative process")
         return {a: float(p) for a, p in zip(self.alphabet + EOS, table[-1])}
 
-    def generate(self, rng: np.random.Generator, count: int, max_length: int = 10_000) -> list[str]:
+    def generate(self, rng: np.random.Generator, count: int, max_length: int = 1000) -> list[str]:
         """Sample ``count`` strings from the generative process (strings still running at
         ``max_length`` are cut there; the cut is a stopping time, so transition frequencies
         stay those of the process)."""
@@ -194,11 +194,13 @@ class Language(ABC):
             if not live.any():
                 break
             p = self._probs(state)  # (count, K + 1)
+            p = np.where(live[:, None], p, np.concatenate([p[:, :-1], np.zeros((count, 1))], axis=1))
+            p = p / p.sum(axis=1, keepdims=True)  # finished strings idle on the EOS-free process
             u = rng.random(count)[:, None]
             sym = (u > np.cumsum(p, axis=1)).sum(axis=1).clip(max=p.shape[1] - 1)
             ended = live & (sym == self.eos_index)
             live &= ~ended
-            sym = np.where(live, sym, 0)
+            sym = np.where(ended, p[:, :-1].argmax(axis=1), sym)  # any symbol; these rows are done
             rows.append(sym)
             lengths += live
             state = self._advance(state, sym)
