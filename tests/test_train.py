@@ -111,3 +111,34 @@ def test_bad_configs():
     with pytest.raises(ValueError, match="bad length range"):
         parse_lengths("40-1")
     assert parse_lengths("51-53,60") == (51, 52, 53, 60)
+
+
+def test_cli_train_records_run_and_rejects_bad_input(tmp_path):
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+    from expressivity.train import ResultStore
+
+    db = tmp_path / "r.sqlite"
+    args = ["train", "--task", "dyck", "--kind", "next_symbol", "--param", "k=2", "--model", "lstm",
+            "--layers", "1", "--d-model", "8", "--train-lengths", "2-6", "--test-lengths", "8-10",
+            "--steps", "5", "--seed", "1", "--db", str(db), "--out", str(tmp_path / "run")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rows = ResultStore(db).rows()
+    assert [r["length"] for r in rows] == [8, 10]  # 9 is odd: no Dyck strings
+    assert rows[0]["config"]["task_params"] == {"k": 2}
+    assert (tmp_path / "run" / "model.safetensors").is_file()
+    bad = [
+        (["--task", "palindrome"], "unknown language"),
+        (["--task", "parity", "--preset", "chomsky"], "unknown preset"),
+        (["--task", "parity", "--test-lengths", "50-41"], "bad length range"),
+        (["--task", "dyck", "--kind", "next_symbol", "--test-lengths", "41"], "no valid length"),
+    ]
+    for extra, msg in bad:
+        res = CliRunner().invoke(app, ["train", *extra, "--db", str(db)])
+        assert res.exit_code == 2 and msg in res.output, (extra, res.output)
+    foreign = tmp_path / "foreign.sqlite"
+    foreign.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
+    res = CliRunner().invoke(app, ["train", "--task", "parity", "--db", str(foreign)])
+    assert res.exit_code == 2 and "not an expressivity results database" in res.output

@@ -86,7 +86,8 @@ def train(
             progress.update(bar, completed=step, status=f"loss {loss:.4f}")
 
         result = train_run(cfg, out_dir, on_step=on_step)
-    store.record_result(result)
+    if not store.record_result(result):
+        console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
     store.close()
     _metrics_table(result.metrics, f"{cfg.label()} ({result.duration:.1f} s)")
     scores = protocol_score([dict(m) for m in result.metrics], cfg.protocol)
@@ -114,7 +115,8 @@ def sweep(
     backend: str = typer.Option("local", help="local (process pool) | ray"),
     address: str | None = typer.Option(None, help="Ray cluster address (default: a local instance)"),
     workers: int | None = typer.Option(None, help="parallel runs (default: number of CPUs)"),
-    out: Path | None = typer.Option(None, help="checkpoint root (one directory per run)"),
+    out: Path | None = typer.Option(None, help="checkpoint root, one directory per run (default: "
+                                    "checkpoints/ next to --db; interrupted runs resume from there)"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="re-run runs that failed before"),
 ) -> None:
     """Run a grid of training runs; results go to --db as each run finishes."""
@@ -135,7 +137,8 @@ def sweep(
             progress.update(bar, status=f"{kind}: {cfg.label()}")
 
         with user_errors():
-            summary = run_sweep(configs, db, backend=backend, workers=workers, address=address, out_dir=out,
+            out_dir = out if out is not None else db.parent / "checkpoints"
+            summary = run_sweep(configs, db, backend=backend, workers=workers, address=address, out_dir=out_dir,
                                 retry_errors=retry_errors, on_event=on_event)
     console.print(f"{summary.total} runs: {summary.done} done, {summary.skipped} skipped (already in {db}), "
                   f"{summary.errors} failed")
