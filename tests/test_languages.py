@@ -261,3 +261,13 @@ def test_dyck2_vectorised_membership_all_strings_to_9_and_hard_cases_at_12():
     got = d.accepts_ids(ids)
     assert (got == stack_reference_batch(ids, 2)).all()
     assert got.sum() == 132 * 2 ** 6  # each of the 6 pairs picks its type freely
+
+
+@pytest.mark.parametrize("name,params,ref", CASES, ids=[f"{c[0]}{c[1]}" for c in CASES])
+def test_support_matches_brute_force(name, params, ref):
+    """supports(n, positive) is True exactly when a string of that class and length exists."""
+    lang = L.get(name, **params)
+    for n in range(0, 7):
+        members = [ref(s) for s in all_strings(lang.alphabet, n) if len(s) == n]
+        assert lang.supports(n, True) == any(members), (n, "positive")
+        assert lang.supports(n, False) == (not all(members)), (n, "negative")

@@ -26,7 +26,7 @@ class First(BinaryLanguage):
         return ids[:, 0] == 1
 
     def supports(self, length: int, positive: bool) -> bool:
-        return length >= 1
+        return length >= 1 if positive else length >= 0  # ε is a negative
 
     def _sample_positive_ids(self, rng, count, length):
         ids = rng.integers(0, 2, size=(count, length))
