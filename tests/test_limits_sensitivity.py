@@ -8,7 +8,13 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from expressivity.limits import InputAdapter, flip_sensitivity, lemma5_bound, measure_flips, token_embedding_table
+from expressivity.limits import (
+    InputAdapter,
+    flip_sensitivity,
+    lemma5_bound,
+    measure_flips,
+    token_embedding_table,
+)
 from expressivity.transformer import Transformer, TransformerConfig
 
 torch.set_num_threads(1)
@@ -66,7 +72,7 @@ def test_measured_times_n_is_flat_for_parity_construction():
     from expressivity import constructions
     c = constructions.get("parity")
     rep = flip_sensitivity(c, lengths=[16, 64, 256], n_strings=1, seed=1)
-    n, nd = rep.n_delta(layer=1)
+    _, nd = rep.n_delta(layer=1)
     assert rep.applicable
     assert nd.max() / nd.min() < 1.5
     for r in rep.rows:

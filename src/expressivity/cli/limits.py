@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from . import app  # noqa: F401
+from . import app
 from ._common import console, user_errors
 
 
@@ -78,7 +77,7 @@ def _resolve_model(model: str, params: dict, seed: int, attention: str, layer_no
 def sensitivity(
     model: str = typer.Option("parity", help="random | a construction (parity, first, dyck, ...) | a .safetensors file"),
     param: list[str] = typer.Option([], "--param", "-p", help="construction parameter KEY=VALUE (repeatable)"),
-    language: Optional[str] = typer.Option(None, help="language of the strings (default: the construction's; "
+    language: str | None = typer.Option(None, help="language of the strings (default: the construction's; "
                                                       "uniform random strings for other models)"),
     lengths: str = typer.Option("8,16,32,64,128", help="comma-separated n"),
     strings: int = typer.Option(4, help="strings per length (all their n flips are batched)"),
@@ -88,8 +87,8 @@ def sensitivity(
     eps: float = typer.Option(1e-5, help="random model: layer-norm eps"),
     lam: float = typer.Option(0.1, help="random model: λ"),
     causal: bool = typer.Option(False, help="random model: causal attention"),
-    plot: Optional[Path] = typer.Option(None, help="write the n·Δ vs n figure (PNG)"),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="write the rows as JSON"),
+    plot: Path | None = typer.Option(None, help="write the n·Δ vs n figure (PNG)"),
+    json_out: Path | None = typer.Option(None, "--json", help="write the rows as JSON"),
 ) -> None:
     """Flip one input, measure max_{j≠i}‖Δy_j^(k)‖ per layer, and compare with Hahn's Lemma 5 bound."""
     from .. import languages
@@ -146,10 +145,15 @@ def restrict(
     seed: int = typer.Option(0),
     as_hardmax: bool = typer.Option(False, help="evaluate a softmax model with hardmax"),
     constructive: bool = typer.Option(True, help="also run the depth reduction (binary alphabets)"),
-    plot: Optional[Path] = typer.Option(None, help="write the dependency-count vs n figure (PNG)"),
+    plot: Path | None = typer.Option(None, help="write the dependency-count vs n figure (PNG)"),
 ) -> None:
     """Theorem 1: random restrictions (dependency count vs n) and the constructive depth reduction."""
-    from ..limits import ReductionConfig, SymbolInterface, dependence_under_restriction, depth_reduction
+    from ..limits import (
+        ReductionConfig,
+        SymbolInterface,
+        dependence_under_restriction,
+        depth_reduction,
+    )
 
     with user_errors():
         ns = _lengths(lengths)
@@ -201,11 +205,11 @@ def _print_reduction(res) -> None:
 @app.command("dyck-ce")
 def dyck_ce_cmd(
     quick: bool = typer.Option(True, help="the ~1-minute setting (n = 8, 16, 32; 150 steps)"),
-    lengths: Optional[str] = typer.Option(None, help="comma-separated even n (overrides the preset)"),
-    steps: Optional[int] = typer.Option(None, help="optimiser steps per (model, n)"),
+    lengths: str | None = typer.Option(None, help="comma-separated even n (overrides the preset)"),
+    steps: int | None = typer.Option(None, help="optimiser steps per (model, n)"),
     models: str = typer.Option("transformer,lstm", help="comma-separated: transformer, lstm"),
     seed: int = typer.Option(0),
-    plot: Optional[Path] = typer.Option(None, help="write the excess-CE vs n figure (PNG)"),
+    plot: Path | None = typer.Option(None, help="write the excess-CE vs n figure (PNG)"),
 ) -> None:
     """Dyck-2 next-symbol prediction: excess cross-entropy vs n next to P_0·(1 − p)."""
     from dataclasses import replace

@@ -1,34 +1,45 @@
 """Limits of self-attention (Hahn 2020): flip sensitivity vs Lemma 5, random restrictions
-and depth reduction (Theorem 1), Dyck-2 cross-entropy."""
+and depth reduction (Theorem 1), Dyck-2 cross-entropy. See docs/limits.md."""
 
+from .depth_reduction import DepthReductionResult, LayerLog, ReductionConfig, depth_reduction
 from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
-from .sensitivity import (FlipMeasurement, InputAdapter, SensitivityReport, SensitivityRow,
-                          flip_sensitivity, measure_flips)
+from .restriction import (
+    DependenceRow,
+    SymbolInterface,
+    dependence_under_restriction,
+    dyck_restriction,
+    hardmax_copy,
+    influential_free_inputs,
+    random_restriction,
+)
+from .sensitivity import (
+    FlipMeasurement,
+    InputAdapter,
+    SensitivityReport,
+    SensitivityRow,
+    flip_sensitivity,
+    measure_flips,
+)
 
 __all__ = [
-    "FlipMeasurement",
-    "Lemma5Bound",
-    "SensitivityReport",
-    "SensitivityRow",
-    "flip_sensitivity",
-    "lemma5_bound",
-    "measure_flips",
-]
-
-from .depth_reduction import DepthReductionResult, LayerLog, ReductionConfig, depth_reduction  # noqa: E402
-from .restriction import (DependenceRow, SymbolInterface, dependence_under_restriction,  # noqa: E402
-                          dyck_restriction, hardmax_copy, influential_free_inputs, random_restriction)
-
-__all__ += [
     "DependenceRow",
     "DepthReductionResult",
+    "FlipMeasurement",
+    "InputAdapter",
     "LayerLog",
+    "Lemma5Bound",
     "ReductionConfig",
+    "SensitivityReport",
+    "SensitivityRow",
     "SymbolInterface",
     "dependence_under_restriction",
     "depth_reduction",
     "dyck_restriction",
+    "flip_sensitivity",
     "hardmax_copy",
     "influential_free_inputs",
+    "lemma5_bound",
+    "measure_flips",
     "random_restriction",
+    "token_embedding_table",
 ]

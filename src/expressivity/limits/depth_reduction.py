@@ -39,8 +39,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .restriction import (as_transformer, hardmax_copy, interface_of, model_outputs,
-                          require_hard_attention)
+from .restriction import (
+    as_transformer,
+    hardmax_copy,
+    interface_of,
+    model_outputs,
+    require_hard_attention,
+)
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,7 @@ class _Items:
     """All values of all activations y_t: item p = (pos[p], assignment of S_t)."""
 
     def __init__(self, dep: np.ndarray, rho: np.ndarray) -> None:
-        T, n = dep.shape
+        T = dep.shape[0]
         base = np.where(rho < 0, 0, rho)
         pos, ids, var_rows = [], [], []
         for t in range(T):  # setup over positions: sizes differ per position

@@ -37,7 +37,7 @@ class FirstBlock:
         self.m, self.cfg, self.y0 = m, cfg, y0
         blk = m.blocks[0]
         self.blk = blk
-        B, T, _ = y0.shape
+        T = y0.shape[1]
         u = blk.ln1(y0) if cfg.layer_norm == "pre" else y0
         q, k, v = _qkv(blk.attn, u)  # (B, T, H, e)
         self.q, self.k, self.v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, H, T, e)
@@ -55,7 +55,6 @@ class FirstBlock:
     def flipped(self, pos: Tensor, y0_new: Tensor) -> Tensor:
         """y^(1) of the copies: position pos[c] set to y0_new[:, c] → (B, c, T, d)."""
         cfg, blk, at = self.cfg, self.blk, self.blk.attn
-        B, T, d = self.y0.shape
         c = pos.numel()
         u_new = blk.ln1(y0_new) if cfg.layer_norm == "pre" else y0_new  # (B, c, d)
         qf, kf, vf = (t.transpose(1, 2) for t in _qkv(at, u_new))  # (B, H, c, e)

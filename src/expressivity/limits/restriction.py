@@ -167,7 +167,7 @@ def random_restriction(rng: np.random.Generator, n: int, C: float, K: int = 2) -
     if not 0 < C <= 1:
         raise ValueError(f"C (fraction of free inputs) must lie in (0, 1], got {C}")
     rho = rng.integers(0, K, size=n)
-    free = rng.choice(n, size=max(1, int(round(C * n))), replace=False)
+    free = rng.choice(n, size=max(1, round(C * n)), replace=False)
     rho[free] = -1
     return rho
 
@@ -239,7 +239,7 @@ def dependence_under_restriction(model, n_values, C: float = 0.5, n_restrictions
     K = iface.K
     rng = np.random.default_rng(seed)
     rows: list[DependenceRow] = []
-    f = lambda ids: model_outputs(t, iface, ids)  # noqa: E731
+    f = lambda ids: model_outputs(t, iface, ids)
     for n in n_values:
         n = int(n)
         T = iface.n_tokens(n)
