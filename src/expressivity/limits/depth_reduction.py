@@ -57,6 +57,7 @@ class ReductionConfig:
     q: float = 0.4  # Stage 3: each free input is fixed with probability q
     delta: float = 0.5  # Stage 3: restart if more than (1 + δ)·q·F inputs got fixed
     c_cap: int = 6  # enumerate at most 2^c_cap values per activation (extra inputs are fixed)
+    max_items: int = 4096  # cap on Σ_t 2^|S_t| (memory: H·items² scores); bits of the largest S_t are fixed
     max_resamples: int = 20_000  # Moser–Tardos resampling steps per attempt
     restarts: int = 20  # Moser–Tardos attempts
     brute_force_max: int = 12  # verify by enumerating all completions when F ≤ this
@@ -72,6 +73,8 @@ class ReductionConfig:
             raise ValueError(f"ReductionConfig.delta must be > 0, got {self.delta}")
         if not 1 <= self.c_cap <= 10:
             raise ValueError(f"ReductionConfig.c_cap must lie in [1, 10], got {self.c_cap}")
+        if self.max_items < 2:
+            raise ValueError(f"ReductionConfig.max_items must be >= 2, got {self.max_items}")
 
 
 @dataclass(frozen=True)
@@ -198,6 +201,9 @@ def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: 
             S = np.flatnonzero(dep[tt])
             extra = rng.permutation(S)[: len(S) - cfg_r.c_cap]
             _fix(rho, dep, extra, rng.integers(0, 2, size=len(extra)))
+        while (2 ** dep.sum(1)).sum() > cfg_r.max_items:  # memory cap: shrink the largest S_t
+            S = np.flatnonzero(dep[int(dep.sum(1).argmax())])
+            _fix(rho, dep, S[rng.integers(len(S)):][:1], rng.integers(0, 2, size=1))
         free1 = int((rho < 0).sum())
         c = int(dep.sum(1).max())
         items = _Items(dep, rho)
