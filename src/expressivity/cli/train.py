@@ -81,11 +81,17 @@ def train(
     console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}")
     with _progress() as progress:
         bar = progress.add_task("training", total=cfg.steps, status="")
+        eval_bar = progress.add_task("evaluating", total=None, status="", start=False)
 
         def on_step(step: int, loss: float) -> None:
             progress.update(bar, completed=step, status=f"loss {loss:.4f}")
 
-        result = train_run(cfg, out_dir, on_step=on_step)
+        def on_eval(done: int, total: int) -> None:
+            if done == 1:
+                progress.start_task(eval_bar)
+            progress.update(eval_bar, completed=done, total=total, status="test lengths")
+
+        result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval)
     if not store.record_result(result):
         console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
     store.close()

@@ -64,8 +64,13 @@ def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor, mask: torch.T
 
 
 def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
-              on_step: Callable[[int, float], None] | None = None) -> RunResult:
-    """Train one run and evaluate it per test length (see the module docstring)."""
+              on_step: Callable[[int, float], None] | None = None,
+              on_eval: Callable[[int, int], None] | None = None) -> RunResult:
+    """Train one run and evaluate it per test length (see the module docstring).
+
+    ``on_step(step, loss)`` is called after every optimiser step, ``on_eval(done, total)``
+    after every evaluated test length (progress bars).
+    """
     t0 = time.perf_counter()
     task = cfg.make_task()
     train_lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
@@ -99,7 +104,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
         if out is not None and ((step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps):
             _save_checkpoint(out, cfg, model, opt, rng, step + 1, losses)
 
-    metrics = evaluate(model, cfg, task)
+    metrics = evaluate(model, cfg, task, on_length=on_eval)
     tail = losses[-max(1, len(losses) // 10):] if losses else [float("nan")]
     n_params = sum(p.numel() for p in model.parameters())
     result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from)
@@ -109,16 +114,20 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None) -> list[dict]:
+def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
+             on_length: Callable[[int, int], None] | None = None) -> list[dict]:
     """Per-test-length metrics of ``model`` (see the module docstring)."""
     task = task or cfg.make_task()
     rng = np.random.default_rng([cfg.seed, 7])  # evaluation data independent of training
     was_training = model.training
     model.eval()
     rows = []
-    for n in task.valid_lengths(cfg.test_lengths):
+    lengths = task.valid_lengths(cfg.test_lengths)
+    for i, n in enumerate(lengths):
         batch = task.sample_batch(rng, cfg.eval_batch, n)
         rows.append(batch_metrics(model(batch["input"]), batch, task.kind, cfg.accuracy) | {"length": n})
+        if on_length is not None:
+            on_length(i + 1, len(lengths))
     model.train(was_training)
     return rows
 
