@@ -88,3 +88,44 @@ def test_quadratic_scores_in_2d_are_refused_clearly():
     model.reset_parameters(0)
     with pytest.raises(ValueError, match="Segment"):
         count_regions(model, Plane.square(), n_tokens=3)
+
+
+
+def _jump_transformer():
+    """Channels [x0, x1, c, f]; c = +1 on token 0, −1 on token 1. Block 0: FFN writes
+    f = ReLU(x0 + 2c) (= x0 + 2 on token 0, 0 on token 1 for |x0| < 1). Block 1: constant
+    query, key f − c (x0 + 1 vs 1: token 0 wins iff x0 > 0), value c: the output jumps from −1
+    to +1 at x0 = 0."""
+    from expressivity.transformer import Transformer, TransformerConfig
+
+    cfg = TransformerConfig(d_model=4, n_layers=2, n_heads=1, d_head=1, d_mlp=1, d_input=2, d_out=1, n_ctx=2,
+                            attention="hardmax", dtype="float64")
+    model = Transformer(cfg)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+        model.W_E.copy_(torch.tensor([[1.0, 0, 0, 0], [0, 1.0, 0, 0]]))
+        model.W_pos.copy_(torch.tensor([[0, 0, 1.0, 0], [0, 0, -1.0, 0]]))
+        m0 = model.blocks[0].mlp
+        m0.W_in.copy_(torch.tensor([[1.0], [0.0], [2.0], [0.0]]))
+        m0.W_out.copy_(torch.tensor([[0, 0, 0, 1.0]]))
+        a = model.blocks[1].attn
+        a.b_Q.fill_(1.0)
+        a.W_K.copy_(torch.tensor([[[0.0], [0.0], [-1.0], [1.0]]]))
+        a.W_V.copy_(torch.tensor([[[0.0], [0.0], [1.0], [0.0]]]))
+        a.W_O.copy_(torch.tensor([[[1.0, 0, 0, 0]]]))
+        model.W_U.copy_(torch.tensor([[1.0], [0.0], [0.0], [0.0]]))
+    return model
+
+
+def test_jumping_hardmax_value_segment_exact_plane_refused():
+    model = _jump_transformer()
+    seg = Segment([-1.0, 0.3], [1.0, 0.3])
+    r = count_regions(model, seg, n_tokens=2, tokens=(0,))
+    assert r.activation_regions == 2 and r.linear_regions == 2
+    assert np.allclose(r.breakpoints, [0.5])
+    p = r.pieces
+    # the function is x0 − 1 left of 0 and x0 + 1 right of it: a jump of 2 at the breakpoint
+    assert np.isclose(p["out_R"][0, 0], -1.0) and np.isclose(p["out_L"][1, 0], 1.0)
+    with pytest.raises(ValueError, match="Segment"):
+        count_regions(model, Plane.square(), n_tokens=2, tokens=(0,))

@@ -2,12 +2,14 @@
 
 model → :func:`lower` → :class:`~.ir.Program` → :func:`count_regions` (Segment | Plane | Box)
 → :class:`Regions` (activation regions, linear regions, the pieces) → :func:`plot_regions`.
+Theorem 4.4 of paper 1, measured: :mod:`.theorem44`.
 """
 
 from .count import count_regions
 from .domains import Box, Plane, Segment
 from .ir import Program
 from .lower import lower
+from .plot import plot_regions
 from .result import Regions
 
-__all__ = ["Box", "Plane", "Program", "Regions", "Segment", "count_regions", "lower"]
+__all__ = ["Box", "Plane", "Program", "Regions", "Segment", "count_regions", "lower", "plot_regions"]

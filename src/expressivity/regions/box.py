@@ -7,8 +7,10 @@ the program is affine, y = A_π x + c_π, and the region is the polyhedron
 queries constant on the region). Starting from the pattern at the box centre, breadth-first
 search: for every constraint k, the LP  max r  s.t.  s_j (a_j·x + b_j) ≥ r‖a_j‖ (j ≠ k),
 a_k·x + b_k = 0, x ∈ box, finds a point in the relative interior of the facet if r > 0;
-stepping δ across it gives the neighbouring pattern. Regions with interior radius ≤ RADIUS_TOL
-are not counted. Linear regions: adjacent activation regions with equal (A, c) are merged.
+stepping δ across it gives the neighbouring pattern. A facet of a deep net may border several
+regions: the parts into which the neighbours cut it are visited breadth-first (an LP per facet
+of each part, with the part's facet held tight, then a step across it within the facet's
+hyperplane). Regions with interior radius ≤ RADIUS_TOL are not counted. Linear regions: adjacent activation regions with equal (A, c) are merged.
 """
 
 from __future__ import annotations
@@ -95,22 +97,26 @@ def _affine_pass(prog: Program, x: np.ndarray):
     return code_bytes, Y[:, :-1], Y[:, -1], G[:, :-1], G[:, -1]
 
 
-def _facet_point(G, h, k, lo, hi, EG=None, Eh=None):
-    """Relative-interior point of facet k of {G x + h ≥ 0} ∩ {EG x + Eh ≥ 0} ∩ box, or None."""
+def _facet_point(G, h, k, lo, hi, EG=None, Eh=None, tight=None):
+    """Relative-interior point of facet k of {G x + h ≥ 0} ∩ {EG x + Eh ≥ 0} ∩ box, or None.
+    ``tight``: an extra row (g, c) also held at equality (a facet of that facet)."""
     n = G.shape[1]
     keep = np.arange(len(G)) != k
     Gs, hs = G[keep], h[keep]
+    A_eq, b_eq = np.append(G[k], 0.0)[None], [-h[k]]
     if EG is not None and len(EG):
         Gs, hs = np.vstack([Gs, EG]), np.concatenate([hs, Eh])
+    if tight is not None:
+        A_eq = np.vstack([A_eq, np.append(tight[0], 0.0)])
+        b_eq = [-h[k], -tight[1]]
     eye = np.eye(n)  # the box faces keep the point (and the step across) inside the box
     Gs, hs = np.vstack([Gs, eye, -eye]), np.concatenate([hs, -lo, hi])
     norms = np.linalg.norm(Gs, axis=1)
     A_ub = np.hstack([-Gs, norms[:, None]])  # −(G x + h) + r‖g‖ ≤ 0
-    A_eq = np.append(G[k], 0.0)[None]
     c = np.zeros(n + 1)
     c[-1] = -1.0
     bounds = [(l, u) for l, u in zip(lo, hi)] + [(None, 1.0)]
-    res = linprog(c, A_ub=A_ub, b_ub=hs, A_eq=A_eq, b_eq=[-h[k]], bounds=bounds, method="highs")
+    res = linprog(c, A_ub=A_ub, b_ub=hs, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
     if res.status != 0 or -res.fun <= RADIUS_TOL:
         return None
     return res.x[:-1]
@@ -147,38 +153,51 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
             queue.append(seen[code2])
         return seen[code2]
 
-    def explore(rid, G, h, k, EG, Eh, depth, tag=frozenset(), memo=None):
-        """All regions across facet k of region rid (the facet may border several)."""
-        if tag in memo:
-            return
-        memo.add(tag)
-        p = _facet_point(G, h, k, lo, hi, EG, Eh)
-        if p is None:
-            return
-        y = p - 1e-7 * scale * G[k]  # across the facet: G_k y + h_k < 0 (rows are unit)
-        if np.any(y < lo) or np.any(y > hi):
-            return
-        nid = visit(y)
-        edges.add((min(rid, nid), max(rid, nid)))
-        if depth > n + 8 or n == 1:
-            return  # in 1-D a facet is a point: one region across it
-        Gn, hn = regions[nid][2], regions[nid][3]
-        slack = Gn @ y + hn  # rows are unit vectors: distance of y to each constraint
-        for j in range(len(Gn)):
-            if abs(abs(Gn[j] @ G[k]) - 1) < 1e-9:
-                continue  # the shared facet itself
-            if slack[j] > diam:
-                continue  # constraint j cannot fail anywhere in the box
-            # the part of the facet where the neighbour's constraint j fails
-            explore(rid, G, h, k, np.vstack([EG, -Gn[j:j + 1]]), np.append(Eh, -hn[j]), depth + 1,
-                    tag | {(nid, j)}, memo)
+    facet_cache: dict = {}
+
+    def facets(rid):
+        """{k: relative-interior point} for the non-redundant constraints of region rid."""
+        if rid not in facet_cache:
+            G, h = regions[rid][2], regions[rid][3]
+            pts = {k: _facet_point(G, h, k, lo, hi) for k in range(len(G))}
+            facet_cache[rid] = {k: p for k, p in pts.items() if p is not None}
+        return facet_cache[rid]
+
+    def explore(rid, G, h, k, p):
+        """All regions across facet k of region rid: breadth-first over the parts into which
+        the neighbours cut the facet (a facet of a deep net may border several regions)."""
+        step = 1e-7 * scale
+        todo, parts = [p], set()
+        while todo:
+            p = todo.pop()
+            y = p - step * G[k]  # across the facet: G_k y + h_k < 0 (rows are unit)
+            if np.any(y < lo) or np.any(y > hi):
+                continue
+            nid = visit(y)
+            edges.add((min(rid, nid), max(rid, nid)))
+            if nid in parts or n == 1:
+                continue  # in 1-D a facet is a point: one region across it
+            parts.add(nid)
+            fac = sorted(facets(nid))  # only the neighbour's true facets can cut this facet
+            Gn, hn = regions[nid][2][fac], regions[nid][3][fac]
+            par = np.abs(Gn @ G[k]) > 1 - 1e-9  # rows parallel to the facet itself
+            EG, Eh = Gn[~par], hn[~par]
+            for j in range(len(EG)):
+                # a facet of this part inside the facet: EG_j tight; step across it, in the plane
+                q = _facet_point(G, h, k, lo, hi, np.delete(EG, j, 0), np.delete(Eh, j), (EG[j], Eh[j]))
+                if q is None:
+                    continue
+                d = EG[j] - (EG[j] @ G[k]) * G[k]
+                q2 = q - step * d / np.linalg.norm(d)
+                if np.all(np.delete(G, k, 0) @ q2 + np.delete(h, k) >= -1e-12 * diam):
+                    todo.append(q2)
 
     regions[0] = (A, c, *_clean(G, h), start)
     while queue:
         rid = queue.popleft()
         G, h = regions[rid][2], regions[rid][3]
-        for k in range(len(G)):
-            explore(rid, G, h, k, np.zeros((0, n)), np.zeros(0), 0, frozenset(), set())
+        for k, p in facets(rid).items():
+            explore(rid, G, h, k, p)
         if progress is not None:
             progress((len(regions) - len(queue)) / len(regions))
     maps = np.stack([np.concatenate([r[0], r[1][:, None]], axis=1) for r in regions])  # (R, out, n+1)
