@@ -122,7 +122,10 @@ class Attention(nn.Module):
             if cfg.attention == "softmax" and cache is None:
                 if isinstance(scale, Tensor):
                     q, scale = q * scale, 1.0
-                z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale)
+                if cfg.causal and key_mask is None:  # let SDPA build the causal mask itself
+                    z = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
+                else:
+                    z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale)
             else:
                 a = self._logits(q, k, allowed, scale)  # (B, H, T, T)
                 pattern = self.pattern(a)
