@@ -29,7 +29,7 @@ import numpy as np
 
 def _arr(a, what: str, ndim: int) -> np.ndarray:
     try:
-        out = np.array(a, dtype=np.float64)
+        out = np.asarray(a, dtype=np.float64).view()  # no copy for float64 input; read-only view
     except (TypeError, ValueError):
         raise ValueError(f"{what}: not a numeric array") from None
     if out.ndim != ndim:

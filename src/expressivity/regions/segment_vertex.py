@@ -61,9 +61,10 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
             g = affine(Y, step[1], step[2])
             P1 = len(g)
             g2 = g.reshape(P1, -1)
-            eps = ZERO_RTOL * np.abs(g2).max(axis=0)
+            eps = ZERO_RTOL * np.maximum(g2.max(axis=0), -g2.min(axis=0))
+            sp, sn = g2 > eps, g2 < -eps
+            vi, ch = np.nonzero((sp[:-1] & sn[1:]) | (sn[:-1] & sp[1:]))
             a, b = g2[:-1], g2[1:]
-            vi, ch = np.nonzero(((a > eps) & (b < -eps)) | ((a < -eps) & (b > eps)))
             if len(vi):
                 s = a[vi, ch] / (a[vi, ch] - b[vi, ch])
                 if step[1] is not None and Y.shape[-1] <= 8:  # narrow input: recompute g from it
