@@ -244,8 +244,8 @@ def constructions_ce(ctx: Context) -> Measurement:
     from .. import constructions
 
     torch.set_num_threads(1)
-    ns = ctx.pick({"test": (10, 30, 100), "quick": (10, 30, 100, 300, 1000), "full": (10, 30, 100, 300, 1000, 3000)})
-    per = ctx.pick({"test": 4, "quick": 8, "full": 32})  # strings per class and length
+    ns = ctx.pick({"test": (10, 30, 100), "quick": (10, 30, 100, 300, 1000), "full": (10, 30, 100, 300, 1000, 2000)})
+    per = ctx.pick({"test": 4, "quick": 8, "full": 16})  # strings per class and length
     rng = np.random.default_rng(ctx.seed)
     target_ln = {"parity": 0.0598, "first": 0.1195}  # log2(1 + e^{−√(d/2)}), d = 20 / 12
     rows, checks = [], []
