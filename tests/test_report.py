@@ -13,6 +13,7 @@ import sqlite3
 
 import numpy as np
 import pytest
+from report_html_check import parse_report
 
 from expressivity.report import (
     Check,
@@ -25,8 +26,6 @@ from expressivity.report import (
     status_of,
 )
 from expressivity.report.html import markdown_table
-
-from report_html_check import parse_report
 
 # --------------------------------------------------------------------------- status rule
 
@@ -134,7 +133,7 @@ BOOM = spec("fake.boom", _boom)
 
 
 def test_wrong_bound_is_reported_violated():
-    claim, fig = evaluate(WRONG, Context(size="test"))
+    claim, _ = evaluate(WRONG, Context(size="test"))
     assert claim.status == "violated"
     assert "FAILED sup error at λ=10" in claim.reason
     assert claim.checks[0]["ok"] is False and claim.checks[0]["measured"] > 1e-6

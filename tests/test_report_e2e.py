@@ -16,10 +16,9 @@ import subprocess
 from html import unescape
 
 import pytest
+from report_html_check import parse_report
 
 from expressivity.report import reproduce
-
-from report_html_check import parse_report
 
 
 @pytest.fixture(scope="module")
@@ -106,8 +105,8 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
            f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
            "--window-size=1200,900", "--dump-dom", probe.as_uri()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    m = re.search(r'<pre id="check">(.*?)</pre>', proc.stdout, re.S)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    m = re.search(r'<pre id="check">(.*?)</pre>', proc.stdout, re.DOTALL)
     assert m, f"no check output from chromium (rc {proc.returncode}): {proc.stderr[-2000:]}"
     check = json.loads(unescape(m.group(1)))
     n_fig = sum(1 for c in res.claims if c.figure)

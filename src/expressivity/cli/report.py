@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -19,13 +18,13 @@ _STYLE = {"holds": "green", "violated": "bold red", "not applicable": "yellow"}
 def reproduce(
     quick: bool = typer.Option(False, "--quick", help="Small sweeps: ≤ 10 min on 2 cores (default)."),
     full: bool = typer.Option(False, "--full", help="The larger sweeps (use with --backend ray)."),
-    size: Optional[str] = typer.Option(None, "--size", help="test | quick | full (overrides the flags)."),
-    out: Path = typer.Option(Path("report"), "--out", help="Directory for index.html, claims.json, figures/."),
+    size: str | None = typer.Option(None, "--size", help="test | quick | full (overrides the flags)."),
+    out: Path = typer.Option("report", "--out", help="Directory for index.html, claims.json, figures/."),  # noqa: B008
     backend: str = typer.Option("local", "--backend", help="local | ray"),
-    db: Path = typer.Option(Path("runs/report.sqlite"), "--db", help="SQLite store of finished claims."),
-    only: Optional[str] = typer.Option(None, "--only", help="Comma-separated claim ids or groups (e.g. compile)."),
+    db: Path = typer.Option("runs/report.sqlite", "--db", help="SQLite store of finished claims."),  # noqa: B008
+    only: str | None = typer.Option(None, "--only", help="Comma-separated claim ids or groups (e.g. compile)."),
     no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-measure even if the database has a result."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: local)."),
+    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster address (default: local)."),
     strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated."),
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
 ) -> None:

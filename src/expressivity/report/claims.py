@@ -23,8 +23,9 @@ from __future__ import annotations
 import math
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 Status = Literal["holds", "violated", "not applicable"]
 Relation = Literal["<=", ">=", "==", "~"]
@@ -186,7 +187,7 @@ class Claim:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, d: dict) -> "Claim":
+    def from_json(cls, d: dict) -> Claim:
         d = dict(d)
         d["checks"] = tuple(d.get("checks", ()))
         return cls(**d)

@@ -7,7 +7,7 @@ import io
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 
 def new(ncols: int = 1, width: float = 5.2, height: float = 3.6):

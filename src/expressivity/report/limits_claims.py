@@ -165,7 +165,7 @@ def layernorm_escape(ctx: Context) -> Measurement:
 def hard_attention(ctx: Context) -> Measurement:
     import torch
 
-    from ..limits import depth_reduction, dependence_under_restriction
+    from ..limits import dependence_under_restriction, depth_reduction
     from ..transformer import Transformer, TransformerConfig
 
     torch.set_num_threads(1)
@@ -354,6 +354,8 @@ def parity_bounded(ctx: Context) -> Measurement:
 
 
 def dyck2_ce(ctx: Context) -> Measurement:
+    import itertools
+
     import torch
 
     from ..limits.dyck_ce import DyckCEConfig, dyck_ce
@@ -371,7 +373,7 @@ def dyck2_ce(ctx: Context) -> Measurement:
     tf = [r for r in rows if r.model == "transformer"]
     ls = [r for r in rows if r.model == "lstm"]
     checks = [Check(f"transformer excess CE at n={b.n} ≥ at n={a.n}", b.excess_bits, ">=", a.excess_bits)
-              for a, b in zip(tf, tf[1:])]
+              for a, b in itertools.pairwise(tf)]
     if ls:
         checks.append(Check(f"transformer excess at n={tf[-1].n} ≥ LSTM's", tf[-1].excess_bits, ">=",
                             ls[-1].excess_bits))

@@ -9,9 +9,10 @@ So a run that is killed part-way and started again redoes only the unfinished cl
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 
 from . import html
 from .claims import SIZES, Claim, ClaimSpec, Context, evaluate

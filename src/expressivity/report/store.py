@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from .claims import Claim, ClaimSpec
@@ -35,7 +35,7 @@ _MAGIC = "expressivity-report-v1"
 _PKG = Path(__file__).resolve().parents[1]  # src/expressivity
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tree_hash(package: str) -> str:
     h = hashlib.sha256()
     root = _PKG / package
@@ -121,7 +121,7 @@ class Store:
     def close(self) -> None:
         self.con.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc) -> None:

@@ -44,8 +44,9 @@ def _train_pair(ctx: Context, task: str, task_params: dict):
     train_lengths, test_lengths, steps, seeds, eval_batch = ctx.pick(_SIZES[task])
     torch.set_num_threads(1)
     models = {
-        "transformer": dict(model="transformer", layers=2, heads=2, d_model=32, positional="sinusoidal"),
-        "lstm": dict(model="lstm", layers=1, d_model=32),
+        "transformer": {"model": "transformer", "layers": 2, "heads": 2, "d_model": 32,
+                        "positional": "sinusoidal"},
+        "lstm": {"model": "lstm", "layers": 1, "d_model": 32},
     }
     runs = [(name, seed) for name in models for seed in seeds]
     rows, scores = [], {}
