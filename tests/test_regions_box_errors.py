@@ -129,3 +129,21 @@ def test_jumping_hardmax_value_segment_exact_plane_refused():
     assert np.isclose(p["out_R"][0, 0], -1.0) and np.isclose(p["out_L"][1, 0], 1.0)
     with pytest.raises(ValueError, match="Segment"):
         count_regions(model, Plane.square(), n_tokens=2, tokens=(0,))
+
+
+def test_sampled_estimate_approaches_the_exact_count_and_covers_quadratic_scores():
+    from expressivity.regions.estimate import sampled_regions
+
+    net = MaxoutNetwork.random(2, [4, 3], 3, seed=2)
+    exact = count_regions(net, Plane.square()).activation_regions
+    est = sampled_regions(net, Plane.square(), resolution=300)
+    assert est["patterns"] == exact  # every region of this net is wider than the grid spacing
+    assert est["components"] >= est["patterns"]
+    from expressivity.transformer import Transformer, TransformerConfig
+
+    cfg = TransformerConfig(d_model=4, n_layers=1, n_heads=1, d_head=2, d_mlp=3, d_input=2, d_out=1, n_ctx=3,
+                            attention="hardmax", dtype="float64")
+    model = Transformer(cfg)
+    model.reset_parameters(0)
+    est = sampled_regions(model, Plane.square(), resolution=100, n_tokens=3)
+    assert est["components"] >= est["patterns"] >= 1

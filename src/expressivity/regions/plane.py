@@ -357,7 +357,7 @@ def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
         raise ValueError(
             "hardmax attention whose queries depend on the input has quadratic region boundaries: "
             "exact counting is available on a Segment only (2-D needs constant queries, as in "
-            "compiled models)"
+            "compiled models); for a grid estimate use regions.estimate.sampled_regions"
         )
     q0 = q[0]  # (H, T, e): constant queries
     allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
