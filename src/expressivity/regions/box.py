@@ -202,7 +202,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
             progress((len(regions) - len(queue)) / len(regions))
     maps = np.stack([np.concatenate([r[0], r[1][:, None]], axis=1) for r in regions])  # (R, out, n+1)
     Gmax = np.abs(maps[..., :-1]).max() + np.abs(maps[..., -1]).max()
-    from .plane import _components
+    from .merge import components as _components
 
     pairs = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
     if len(pairs):

@@ -46,7 +46,7 @@ class Regions:
         if self.kind == "segment":
             return _linear_1d(self.pieces)
         if self.kind == "plane":
-            from .plane import linear_labels_plane
+            from .merge import linear_labels_plane
 
             return linear_labels_plane(self.pieces)
         return self.pieces["linear"]
