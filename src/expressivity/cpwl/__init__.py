@@ -1,5 +1,7 @@
-"""Piecewise-linear math, numpy first: maxout networks, ReLU MLP conversion, CPWL pieces."""
+"""Piecewise-linear math, numpy first: maxout networks, ReLU MLP conversion, CPWL pieces,
+and constructed families with known region counts (sawtooth, tent map, Serra et al.)."""
 
+from .families import sawtooth_maxout, serra_domain, serra_net, tent_map, zigzag, zigzag_pieces
 from .maxout import Bounds, MaxoutLayer, MaxoutNetwork, box
 from .pieces import difference_of_max, interpolate_1d, max_min, max_of_affine
 from .relu import from_relu_mlp
@@ -14,4 +16,10 @@ __all__ = [
     "interpolate_1d",
     "max_min",
     "max_of_affine",
+    "sawtooth_maxout",
+    "serra_domain",
+    "serra_net",
+    "tent_map",
+    "zigzag",
+    "zigzag_pieces",
 ]
