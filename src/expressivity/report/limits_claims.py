@@ -169,7 +169,7 @@ def hard_attention(ctx: Context) -> Measurement:
     from ..transformer import Transformer, TransformerConfig
 
     torch.set_num_threads(1)
-    ns = ctx.pick({"test": (16, 32, 64), "quick": (16, 32, 64, 128), "full": (16, 32, 64, 128, 256, 512)})
+    ns = ctx.pick({"test": (16, 32, 64), "quick": (16, 32, 64, 128), "full": (16, 32, 64, 128, 256)})
     n_red = ctx.pick({"test": 32, "quick": 64, "full": 128})
     cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=2, d_out=1,
                             n_ctx=max(max(ns), n_red) + 1, positional="learned", attention="hardmax",
