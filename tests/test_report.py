@@ -277,3 +277,18 @@ def test_changed_code_invalidates_stored_results(tmp_path, monkeypatch):
     monkeypatch.setattr(store_mod, "_tree_hash", edited)
     second = reproduce(tmp_path / "o", size="test", db=db, specs=[spec_c, OK])
     assert second.computed == ("fake.ok-compile",) and second.reused == ("fake.ok",)
+
+
+def test_cli_interrupt_says_how_to_resume(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import expressivity.report as report_pkg
+    from expressivity.cli import app
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report_pkg, "reproduce", interrupted)
+    r = CliRunner().invoke(app, ["reproduce", "--size", "test", "--only", "compile.complexity",
+                                 "--out", str(tmp_path / "o"), "--db", str(tmp_path / "d.sqlite")])
+    assert r.exit_code == 130 and "resume" in r.output

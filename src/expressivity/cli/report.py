@@ -65,9 +65,14 @@ def reproduce(
                 progress.update(tid, completed=1.0, status=f"[{_STYLE[ev.claim.status]}]{st}[/]")
                 progress.stop_task(tid)
 
-        with progress:
-            result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids,
-                                   reuse=not no_reuse, on_event=on_event, ray_address=ray_address)
+        try:
+            with progress:
+                result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids,
+                                       reuse=not no_reuse, on_event=on_event, ray_address=ray_address)
+        except KeyboardInterrupt:
+            console.print(f"[yellow]interrupted[/]: finished claims are stored in {db}; "
+                          "run the same command again to resume.", highlight=False)
+            raise typer.Exit(code=130) from None
     table = Table(title=f"claims ({chosen})", show_lines=False)
     for col in ("claim", "measured", "status", "s"):
         table.add_column(col, overflow="fold")
