@@ -16,7 +16,7 @@ demo: $(STAMP)
 	$(BIN)/expressivity reproduce --quick --out report
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
 	$(BIN)/python bench/compile_bench.py

@@ -46,9 +46,9 @@ def run(sizes, batch: int, repeats: int) -> list[dict]:
         t_compile = time.perf_counter() - t0
         x = np.random.default_rng(0).uniform(-1, 1, (batch, d))
         cm.evaluate(x)  # warm-up
-        t_tf = best_of(lambda: cm.evaluate(x), repeats)
+        t_tf = best_of(lambda cm=cm, x=x: cm.evaluate(x), repeats)
         net(x)
-        t_net = best_of(lambda: net(x), repeats)
+        t_net = best_of(lambda net=net, x=x: net(x), repeats)
         err = float(np.abs(cm.evaluate(x) - net(x)).max())
         rep = complexity_report(net, cm)
         rows.append(dict(size=f"d{d} {m}×{depth} rank {p}", compile_s=t_compile, blocks=cm.n_blocks,

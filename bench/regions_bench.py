@@ -84,7 +84,7 @@ def main(argv=None):
     for widths, dim in nets:
         layers = random_layers(widths, args.seed)
         best_o, best_r = np.inf, np.inf
-        for k in range(args.repeat):
+        for _k in range(args.repeat):
             n_o, t_o = run_ours(layers, dim)
             n_r, t_r = run_regioncam(layers, dim)
             best_o, best_r = min(best_o, t_o), min(best_r, t_r)

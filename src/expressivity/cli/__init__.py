@@ -18,11 +18,11 @@ app = typer.Typer(
 )
 
 from . import compile as _compile  # noqa: E402,F401  (registers `compile`, `verify`)
-from . import regions as _regions  # noqa: E402,F401
-from . import train as _train  # noqa: E402,F401
-from . import limits as _limits  # noqa: E402,F401
-from . import report as _report  # noqa: E402,F401
 from . import constructions as _constructions  # noqa: E402,F401
+from . import limits as _limits  # noqa: E402,F401
+from . import regions as _regions  # noqa: E402,F401
+from . import report as _report  # noqa: E402,F401
+from . import train as _train  # noqa: E402,F401
 
 
 def main() -> None:

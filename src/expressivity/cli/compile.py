@@ -21,7 +21,7 @@ def compile_cmd(
     show_channels: bool = typer.Option(False, "--channels", help="print the residual channel map"),
 ) -> None:
     """Compile a Maxout/ReLU network into a transformer and save it (weights + channel map)."""
-    from ..compile import complexity_report, compile_maxout, load_spec
+    from ..compile import compile_maxout, complexity_report, load_spec
 
     with user_errors():
         net, domain = load_spec(spec)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -107,7 +107,7 @@ class RandomSpec(_Strict):
         return MaxoutNetwork.random(self.in_dim, self.widths, self.ranks, seed=self.seed, out_dim=self.out_dim)
 
 
-NetworkSpec = Annotated[Union[MaxoutSpec, ReluSpec, RandomSpec], Field(discriminator="type")]
+NetworkSpec = Annotated[MaxoutSpec | ReluSpec | RandomSpec, Field(discriminator="type")]
 
 
 class _Document(_Strict):

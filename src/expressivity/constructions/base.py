@@ -94,7 +94,7 @@ class Construction:
             by_len.setdefault(len(s), []).append(i)
         model = self.transformer
         with torch.no_grad():
-            for n, idx in sorted(by_len.items()):
+            for _n, idx in sorted(by_len.items()):
                 T = self.encoder([strings[idx[0]]]).inputs.shape[1]
                 chunk = max(1, _CHUNK_ELEMENTS // (T * T * model.cfg.n_heads))
                 for start in range(0, len(idx), chunk):

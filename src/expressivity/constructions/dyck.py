@@ -109,7 +109,7 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
         W[a1 + "W_O"][0, e, dst] = 1.0
     f1 = "blocks.1.mlp."
     u = 0
-    for m, (dm, odm) in enumerate(zip(g("dep"), g("od"))):  # od[m] = ReLU(open + dep[m] − one)
+    for dm, odm in zip(g("dep"), g("od")):  # od[m] = ReLU(open + dep[m] − one)
         W[f1 + "W_in"][opens, u] = 1.0
         W[f1 + "W_in"][dm, u] = 1.0
         W[f1 + "W_in"][c("one"), u] = -1.0

@@ -8,8 +8,8 @@ ends with an optional affine read-out y = A h + c. ReLU(t) = max(0, t) is a rank
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -64,7 +64,7 @@ class MaxoutNetwork:
         cls,
         layers: Sequence[tuple[np.ndarray, np.ndarray]],
         readout: tuple[np.ndarray, np.ndarray] | None = None,
-    ) -> "MaxoutNetwork":
+    ) -> MaxoutNetwork:
         """Validate and freeze ``[(W[m,p,d], b[m,p]), ...]`` and ``(A[out,m_L], c[out])``."""
         if layers is None or len(layers) == 0:
             raise ValueError("empty network: give at least one maxout layer")
@@ -111,7 +111,7 @@ class MaxoutNetwork:
         ranks: int | Sequence[int],
         seed: int = 0,
         out_dim: int | None = 1,
-    ) -> "MaxoutNetwork":
+    ) -> MaxoutNetwork:
         """Gaussian weights N(0, 1/fan_in), biases N(0, 1); read-out to ``out_dim`` (None: none)."""
         if in_dim < 1:
             raise ValueError(f"in_dim must be >= 1, got {in_dim}")

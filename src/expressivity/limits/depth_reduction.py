@@ -339,7 +339,7 @@ def _moser_tardos(events, items: _Items, rho: np.ndarray, cfg_r: ReductionConfig
     for _ in range(cfg_r.restarts):
         X = np.full(n, -1)
         X[V] = draw(len(V))
-        for step in range(cfg_r.max_resamples):
+        for _step in range(cfg_r.max_resamples):
             if E == 0:
                 break
             got = np.where(var >= 0, X[np.maximum(var, 0)] == val, True).all(-1) & item_valid  # (E, k)

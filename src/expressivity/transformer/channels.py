@@ -30,7 +30,7 @@ class ChannelMap:
         object.__setattr__(self, "_index", {n: i for i, n in enumerate(names)})
 
     @classmethod
-    def build(cls, *groups: tuple[str, int]) -> "ChannelMap":
+    def build(cls, *groups: tuple[str, int]) -> ChannelMap:
         """``build(("x", 3), ("one", 1))`` -> x[0], x[1], x[2], one (size-1 groups stay bare)."""
         names: list[str] = []
         for base, size in groups:
@@ -65,7 +65,7 @@ class ChannelMap:
         return json.dumps(list(self.names))
 
     @classmethod
-    def from_json(cls, text: str) -> "ChannelMap":
+    def from_json(cls, text: str) -> ChannelMap:
         return cls(tuple(json.loads(text)))
 
     def __str__(self) -> str:

@@ -71,7 +71,7 @@ class TransformerConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TransformerConfig":
+    def from_dict(cls, data: dict) -> TransformerConfig:
         known = set(cls.__dataclass_fields__)
         unknown = set(data) - known
         if unknown:
