@@ -2,34 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
 import pytest
+from _dyck_reference import all_strings, assert_sampled_strings_match, member, near_dyck
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from expressivity import constructions
 from expressivity.languages import PAIRS
-
-
-def member(s: str, k: int, D: int) -> bool:
-    """Brute force: push on open, pop a matching open on close, height ≤ D, empty at the end."""
-    opens = {p[0]: t for t, p in enumerate(PAIRS[:k])}
-    closes = {p[1]: t for t, p in enumerate(PAIRS[:k])}
-    stack: list[int] = []
-    for ch in s:
-        if ch in opens:
-            stack.append(opens[ch])
-            if len(stack) > D:
-                return False
-        elif not stack or stack.pop() != closes[ch]:
-            return False
-    return not stack
-
-
-def all_strings(alphabet: str, max_len: int) -> list[str]:
-    return ["".join(p) for n in range(max_len + 1) for p in itertools.product(alphabet, repeat=n)]
 
 
 @pytest.mark.parametrize("D", [1, 2, 3])
@@ -63,15 +45,8 @@ def test_k2_exact_on_all_short_strings_and_hard_cases_up_to_12(D):
 
 
 def test_sampled_strings_up_to_length_1000():
-    rng = np.random.default_rng(5)
     k, D = 2, 3
-    c = constructions.get("dyck", k=k, max_depth=D)
-    lang = c.language
-    for n, count in ((20, 40), (100, 10), (1000, 3)):
-        strings = lang.sample(rng, count, n, positive=True) + lang.sample(rng, count, n, positive=False)
-        truth = np.array([member(s, k, D) for s in strings])
-        assert truth[:count].all() and not truth[count:].any()  # the sampler agrees with brute force
-        assert np.array_equal(c.predict(strings), truth), n
+    assert_sampled_strings_match(constructions.get("dyck", k=k, max_depth=D), k, D, np.random.default_rng(5))
 
 
 def test_logit_is_plus_minus_scale():
@@ -90,38 +65,13 @@ def test_too_long_and_foreign_symbols_rejected():
 
 # ------------------------------------------------------------------ property test, larger k and D
 
-_BIG: dict = {}
-
-
+@functools.cache
 def _big(k: int, D: int):
-    if (k, D) not in _BIG:
-        _BIG[k, D] = constructions.get("dyck", k=k, max_depth=D, max_length=64)
-    return _BIG[k, D]
-
-
-@st.composite
-def near_dyck(draw):
-    """A random Dyck-(k, D+1) word with a few random edits: members and near-misses."""
-    k = draw(st.integers(1, 4))
-    D = draw(st.integers(1, 5))
-    alphabet = "".join(PAIRS[:k])
-    stack, out = [], []
-    for _ in range(draw(st.integers(0, 30))):
-        if stack and (len(stack) > D or draw(st.booleans())):
-            out.append(PAIRS[stack.pop()][1])
-        else:
-            t = draw(st.integers(0, k - 1))
-            stack.append(t)
-            out.append(PAIRS[t][0])
-    out += [PAIRS[t][1] for t in reversed(stack)]
-    for _ in range(draw(st.integers(0, 2))):
-        if out:
-            out[draw(st.integers(0, len(out) - 1))] = draw(st.sampled_from(alphabet))
-    return k, D, "".join(out)
+    return constructions.get("dyck", k=k, max_depth=D, max_length=64)
 
 
 @settings(max_examples=40, deadline=None)
-@given(near_dyck())
+@given(near_dyck(max_k=4, max_steps=30))
 def test_property_matches_brute_force(case):
     k, D, s = case
     assert _big(k, D).predict([s]).tolist() == [member(s, k, D)]

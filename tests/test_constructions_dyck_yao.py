@@ -2,60 +2,20 @@
 
 from __future__ import annotations
 
-import itertools
+import functools
 
 import numpy as np
 import pytest
+from _dyck_reference import (
+    all_strings,
+    assert_sampled_strings_match,
+    balanced_words,
+    member,
+    near_dyck,
+)
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from expressivity import constructions
-from expressivity.languages import PAIRS
-
-
-def member(s: str, k: int, D: int) -> bool:
-    """Brute force: push on open, pop a matching open on close, height ≤ D, empty at the end."""
-    opens = {p[0]: t for t, p in enumerate(PAIRS[:k])}
-    closes = {p[1]: t for t, p in enumerate(PAIRS[:k])}
-    stack: list[int] = []
-    for ch in s:
-        if ch in opens:
-            stack.append(opens[ch])
-            if len(stack) > D:
-                return False
-        elif not stack or stack.pop() != closes[ch]:
-            return False
-    return not stack
-
-
-def all_strings(alphabet: str, max_len: int) -> list[str]:
-    return ["".join(p) for n in range(max_len + 1) for p in itertools.product(alphabet, repeat=n)]
-
-
-def balanced_words(k: int, n: int, max_height: int) -> list[str]:
-    """Every balanced word over k pair types of length n with stack height ≤ max_height."""
-    out = []
-    for shape in itertools.product((0, 1), repeat=n):  # 0 = open, 1 = close
-        h, ok = 0, True
-        for x in shape:
-            h += 1 if x == 0 else -1
-            if h < 0 or h > max_height:
-                ok = False
-                break
-        if not ok or h != 0:
-            continue
-        n_pairs = n // 2
-        for types in itertools.product(range(k), repeat=n_pairs):
-            stack, it, word = [], iter(types), []
-            for x in shape:
-                if x == 0:
-                    t = next(it)
-                    stack.append(t)
-                    word.append(PAIRS[t][0])
-                else:
-                    word.append(PAIRS[stack.pop()][1])
-            out.append("".join(word))
-    return out
 
 
 def yao(k: int, D: int, **kw):
@@ -96,13 +56,7 @@ def test_k2_exact_on_all_strings_up_to_7_and_balanced_words_up_to_12(D):
 def test_sampled_strings_up_to_length_1000():
     rng = np.random.default_rng(7)
     for k, D in ((1, 3), (2, 3)):
-        c = yao(k, D)
-        for n, count in ((20, 40), (100, 10), (1000, 3)):
-            pos = c.language.sample(rng, count, n, positive=True)
-            neg = c.language.sample(rng, count, n, positive=False)
-            truth = np.array([member(s, k, D) for s in pos + neg])
-            assert truth[:count].all() and not truth[count:].any()  # the sampler agrees with brute force
-            assert np.array_equal(c.predict(pos + neg), truth), (k, D, n)
+        assert_sampled_strings_match(yao(k, D), k, D, rng)
 
 
 def test_sizes_logits_and_default_method():
@@ -128,34 +82,13 @@ def test_bad_input():
         c.logits(["(]"])
 
 
-_BIG: dict = {}
-
-
-@st.composite
-def near_dyck(draw):
-    """A random Dyck-(k, D+1) word with a few random edits: members and near misses."""
-    k = draw(st.integers(1, 3))
-    D = draw(st.integers(1, 5))
-    alphabet = "".join(PAIRS[:k])
-    stack, out = [], []
-    for _ in range(draw(st.integers(0, 24))):
-        if stack and (len(stack) > D or draw(st.booleans())):
-            out.append(PAIRS[stack.pop()][1])
-        else:
-            t = draw(st.integers(0, k - 1))
-            stack.append(t)
-            out.append(PAIRS[t][0])
-    out += [PAIRS[t][1] for t in reversed(stack)]
-    for _ in range(draw(st.integers(0, 2))):
-        if out:
-            out[draw(st.integers(0, len(out) - 1))] = draw(st.sampled_from(alphabet))
-    return k, D, "".join(out)
+@functools.cache
+def _big(k: int, D: int):
+    return yao(k, D, max_length=64)
 
 
 @settings(max_examples=30, deadline=None)
-@given(near_dyck())
+@given(near_dyck(max_k=3, max_steps=24))
 def test_property_matches_brute_force(case):
     k, D, s = case
-    if (k, D) not in _BIG:
-        _BIG[k, D] = yao(k, D, max_length=64)
-    assert _BIG[k, D].predict([s]).tolist() == [member(s, k, D)]
+    assert _big(k, D).predict([s]).tolist() == [member(s, k, D)]
