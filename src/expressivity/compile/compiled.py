@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from ..cpwl import MaxoutNetwork
+from ..cpwl.maxout import as_points
 from ..transformer import ChannelMap, Transformer, load_transformer, read_metadata, save_transformer
 
 
@@ -79,13 +80,7 @@ class CompiledModel:
         return np.concatenate(outs).astype(np.float64)
 
     def _check(self, x) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        if x.ndim == 1 and self.in_dim == 1:
-            x = x[:, None]
-        if x.ndim != 2 or x.shape[1] != self.in_dim:
-            raise ValueError(f"input must have shape (N, {self.in_dim}), got {x.shape}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError("input contains NaN or inf")
+        x = as_points(x, self.in_dim)
         slack = 1e-9 * (1 + np.maximum(np.abs(self.lo), np.abs(self.hi)))
         if np.any(x < self.lo - slack) or np.any(x > self.hi + slack):
             raise ValueError(

@@ -176,14 +176,7 @@ class MaxoutNetwork:
 
     # ------------------------------------------------------------------ evaluation
     def check_input(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=np.float64)
-        if x.ndim == 1 and self.in_dim == 1:
-            x = x[:, None]
-        if x.ndim != 2 or x.shape[1] != self.in_dim:
-            raise ValueError(f"input must have shape (N, {self.in_dim}), got {x.shape}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError("input contains NaN or inf")
-        return x
+        return as_points(x, self.in_dim)
 
     def hidden(self, x: np.ndarray) -> list[np.ndarray]:
         """Outputs h^(1), …, h^(L) of every layer, each (N, m_l)."""
@@ -219,6 +212,18 @@ class MaxoutNetwork:
             lo, hi = pre_lo.max(axis=1), pre_hi.max(axis=1)
             out.append(Bounds(pre_lo, pre_hi, lo, hi))
         return out
+
+
+def as_points(x, dim: int) -> np.ndarray:
+    """Validate a batch of input points: float64 (N, dim), finite ((N,) allowed when dim = 1)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim == 1 and dim == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[1] != dim:
+        raise ValueError(f"input must have shape (N, {dim}), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("input contains NaN or inf")
+    return x
 
 
 def box(lo, hi, dim: int) -> tuple[np.ndarray, np.ndarray]:
