@@ -13,14 +13,22 @@ sublayer is positively homogeneous, f(s·y) = s·f(y) for s > 0). ``build`` turn
   this with filler channels), the rescaling is common to all positions, commutes with
   uniform attention and homogeneous FFNs, and the computation is that of the ideal stream
   up to a positive factor. A final stream x = ±m·e_out then becomes ±√(d/2) on e_out.
+
+The Chiang & Cholak constructions (PARITY, FIRST) also share their input layout and their
+``build`` entry point: :func:`encode_bits_cls` and :func:`softmax_construction`.
 """
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from collections.abc import Callable
 
+import numpy as np
+import torch
+
+from ..languages import Language
 from ..transformer import ChannelMap, Transformer, TransformerConfig
-from .base import load_weights
+from .base import Construction, Encoded, load_weights
 
 
 class IdealStream:
@@ -120,3 +128,49 @@ class IdealStream:
             weights[f"blocks.{k}.mlp.W_in"] = Win[k]
             weights[f"blocks.{k}.mlp.W_out"] = Wout[k]
         return load_weights(Transformer(cfg, ChannelMap(tuple(names))), weights)
+
+
+def encode_bits_cls(language: Language, strings: list[str],
+                    positional: Callable[[int], np.ndarray]) -> Encoded:
+    """Bit strings of one length n -> features (B, n+1, 3 + P); CLS last; read position n.
+
+    Columns: is0, is1 (the bit w_j, j ≤ n), cls (j = n + 1), then ``positional(n)`` (n+1, P),
+    the length-dependent positional features, the same for every string of the batch.
+    """
+    B = len(strings)
+    n = len(strings[0]) if B else 0
+    T = n + 1
+    bits = language.to_ids(strings).astype(np.float64).reshape(B, n) if B else np.zeros((0, n))
+    pos = positional(n)  # (T, P)
+    x = np.zeros((B, T, 3 + pos.shape[1]))
+    x[:, :n, 0] = 1.0 - bits
+    x[:, :n, 1] = bits
+    x[:, n, 2] = 1.0
+    x[:, :, 3:] = pos
+    read = torch.full((B,), n, dtype=torch.long)
+    return Encoded(torch.from_numpy(x), None, read)
+
+
+def softmax_construction(name: str, ideal: Callable[[], IdealStream], language: Language,
+                         encoder: Callable[[list[str]], Encoded], layer_norm: bool, eps: float,
+                         plain_logit: str, description: str) -> Construction:
+    """A 2-layer softmax construction on ``ideal()``; ``layer_norm`` = post-LN(ε) on [x, −x].
+
+    Validates ``layer_norm`` (bool) and ``eps`` (finite, ≥ 0). ``info`` records the closed-form
+    logit: ``plain_logit`` without layer norm, ±√(d/2) with it (ε = 0; ``ln_margin`` = √(d/2)).
+    """
+    if not isinstance(layer_norm, bool):
+        raise ValueError(f"{name}: layer_norm must be a bool, got {layer_norm!r}")  # noqa: TRY004
+    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
+        raise ValueError(f"{name}: eps must be a finite number >= 0, got {eps!r}")
+    model = ideal().build(layer_norm=layer_norm, eps=float(eps), attention="softmax")
+    d = model.cfg.d_model
+    info = {
+        "closed_form_logit": "±√(d/2) (ε = 0)" if layer_norm else plain_logit,
+        "ln_margin": math.sqrt(d / 2) if layer_norm else None,
+    }
+    return Construction(
+        name=name, transformer=model, attention="softmax", language=language,
+        encoder=encoder, params={"layer_norm": layer_norm, "eps": float(eps)},
+        description=description, info=info,
+    )

@@ -20,13 +20,10 @@ CE = log2(1 + e^(−√6)) = 0.1195 bits at every n.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-import torch
 
 from ..languages import get as get_language
-from ._stream import IdealStream
+from ._stream import IdealStream, encode_bits_cls, softmax_construction
 from .base import Construction, Encoded
 
 CHANNELS = ["is0", "is1", "cls", "first", "rest", "val"]
@@ -40,23 +37,19 @@ def logit_margin(n: int) -> float:
     return 1.0 / (n + 1)
 
 
+def _positional(n: int) -> np.ndarray:
+    """first_j = I[j = 1] and rest_j = 1 − first_j for j = 1..n+1, (n+1, 2)."""
+    first = np.zeros(n + 1)
+    first[0] = 1.0
+    return np.stack([first, 1.0 - first], axis=1)
+
+
 def encode(strings: list[str]) -> Encoded:
     """Strings of one length n ≥ 1 -> features (B, n+1, 5); CLS last; read position n."""
-    B = len(strings)
-    n = len(strings[0]) if B else 0
-    if B and n == 0:
+    if strings and len(strings[0]) == 0:
         raise ValueError("first: the construction needs strings of length n >= 1 (the empty "
                          "string has no first bit)")
-    T = n + 1
-    bits = _LANGUAGE.to_ids(strings).astype(np.float64).reshape(B, n) if B else np.zeros((0, n))
-    x = np.zeros((B, T, len(FEATURES)))
-    x[:, :n, 0] = 1.0 - bits
-    x[:, :n, 1] = bits
-    x[:, n, 2] = 1.0
-    x[:, 0, 3] = 1.0
-    x[:, 1:, 4] = 1.0
-    read = torch.full((B,), n, dtype=torch.long)
-    return Encoded(torch.from_numpy(x), None, read)
+    return encode_bits_cls(_LANGUAGE, strings, _positional)
 
 
 def _ideal() -> IdealStream:
@@ -77,19 +70,7 @@ def _ideal() -> IdealStream:
 
 def build(layer_norm: bool = False, eps: float = 0.0) -> Construction:
     """The FIRST construction; ``layer_norm`` = post-LN(ε) on the doubled stream (d = 12)."""
-    if not isinstance(layer_norm, bool):
-        raise ValueError(f"first: layer_norm must be a bool, got {layer_norm!r}")  # noqa: TRY004
-    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
-        raise ValueError(f"first: eps must be a finite number >= 0, got {eps!r}")
-    model = _ideal().build(layer_norm=layer_norm, eps=float(eps), attention="softmax")
-    d = model.cfg.d_model
-    info = {
-        "closed_form_logit": "±√(d/2) (ε = 0)" if layer_norm else "±1/(n+1)",
-        "ln_margin": math.sqrt(d / 2) if layer_norm else None,
-    }
-    return Construction(
-        name="first", transformer=model, attention="softmax", language=_LANGUAGE,
-        encoder=encode, params={"layer_norm": layer_norm, "eps": float(eps)},
+    return softmax_construction(
+        "first", _ideal, _LANGUAGE, encode, layer_norm, eps, plain_logit="±1/(n+1)",
         description="Chiang & Cholak-style 2-layer FIRST: FFN marks ±1 at position 1, CLS averages",
-        info=info,
     )

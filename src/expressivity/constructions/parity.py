@@ -30,10 +30,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from ..languages import get as get_language
-from ._stream import IdealStream
+from ._stream import IdealStream, encode_bits_cls, softmax_construction
 from .base import Construction, Encoded
 
 CHANNELS = ["is0", "is1", "cls", "p", "q", "cos", "fill", "frac", "sgn", "f"]
@@ -48,24 +47,18 @@ def logit_margin(n: int) -> float:
     return 1.0 / (2.0 * (n + 1) ** 2)
 
 
+def _positional(n: int) -> np.ndarray:
+    """p_j, q_j, cos(jπ), fill_j for j = 1..n+1 (CLS at j = n + 1), (n+1, 4)."""
+    T = n + 1
+    j = np.arange(1, T + 1, dtype=np.float64)  # 1-based positions
+    p, q = j / T, (j - 1) / T
+    cos = np.where(j % 2 == 0, 1.0, -1.0)  # cos(jπ)
+    return np.stack([p, q, cos, np.sqrt(_C - p**2 - q**2)], axis=1)
+
+
 def encode(strings: list[str]) -> Encoded:
     """Strings of one length n -> features (B, n+1, 7); CLS last; read position n."""
-    B = len(strings)
-    n = len(strings[0]) if B else 0
-    T = n + 1
-    bits = _LANGUAGE.to_ids(strings).astype(np.float64).reshape(B, n) if B else np.zeros((0, n))
-    x = np.zeros((B, T, len(FEATURES)))
-    x[:, :n, 0] = 1.0 - bits
-    x[:, :n, 1] = bits
-    x[:, n, 2] = 1.0
-    j = np.arange(1, T + 1, dtype=np.float64)  # 1-based positions; CLS at j = n + 1
-    p, q = j / T, (j - 1) / T
-    x[:, :, 3] = p
-    x[:, :, 4] = q
-    x[:, :, 5] = np.where(j % 2 == 0, 1.0, -1.0)  # cos(jπ)
-    x[:, :, 6] = np.sqrt(_C - p**2 - q**2)
-    read = torch.full((B,), n, dtype=torch.long)
-    return Encoded(torch.from_numpy(x), None, read)
+    return encode_bits_cls(_LANGUAGE, strings, _positional)
 
 
 def _ideal() -> IdealStream:
@@ -114,20 +107,8 @@ def _ideal() -> IdealStream:
 
 def build(layer_norm: bool = False, eps: float = 0.0) -> Construction:
     """The PARITY construction; ``layer_norm`` = post-LN(ε) on the doubled stream (d = 20)."""
-    if not isinstance(layer_norm, bool):
-        raise ValueError(f"parity: layer_norm must be a bool, got {layer_norm!r}")  # noqa: TRY004
-    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
-        raise ValueError(f"parity: eps must be a finite number >= 0, got {eps!r}")
-    model = _ideal().build(layer_norm=layer_norm, eps=float(eps), attention="softmax")
-    d = model.cfg.d_model
-    info = {
-        "closed_form_logit": "±√(d/2) (ε = 0)" if layer_norm else "±1/(2(n+1)²)",
-        "ln_margin": math.sqrt(d / 2) if layer_norm else None,
-    }
-    return Construction(
-        name="parity", transformer=model, attention="softmax", language=_LANGUAGE,
-        encoder=encode, params={"layer_norm": layer_norm, "eps": float(eps)},
+    return softmax_construction(
+        "parity", _ideal, _LANGUAGE, encode, layer_norm, eps, plain_logit="±1/(2(n+1)²)",
         description="Chiang & Cholak-style 2-layer PARITY: uniform attention counts 1s, "
                     "FFN marks j ≤ k with sign (−1)^(j+1), CLS averages",
-        info=info,
     )
