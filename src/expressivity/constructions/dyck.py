@@ -28,10 +28,12 @@ Yao et al.'s one layer per depth level); width grows as O(k + D).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
-from ..languages import BOS, CLS, Vocab
+from ..languages import BOS, CLS, Language, Vocab
 from ..languages import get as get_language
 from ..transformer import ChannelMap, Transformer, TransformerConfig
 from .base import Construction, Encoded, load_weights
@@ -44,6 +46,36 @@ def _channels(k: int, D: int) -> ChannelMap:
         ("a!", 1), ("b!", 1), ("dep_neg!", 1), ("dep", D + 1), ("dep_over!", 1), ("od", D + 1),
         ("mt", k), ("bad!", 1), ("anybad!", 1), ("acc!", 1),
     )
+
+
+def embed_brackets(E: np.ndarray, vocab: Vocab, opens: list[int], closes: list[int], bos: int, cls: int) -> None:
+    """Write the token embedding W_E (d_vocab, d_model) in place: pair type t's open symbol
+    → channel opens[t], its close symbol → closes[t]; BOS → bos, CLS → cls."""
+    for t in range(len(opens)):
+        E[vocab.ids_of(2 * t), opens[t]] = 1.0
+        E[vocab.ids_of(2 * t + 1), closes[t]] = 1.0
+    E[BOS, bos] = 1.0
+    E[CLS, cls] = 1.0
+
+
+def bracket_encoder(label: str, language: Language, vocab: Vocab, max_length: int,
+                    n_bos: int) -> Callable[[list[str]], Encoded]:
+    """Encoder of strings of one length n ≤ max_length as [BOS × n_bos, w_1, …, w_n, CLS]:
+    ids (B, T), T = n + n_bos + 1, no key mask, read at CLS (T − 1)."""
+
+    def encode(strings: list[str]) -> Encoded:
+        B = len(strings)
+        n = len(strings[0]) if B else 0
+        if n > max_length:
+            raise ValueError(f"{label}: strings have length {n} > max_length = {max_length}")
+        T = n + n_bos + 1
+        ids = torch.full((B, T), BOS, dtype=torch.long)
+        if n:
+            ids[:, n_bos:n_bos + n] = torch.from_numpy(vocab.ids_of(language.to_ids(strings)))
+        ids[:, -1] = CLS
+        return Encoded(ids, None, torch.full((B,), T - 1, dtype=torch.long))
+
+    return encode
 
 
 def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float = 10.0) -> Construction:
@@ -72,12 +104,7 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
     opens, closes = g("open"), g("close")
 
     # ---- embedding: tokens and positions
-    E = W["W_E"]
-    for t in range(k):
-        E[vocab.ids_of(2 * t), opens[t]] = 1.0
-        E[vocab.ids_of(2 * t + 1), closes[t]] = 1.0
-    E[BOS, c("bos")] = 1.0
-    E[CLS, c("cls")] = 1.0
+    embed_brackets(W["W_E"], vocab, opens, closes, c("bos"), c("cls"))
     P = W["W_pos"]
     j = np.arange(n_ctx, dtype=np.float64)
     P[:, c("one")] = 1.0
@@ -154,17 +181,7 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
     W["b_U"][0] = -scale
     load_weights(model, W)
 
-    def encode(strings: list[str]) -> Encoded:
-        B = len(strings)
-        n = len(strings[0]) if B else 0
-        if n > N:
-            raise ValueError(f"dyck: strings have length {n} > max_length = {N}")
-        T = n + D + 3
-        ids = torch.full((B, T), BOS, dtype=torch.long)
-        if n:
-            ids[:, D + 2:D + 2 + n] = torch.from_numpy(vocab.ids_of(language.to_ids(strings)))
-        ids[:, -1] = CLS
-        return Encoded(ids, None, torch.full((B,), T - 1, dtype=torch.long))
+    encode = bracket_encoder("dyck", language, vocab, N, n_bos=D + 2)
 
     return Construction(
         name="dyck", transformer=model, attention="hardmax", language=language, encoder=encode,

@@ -43,12 +43,12 @@ Values are exact up to float64 rounding (|z ∓ s| ~ 1e-10·s).
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from ..languages import BOS, CLS, Vocab
+from ..languages import Vocab
 from ..languages import get as get_language
 from ..transformer import ChannelMap, Transformer, TransformerConfig
-from .base import Construction, Encoded, load_weights
+from .base import Construction, load_weights
+from .dyck import bracket_encoder, embed_brackets
 
 # one FFN unit: (reads {channel: coef}, bias, writes {channel: coef})
 _Unit = tuple[dict[int, float], float, dict[int, float]]
@@ -145,12 +145,7 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
     W = {name: np.zeros(tuple(p.shape)) for name, p in model.named_parameters()}
 
     # ---- embedding: tokens and positions
-    E = W["W_E"]
-    for t in range(k):
-        E[vocab.ids_of(2 * t), opens[t]] = 1.0
-        E[vocab.ids_of(2 * t + 1), closes[t]] = 1.0
-    E[BOS, c("bos")] = 1.0
-    E[CLS, c("cls")] = 1.0
+    embed_brackets(W["W_E"], vocab, opens, closes, c("bos"), c("cls"))
     P = W["W_pos"]
     j = np.arange(n_ctx, dtype=np.float64)
     P[:, one] = 1.0
@@ -204,17 +199,7 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
     W["b_U"][0] = -scale
     load_weights(model, W)
 
-    def encode(strings: list[str]) -> Encoded:
-        B = len(strings)
-        n = len(strings[0]) if B else 0
-        if n > N:
-            raise ValueError(f"dyck (yao): strings have length {n} > max_length = {N}")
-        T = n + 2
-        ids = torch.full((B, T), BOS, dtype=torch.long)
-        if n:
-            ids[:, 1:1 + n] = torch.from_numpy(vocab.ids_of(language.to_ids(strings)))
-        ids[:, -1] = CLS
-        return Encoded(ids, None, torch.full((B,), T - 1, dtype=torch.long))
+    encode = bracket_encoder("dyck (yao)", language, vocab, N, n_bos=1)
 
     return Construction(
         name="dyck", transformer=model, attention="hardmax", language=language, encoder=encode,
