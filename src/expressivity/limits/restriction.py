@@ -28,6 +28,7 @@ from ..transformer import Transformer
 
 
 def as_transformer(model) -> Transformer:
+    """The model itself if it is a :class:`Transformer`, else its ``.transformer`` (a construction)."""
     if isinstance(model, Transformer):
         return model
     t = getattr(model, "transformer", None)

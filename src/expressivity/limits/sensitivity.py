@@ -24,6 +24,7 @@ import torch
 
 from ..transformer import Transformer
 from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
+from .restriction import as_transformer
 
 _SCORE_BUDGET = 1 << 21  # max attention-score entries (B·c·H·T²) per pass (16 MB: stays cache-friendly)
 
@@ -74,15 +75,6 @@ class SensitivityReport:
         return n, n * np.array([r.measured_other for r in rows])
 
 
-def _as_transformer(model) -> Transformer:
-    if isinstance(model, Transformer):
-        return model
-    t = getattr(model, "transformer", None)
-    if isinstance(t, Transformer):
-        return t
-    raise ValueError(f"expected a Transformer or an object with .transformer, got {type(model).__name__}")
-
-
 class InputAdapter:
     """Strings (as symbol indices (N, n)) -> what the transformer reads.
 
@@ -94,7 +86,7 @@ class InputAdapter:
     """
 
     def __init__(self, model, language=None, alphabet_size: int | None = None) -> None:
-        self.transformer = _as_transformer(model)
+        self.transformer = as_transformer(model)
         self.language = language
         cfg = self.transformer.cfg
         self._construction = not isinstance(model, Transformer) and callable(getattr(model, "encode", None))
