@@ -11,6 +11,13 @@ import numpy as np
 from .maxout import MaxoutNetwork
 
 
+def linear_weights(mod) -> tuple[np.ndarray, np.ndarray]:
+    """An ``nn.Linear`` as float64 numpy: W (out, in), b (out,) (zeros when it has no bias)."""
+    W = mod.weight.detach().to("cpu").double().numpy()
+    b = mod.bias.detach().to("cpu").double().numpy() if mod.bias is not None else np.zeros(W.shape[0])
+    return W, b
+
+
 def from_relu_mlp(mlp) -> MaxoutNetwork:
     """Convert ``nn.Sequential(Linear, ReLU, …, Linear)`` exactly (float64)."""
     from torch import nn  # torch only at this boundary
@@ -22,8 +29,7 @@ def from_relu_mlp(mlp) -> MaxoutNetwork:
     layers: list[tuple[np.ndarray, np.ndarray]] = []
     for idx, mod in enumerate(mlp):
         if isinstance(mod, nn.Linear):
-            W = mod.weight.detach().to("cpu").double().numpy()
-            b = mod.bias.detach().to("cpu").double().numpy() if mod.bias is not None else np.zeros(W.shape[0])
+            W, b = linear_weights(mod)
             if A is None:
                 A, c = W, b
             else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cpwl import MaxoutNetwork
+from ..cpwl.relu import linear_weights
 from .ir import Affine, Embed, GroupMax, Hardmax, Program, Read, ReLU, Residual
 
 
@@ -54,8 +55,7 @@ def lower_sequential(mlp) -> Program:
     in_dim = None
     for idx, mod in enumerate(mlp):
         if isinstance(mod, nn.Linear):
-            W = mod.weight.detach().cpu().double().numpy()
-            b = mod.bias.detach().cpu().double().numpy() if mod.bias is not None else np.zeros(W.shape[0])
+            W, b = linear_weights(mod)
             if in_dim is None:
                 in_dim = W.shape[1]
             ops.append(Affine(W.T, b))
