@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 from expressivity.languages import PAIRS
@@ -68,6 +69,14 @@ def assert_sampled_strings_match(c, k: int, D: int, rng: np.random.Generator) ->
         truth = np.array([member(s, k, D) for s in pos + neg])
         assert truth[:count].all() and not truth[count:].any()  # the sampler agrees with brute force
         assert np.array_equal(c.predict(pos + neg), truth), (k, D, n)
+
+
+def assert_rejects_too_long_and_foreign(c) -> None:
+    """c built with k = 1 and max_length = 4: a length-6 string and a foreign symbol raise ValueError."""
+    with pytest.raises(ValueError, match="max_length"):
+        c.logits(["()()()"])
+    with pytest.raises(ValueError, match="alphabet"):
+        c.logits(["(]"])
 
 
 @st.composite
