@@ -3,12 +3,18 @@
 Tokens t = 0..T−1 with T = max_l p_l; token t stands for piece π_l(t) = t mod p_l of every
 unit of layer l. Residual channels: x[0..d−1] | onehot[0..T−1] | one | z[0..m−1] | h[0..m−1].
 
-* Token-wise shift (FFN = token-wise affine map). With s = Σ_{t: π(t)=j} onehot[t] ∈ {0, 1}
-  and L ≤ u ≤ L + M (interval bounds):   u·s = ReLU(u − L − M(1 − s)) + L·s,
-  and L·s = L·ReLU(s) is linear in the one-hot channels (one shared unit per token).
+* Token-wise shift (FFN = token-wise affine map). With s = Σ_{t: π(t)=j} onehot[t] ∈ {0, 1},
+  1 − s = Σ_{t: π(t)≠j} onehot[t], and interval bounds L ≤ u ≤ U:
+      one-sided:  u·s = ReLU(u − L − (U − L)(1 − s)) + L·s     (1 hidden unit; L·s = L·ReLU(s)
+                  is linear in the one-hot channels: one shared unit per token)
+      two-sided:  u·s = ReLU(u − M(1 − s)) − ReLU(−u − M(1 − s)),  M = max(|L|, |U|)  (2 units)
   The shared FFN of block l−1 writes z_{i,t} = w_{i,π(t)}·h^(l−1) + b_{i,π(t)} on token t,
   subtracting the channel's old content inside u (so no clearing pass is needed):
-  u_ij = w_ij·h + b_ij − z_i.  m_l·p_l + T hidden units.
+  u_ij = w_ij·h + b_ij − z_i. The one-sided form is cheaper (m_l·p_l + T hidden units) but on
+  the active token it adds and removes L, costing ≈ 2^−52·|L| of precision; pieces whose bound
+  exceeds 10^4 (deep or wide nets, where interval bounds are loose) use the two-sided form, whose
+  active-token arithmetic never touches the bounds. Writing 1 − s as a sum of one-hot channels
+  (rather than M·s − M) keeps M out of the active token's sum as well.
 * Max by attention. Head i: constant query (channel ``one``), key = z_i, value = z_i − h_i,
   output added to h_i. Hardmax gives h_i = max_t z_{i,t} on every token (ties average equal
   values); σ_λ gives a value within (T − 1)/(e·λ) below it.
@@ -24,6 +30,7 @@ bounds widened by ε so the gadget stays exact under the softmax perturbation.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -32,13 +39,58 @@ from ..cpwl import MaxoutNetwork, box
 from ..transformer import ChannelMap, Transformer, TransformerConfig
 from .compiled import CompiledModel
 
-_M_SAFETY_REL = 1e-6  # slack on every big-M bound: relative …
+_M_SAFETY_REL = 1e-6  # slack on every interval bound: relative …
 _M_SAFETY_ABS = 1e-9  # … and absolute
+_ONE_SIDED_MAX = 1e4  # pieces with max(|L|, |U|) above this use the precise two-sided gadget
 
 
 def channel_map(d: int, T: int, m: int) -> ChannelMap:
     """x[0..d−1], onehot[0..T−1], one, z[0..m−1], h[0..m−1]."""
     return ChannelMap.build(("x", d), ("onehot", T), ("one!", 1), ("z", m), ("h", m))
+
+
+@dataclass(frozen=True)
+class _LayerPlan:
+    """Bounds and hidden-unit layout of one layer's FFN gadget."""
+
+    L: np.ndarray  # (m_l, p_l) lower bound of u_ij (with slack)
+    U: np.ndarray  # (m_l, p_l) upper bound of u_ij (with slack)
+    two: np.ndarray  # (m_l, p_l) bool: two-sided gadget
+    col_a: np.ndarray  # (m_l, p_l) first hidden column of piece (i, j)
+    col_b: np.ndarray  # (m_l, p_l) second column (two-sided only; −1 otherwise)
+    n_cols: int
+    w_l1: float  # L_l = max_ij ‖w_ij‖_1
+    pre_lo: np.ndarray  # (m_l, p_l) bounds of the pre-activations
+    pre_hi: np.ndarray
+
+
+def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float) -> tuple[list[_LayerPlan], list[float]]:
+    """Interval bounds (widened by the σ_λ errors ε_l) and gadget choice for every layer."""
+    m = max(net.widths)
+    z_lo, z_hi = np.zeros(m), np.zeros(m)  # interval of every z channel's content, all tokens
+    in_lo, in_hi, eps = lo, hi, 0.0
+    plans, errors = [], []
+    for layer in net.layers:
+        Wl, bl = layer.W, layer.b  # (m_l, p_l, d_l), (m_l, p_l)
+        m_l, p_l, _ = Wl.shape
+        c, r = (in_lo + in_hi) / 2, (in_hi - in_lo) / 2
+        pre_lo = np.einsum("mpd,d->mp", Wl, c) + bl - np.einsum("mpd,d->mp", np.abs(Wl), r)
+        pre_hi = np.einsum("mpd,d->mp", Wl, c) + bl + np.einsum("mpd,d->mp", np.abs(Wl), r)
+        L = pre_lo - z_hi[:m_l, None]  # u = w·h + b − z_old ≥ L
+        U = pre_hi - z_lo[:m_l, None]
+        slack = _M_SAFETY_ABS + _M_SAFETY_REL * np.maximum(np.abs(L), np.abs(U))
+        L, U = L - slack, U + slack
+        two = np.maximum(np.abs(L), np.abs(U)) > _ONE_SIDED_MAX
+        width = np.where(two, 2, 1).ravel()
+        start = np.concatenate([[0], np.cumsum(width)[:-1]]).reshape(m_l, p_l)
+        col_b = np.where(two, start + 1, -1)
+        w_l1 = float(np.abs(Wl).sum(axis=2).max())
+        plans.append(_LayerPlan(L, U, two, start, col_b, int(width.sum()), w_l1, pre_lo, pre_hi))
+        z_lo[:m_l], z_hi[:m_l] = pre_lo.min(axis=1), pre_hi.max(axis=1)
+        eps = w_l1 * eps + delta  # ε_l = L_l ε_{l−1} + (T − 1)/(eλ)
+        errors.append(eps)
+        in_lo, in_hi = pre_lo.max(axis=1) - eps, pre_hi.max(axis=1) + eps
+    return plans, errors
 
 
 def compile_maxout(
@@ -70,18 +122,19 @@ def compile_maxout(
     d, D = net.in_dim, net.depth
     T = max(net.ranks)
     m = max(net.widths)
+    delta = (T - 1) / (math.e * lam) if attention == "softmax" else 0.0  # per-layer σ_λ gap
+    plans, layer_errors = _plan(net, lo, hi, delta)
+    one_sided = any(not p.two.all() for p in plans)
+    n_tok_units = T if one_sided else 0
     ch = channel_map(d, T, m)
-    x_idx, oh_idx, one = ch.group("x"), ch.group("onehot"), ch.index("one")
-    z_idx, h_idx = ch.group("z"), ch.group("h")
-    d_mlp = max(layer.width * layer.rank for layer in net.layers) + T
-    out_dim = net.out_dim
+    x_idx, oh_idx, one = ch.group("x"), np.asarray(ch.group("onehot")), ch.index("one")
+    z_idx, h_idx = np.asarray(ch.group("z")), np.asarray(ch.group("h"))
     cfg = TransformerConfig(
-        d_model=len(ch), n_layers=D + 1, n_heads=m, d_head=1, d_mlp=d_mlp,
-        d_input=d, d_out=out_dim, n_ctx=T, positional="learned",
+        d_model=len(ch), n_layers=D + 1, n_heads=m, d_head=1,
+        d_mlp=max(p.n_cols for p in plans) + n_tok_units,
+        d_input=d, d_out=net.out_dim, n_ctx=T, positional="learned",
         attention=attention, lam=lam if lam is not None else 1.0, dtype="float64",
     )
-    delta = (T - 1) / (math.e * lam) if attention == "softmax" else 0.0  # per-layer σ_λ gap
-
     W = {name: np.zeros(tuple(p.shape)) for name, p in Transformer(cfg).named_parameters()}
 
     # embedding: x → x channels; positions → onehot[t] and the constant channel
@@ -89,61 +142,20 @@ def compile_maxout(
     W["W_pos"][np.arange(T), oh_idx] = 1.0
     W["W_pos"][:, one] = 1.0
 
-    in_lo, in_hi = lo, hi  # box of the current layer's input (widened by ε under softmax)
-    in_channels = x_idx
-    z_lo, z_hi = np.zeros(m), np.zeros(m)  # interval of every z channel's content, all tokens
-    eps = 0.0
-    layer_errors, big_m = [], []
-    for l, layer in enumerate(net.layers):
-        mlp = f"blocks.{l}.mlp."
-        Wl, bl = layer.W, layer.b  # (m_l, p_l, d_l), (m_l, p_l)
-        m_l, p_l, _ = Wl.shape
-        # interval bound of u_ij = w_ij·h + b_ij − z_i (old content) over the (widened) input box
-        c, r = (in_lo + in_hi) / 2, (in_hi - in_lo) / 2
-        centre = np.einsum("mpd,d->mp", Wl, c) + bl
-        radius = np.einsum("mpd,d->mp", np.abs(Wl), r)
-        pre_lo, pre_hi = centre - radius, centre + radius
-        L = pre_lo - z_hi[:m_l, None]  # u ≥ L
-        U = pre_hi - z_lo[:m_l, None]  # u ≤ U
-        slack = _M_SAFETY_ABS + _M_SAFETY_REL * np.maximum(np.abs(L), np.abs(U))
-        L = L - slack
-        M = (U + slack) - L  # 0 ≤ u − L ≤ M
-        big_m.append(float(M.max()))
-        # hidden unit a_ij = ReLU(u_ij − L_ij − M_ij(1 − s_j)) = (u_ij − L_ij)·s_j, column i·p_l + j
-        i_idx, j_idx = np.meshgrid(np.arange(m_l), np.arange(p_l), indexing="ij")
-        col = i_idx * p_l + j_idx  # (m_l, p_l)
-        Win, b_in, Wout = W[mlp + "W_in"], W[mlp + "b_in"], W[mlp + "W_out"]
-        for k_in, ch_in in enumerate(in_channels):  # loop over the input dimension only
-            Win[ch_in, col] = Wl[:, :, k_in]
-        zi = np.asarray(z_idx)[i_idx]  # (m_l, p_l): channel of unit i
-        Win[zi, col] = -1.0
-        for t in range(T):  # s_j = Σ_{t: t mod p_l = j} onehot[t]
-            Win[oh_idx[t], col[:, t % p_l]] = M[:, t % p_l]
-        b_in[col] = bl - L - M
-        Wout[col, zi] = 1.0
-        # token units c_t = ReLU(onehot[t]) = onehot[t] add the offsets L_{i,π(t)}: z_i += u·s
-        tok = m_l * p_l + np.arange(T)
-        Win[oh_idx, tok] = 1.0
-        Wout[tok[:, None], np.asarray(z_idx)[None, :m_l]] = L[:, np.arange(T) % p_l].T
-        # after this FFN, z_i holds layer l's pieces (within the widened bounds under softmax)
-        w_l1 = np.abs(Wl).sum(axis=2)  # (m_l, p_l)
-        z_lo[:m_l], z_hi[:m_l] = pre_lo.min(axis=1), pre_hi.max(axis=1)
-        # block l+1 attention: head i computes h_i = max_t z_{i,t}
-        attn = f"blocks.{l + 1}.attn."
-        heads = np.arange(m_l)
+    in_channels = np.asarray(x_idx)
+    for l, (layer, plan) in enumerate(zip(net.layers, plans)):
+        _write_ffn(W, f"blocks.{l}.mlp.", layer.W, layer.b, plan, in_channels, z_idx, oh_idx, T, n_tok_units)
+        # block l+1 attention: head i computes h_i = max_t z_{i,t} (value z_i − h_i overwrites h_i)
+        attn, heads = f"blocks.{l + 1}.attn.", np.arange(layer.width)
         W[attn + "W_Q"][heads, one, 0] = 1.0
-        W[attn + "W_K"][heads, np.asarray(z_idx)[heads], 0] = 1.0
-        W[attn + "W_V"][heads, np.asarray(z_idx)[heads], 0] = 1.0
-        W[attn + "W_V"][heads, np.asarray(h_idx)[heads], 0] = -1.0
-        W[attn + "W_O"][heads, 0, np.asarray(h_idx)[heads]] = 1.0
-        # error and box of h^(l): ε_l = L_l ε_{l−1} + δ; h ∈ [max pre_lo − ε_l, max pre_hi + ε_l]
-        eps = float(w_l1.max()) * eps + delta
-        layer_errors.append(eps)
-        in_lo, in_hi = pre_lo.max(axis=1) - eps, pre_hi.max(axis=1) + eps
-        in_channels = list(np.asarray(h_idx)[:m_l])
+        W[attn + "W_K"][heads, z_idx[heads], 0] = 1.0
+        W[attn + "W_V"][heads, z_idx[heads], 0] = 1.0
+        W[attn + "W_V"][heads, h_idx[heads], 0] = -1.0
+        W[attn + "W_O"][heads, 0, h_idx[heads]] = 1.0
+        in_channels = h_idx[: layer.width]
 
     # read-out: W_U reads h^(D)
-    hD = np.asarray(h_idx)[: net.layers[-1].width]
+    hD = h_idx[: net.layers[-1].width]
     if net.readout is not None:
         A, cvec = net.readout
         W["W_U"][hD, :] = A.T
@@ -158,10 +170,43 @@ def compile_maxout(
         for name, p in model.named_parameters():
             p.copy_(torch.from_numpy(W[name]))
     model.eval()
+    big_m = tuple(float(np.maximum(p.U - p.L, np.maximum(np.abs(p.L), np.abs(p.U))).max()) for p in plans)
     return CompiledModel(
         transformer=model, net=net, lo=lo, hi=hi, attention=attention, lam=lam,
-        layer_errors=tuple(layer_errors), output_error=out_gain * eps, big_m=tuple(big_m),
+        layer_errors=tuple(layer_errors), output_error=out_gain * layer_errors[-1], big_m=big_m,
     )
+
+
+def _write_ffn(W, mlp, Wl, bl, plan: _LayerPlan, in_channels, z_idx, oh_idx, T: int, n_tok_units: int) -> None:
+    """FFN weights writing z_{i,t} = w_{i,π(t)}·h + b_{i,π(t)} (gadgets of the module docstring)."""
+    m_l, p_l, _ = Wl.shape
+    Win, b_in, Wout = W[mlp + "W_in"], W[mlp + "b_in"], W[mlp + "W_out"]
+    i_idx = np.broadcast_to(np.arange(m_l)[:, None], (m_l, p_l))
+    zi = z_idx[i_idx]  # (m_l, p_l): the z channel of unit i
+    two, a = plan.two, plan.col_a
+    M = np.where(two, np.maximum(np.abs(plan.L), np.abs(plan.U)), plan.U - plan.L)
+    # column a: +u (one-sided: shifted by −L)
+    Win[in_channels[:, None, None], a[None]] = np.moveaxis(Wl, 2, 0)
+    Win[zi, a] = -1.0
+    b_in[a] = np.where(two, bl, bl - plan.L)
+    Wout[a, zi] = 1.0
+    # column b (two-sided only): −u
+    b, ib, jb = plan.col_b[two], i_idx[two], np.nonzero(two)[1]
+    Win[in_channels[:, None], b[None]] = -np.moveaxis(Wl[ib, jb], 1, 0)
+    Win[zi[two], b] = 1.0
+    b_in[b] = -bl[two]
+    Wout[b, zi[two]] = -1.0
+    # −M(1 − s_j) = −M Σ_{t: π(t) ≠ j} onehot[t]: exactly 0 on the active token
+    for t in range(T):  # loop over tokens only
+        off = np.arange(p_l) != t % p_l  # pieces j that token t is not
+        Win[oh_idx[t], a[:, off]] = -M[:, off]
+        Win[oh_idx[t], plan.col_b[:, off][two[:, off]]] = -M[:, off][two[:, off]]
+    # token units c_t = ReLU(onehot[t]) add L_{i,π(t)}·s for one-sided pieces
+    if n_tok_units:
+        tok = W[mlp + "W_in"].shape[1] - n_tok_units + np.arange(T)
+        Win[oh_idx, tok] = 1.0
+        offsets = np.where(two, 0.0, plan.L)[:, np.arange(T) % p_l]  # (m_l, T)
+        Wout[tok[:, None], z_idx[None, :m_l]] = offsets.T
 
 
 def compile_relu(mlp, domain=(-1.0, 1.0), attention: str = "hardmax", lam: float | None = None) -> CompiledModel:
