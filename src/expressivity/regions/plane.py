@@ -75,11 +75,16 @@ class _Mesh:
 
     def drop(self, name: str) -> None:
         if name in self.cols:
-            keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k != name}
-            self.cols = {}
-            self.store = np.empty((self.store.shape[0], 0))
-            for k, v in keep.items():
-                self.set_field(k, v)
+            keep = {k: sl for k, sl in self.cols.items() if k != name}
+            width = sum(sl.stop - sl.start for sl in keep.values())
+            store = np.empty((self.store.shape[0], width))
+            cols, at = {}, 0
+            for k, sl in keep.items():
+                w = sl.stop - sl.start
+                store[: self.V, at:at + w] = self.store[: self.V, sl]
+                cols[k] = slice(at, at + w)
+                at += w
+            self.store, self.cols = store, cols
 
     def _grow_vertices(self, n_new: int) -> None:
         cap = self.store.shape[0]
@@ -124,10 +129,13 @@ class _Mesh:
         n = self.nv[fm]
         ar = np.arange(K)
         valid = ar[None, :] < n[:, None]
-        jn = np.where(ar[None, :] + 1 < n[:, None], ar[None, :] + 1, 0)
-        rows = np.arange(c)[:, None]
-        Cn, Sn = C[rows, jn], S[rows, jn]
-        cross = valid & (S * Sn < 0)
+        # successor of position j is position j + 1 (cyclically): pads repeat vertex 0, so the
+        # last real edge (n−1 → 0) comes out right and pad "edges" (0 → 0) never cross
+        Cn = np.empty_like(C)
+        Cn[:, :-1], Cn[:, -1] = C[:, 1:], C[:, 0]
+        Sn = np.empty_like(S)
+        Sn[:, :-1], Sn[:, -1] = S[:, 1:], S[:, 0]
+        cross = S * Sn < 0
         a, b = C[cross], Cn[cross]
         Vt = np.int64(self.V + 1)
         key = np.minimum(a, b) * Vt + np.maximum(a, b)
@@ -156,19 +164,13 @@ class _Mesh:
         ES = np.zeros((c, 2 * K), np.int8)
         ES[:, 0::2] = S
         ok = Ext >= 0
-        P_rows, P_n = _compact(Ext, ok & (ES >= 0))
-        N_rows, N_n = _compact(Ext, ok & (ES <= 0))
-        width = max(P_rows.shape[1], N_rows.shape[1])
-        self._grow_faces(c, width)
-        K2 = self.cyc.shape[1]
+        mP, mN = ok & (ES >= 0), ok & (ES <= 0)
+        P_n, N_n = mP.sum(1), mN.sum(1)
+        self._grow_faces(c, int(max(P_n.max(), N_n.max())))
         new = self.F + np.arange(c)
-        for ids, R, nr in ((fm, P_rows, P_n), (new, N_rows, N_n)):
-            full = np.empty((c, K2), np.int64)
-            full[:, : R.shape[1]] = R
-            full[:, R.shape[1]:] = R[:, :1]
-            full = np.where(full < 0, full[:, :1], full)
-            self.cyc[ids] = full
-            self.nv[ids] = nr
+        self.cyc[fm] = _compact(Ext, mP, P_n, self.cyc.shape[1])
+        self.cyc[new] = _compact(Ext, mN, N_n, self.cyc.shape[1])
+        self.nv[fm], self.nv[new] = P_n, N_n
         self.origin[new] = self.origin[fm]
         self.F += c
         return c
@@ -189,14 +191,15 @@ class _Mesh:
         return s / valid.sum(1)[:, None]
 
 
-def _compact(E: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Left-pack the masked entries of each row (order kept), padding −1."""
-    n = mask.sum(1)
-    pos = np.cumsum(mask, axis=1) - 1
-    rows = np.full((len(E), int(n.max())), -1, np.int64)
+def _compact(E: np.ndarray, mask: np.ndarray, n: np.ndarray, width: int) -> np.ndarray:
+    """Left-pack the masked entries of each row (order kept; n = mask.sum(1) ≥ 1) into rows of
+    ``width``, padded with the row's first packed entry."""
+    pos = np.cumsum(mask, axis=1)
+    pos -= 1
     r, c = np.nonzero(mask)
+    rows = np.empty((len(E), width), np.int64)
     rows[r, pos[r, c]] = E[r, c]
-    return rows, n
+    return np.where(np.arange(width)[None, :] < n[:, None], rows, rows[:, :1])
 
 
 def _eps(G: np.ndarray) -> np.ndarray:
@@ -290,9 +293,14 @@ def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
         lo += B
         G = mesh.field("Y") @ Wb[:, cols] + bb[cols]  # (V, B)
         eps = _eps(G)
-        if len(cols) < B or ("G" in mesh.cols and mesh.cols["G"].stop - mesh.cols["G"].start != B):
-            mesh.drop("G")
-        mesh.set_field("G", np.hstack([G, np.zeros((len(G), B - len(cols)))]) if len(cols) < B else G)
+        # the G columns keep a fixed width of 64 (unused ones 0) so that the vertex store is
+        # laid out once per layer, not once per block
+        if "G" in mesh.cols:
+            Gs = mesh.store[: mesh.V, mesh.cols["G"]]
+            Gs[:, : len(cols)] = G
+            Gs[:, len(cols):] = 0.0
+        else:
+            mesh.set_field("G", np.hstack([G, np.zeros((len(G), 64 - len(cols)))]))
         F0 = mesh.F
         mesh.origin[:F0] = np.arange(F0)
         # bit j of pos[v] / neg[v]: channel j is > eps / < −eps at vertex v; a face can be cut by
