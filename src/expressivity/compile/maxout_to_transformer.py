@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..cpwl import MaxoutNetwork, box
+from ..cpwl import MaxoutNetwork, box, from_relu_mlp
 from ..transformer import ChannelMap, Transformer, TransformerConfig
 from .compiled import CompiledModel
 
@@ -74,8 +74,9 @@ def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float) -> t
         Wl, bl = layer.W, layer.b  # (m_l, p_l, d_l), (m_l, p_l)
         m_l, p_l, _ = Wl.shape
         c, r = (in_lo + in_hi) / 2, (in_hi - in_lo) / 2
-        pre_lo = np.einsum("mpd,d->mp", Wl, c) + bl - np.einsum("mpd,d->mp", np.abs(Wl), r)
-        pre_hi = np.einsum("mpd,d->mp", Wl, c) + bl + np.einsum("mpd,d->mp", np.abs(Wl), r)
+        centre = np.einsum("mpd,d->mp", Wl, c) + bl
+        radius = np.einsum("mpd,d->mp", np.abs(Wl), r)
+        pre_lo, pre_hi = centre - radius, centre + radius
         L = pre_lo - z_hi[:m_l, None]  # u = w·h + b − z_old ≥ L
         U = pre_hi - z_lo[:m_l, None]
         slack = _M_SAFETY_ABS + _M_SAFETY_REL * np.maximum(np.abs(L), np.abs(U))
@@ -211,6 +212,4 @@ def _write_ffn(W, mlp, Wl, bl, plan: _LayerPlan, in_channels, z_idx, oh_idx, T: 
 
 def compile_relu(mlp, domain=(-1.0, 1.0), attention: str = "hardmax", lam: float | None = None) -> CompiledModel:
     """Compile a torch ``nn.Sequential`` ReLU MLP through the maxout route (ReLU = rank 2)."""
-    from ..cpwl import from_relu_mlp
-
     return compile_maxout(from_relu_mlp(mlp), domain=domain, attention=attention, lam=lam)
