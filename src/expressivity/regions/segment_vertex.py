@@ -2,41 +2,157 @@
 is stored once per vertex t_0 < t_1 < … < t_P (shared by the two pieces it bounds) instead of
 at both ends of every piece, and every inserted breakpoint is a strict sign change (ReLU) or a
 change of the argmax on the upper envelope (GroupMax), so every piece is one activation region.
-Same tolerance policy as :mod:`.segment`.
+Same tolerance policy as :mod:`.segment`. The loops over vertices run in :mod:`.kernels`.
+
+Vertices a ReLU layer inserts are not pushed through the next dense layer. Along an old edge
+[a, b] the pre-activation is affine, z(s) = (1 − s) z(a) + s z(b), so the ReLU output differs
+from linear interpolation only in the channels j that change sign on the edge (zero at s_j):
+
+    relu(z_j(s)) − [(1 − s) relu(z_j(a)) + s relu(z_j(b))] = −(1 − s)|z_j(a)|   (s ≥ s_j)
+                                                            = −s |z_j(b)|       (s ≤ s_j)
+
+Hence the next layer's pre-activation g = y W + b at a vertex inserted at s_k is exact from the
+old vertices and the rows W_j of the sign-changing channels:
+
+    g(s_k) = (1 − s_k)[g(a) − Σ_{s_j ≤ s_k} |z_j(a)| W_j] + s_k [g(b) − Σ_{s_j > s_k} |z_j(b)| W_j].
+
+The dense product (vertices × n × n′) is paid for the old vertices only; the inserted ones cost
+O((changes + inserted) · n′) running sums.
 """
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
+
 import numpy as np
 
+from . import kernels
 from .domains import Segment
 from .ir import Program, affine
 from .segment import MERGE_S, ZERO_RTOL
 
+LAZY_MIN_WIDTH = 64  # narrower layers: a dense product at the new vertices is as cheap
+WORKSPACE_MAX = 1 << 25  # float64 elements (256 MB) kept per scratch buffer between calls
 
-def _insert(t, fields, vi, s):
-    """Insert points at local parameter s ∈ (0, 1) of intervals vi (between vertex vi and vi+1).
-    ``fields``: arrays (P+1, ...) interpolated; returns new t, fields and vertex order."""
-    order = np.lexsort((s, vi))
+
+class _Workspace(threading.local):
+    """Per-thread scratch buffers for the intermediate layers, kept between calls: fresh
+    multi-MB arrays cost a page fault per 4 KB on first touch, more than the work on them."""
+
+    def __init__(self):
+        self.bufs: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, shape: tuple[int, int]) -> np.ndarray:
+        size = shape[0] * shape[1]
+        if size > WORKSPACE_MAX:
+            return np.empty(shape)
+        buf = self.bufs.get(name)
+        if buf is None or buf.size < size:
+            buf = self.bufs[name] = np.empty(max(size, 2 * (0 if buf is None else buf.size)))
+        return buf[:size].reshape(shape)
+
+
+_scratch = _Workspace()
+
+
+def _dedup(vi, s, presorted=False):
+    """Sort breakpoints by (edge, s) and drop those within MERGE_S of the previous one on the
+    same edge. Returns (indices kept into the input, their edges, their s)."""
+    order = np.arange(len(vi)) if presorted else np.lexsort((s, vi))
     vi, s = vi[order], s[order]
     keep = np.ones(len(vi), bool)
     keep[1:] = ~((vi[1:] == vi[:-1]) & (s[1:] - s[:-1] <= MERGE_S))
-    vi, s = vi[keep], s[keep]
-    P1 = len(t)
-    pos_old = np.arange(P1) + np.searchsorted(vi, np.arange(P1), side="left")
-    pos_new = np.arange(len(vi)) + vi + 1
-    n_tot = P1 + len(vi)
-    t_new = np.empty(n_tot)
-    t_new[pos_old] = t
-    t_new[pos_new] = t[vi] + s * (t[vi + 1] - t[vi])
-    out = []
-    for F in fields:
-        G = np.empty((n_tot,) + F.shape[1:])
-        G[pos_old] = F
-        A, B = F[vi], F[vi + 1]
-        G[pos_new] = A + s.reshape((-1,) + (1,) * (A.ndim - 1)) * (B - A)
-        out.append(G)
-    return t_new, out
+    return order[keep], vi[keep], s[keep]
+
+
+def _offsets(vi, n_edges):
+    """start[e] = number of items on edges < e (items sorted by edge), length n_edges + 1."""
+    return np.concatenate([[0], np.cumsum(np.bincount(vi, minlength=n_edges))])
+
+
+def _spliced(F, kstart, s, relu=False):
+    """F (P + 1, ...) with rows interpolated at s on the edges given by kstart (fresh array)."""
+    F2 = np.ascontiguousarray(F.reshape(len(F), -1))
+    out = np.empty((len(F2) + len(s), F2.shape[1]))
+    kernels.insert_rows(F2, kstart, s, relu, out)
+    return out.reshape((-1,) + F.shape[1:])
+
+
+def _insert(t, fields, vi, s, relu_first=False):
+    """Insert points at local parameter s ∈ (0, 1) of edges vi (vertex vi to vi + 1) into t and
+    into every field (P + 1, ...) by interpolation (the first one clamped at 0 if asked);
+    returns the new t and fields."""
+    _, vi, s = _dedup(vi, s)
+    kstart = _offsets(vi, len(t) - 1)
+    out = [_spliced(F, kstart, s, relu_first and i == 0) for i, F in enumerate(fields)]
+    return _spliced(t[:, None], kstart, s)[:, 0], out
+
+
+@dataclass
+class _Pending:
+    """A ReLU layer's output at the old vertices (Y_old) and its sign changes; the next layer's
+    pre-activations at every vertex follow from them (module doc)."""
+
+    Y_old: np.ndarray  # (P_old, n)
+    estart: np.ndarray  # sign changes on edge e: estart[e] ≤ j < estart[e + 1], sorted by s
+    ech: np.ndarray
+    eza: np.ndarray  # |z(a)|
+    ezb: np.ndarray  # |z(b)|
+    kstart: np.ndarray  # inserted vertices on edge e: kstart[e] ≤ k < kstart[e + 1]
+    ks: np.ndarray
+    krank: np.ndarray  # the sign change (index j) that made vertex k
+
+    def pre(self, W: np.ndarray, b: np.ndarray, scratch: bool = False) -> np.ndarray:
+        """y W + b at every vertex, (P, 1, n′); in a scratch buffer if ``scratch`` (the caller
+        consumes it before the next layer), else in a fresh array."""
+        n_out = W.shape[1]
+        G_old = _scratch.get("G_old", (len(self.Y_old), n_out))
+        np.matmul(self.Y_old, W, out=G_old)
+        G_old += b
+        WT = np.ascontiguousarray(W.T)  # free for a transposed torch weight
+        shape = (len(self.Y_old) + len(self.ks), n_out)
+        G = _scratch.get("pre", shape) if scratch else np.empty(shape)
+        kernels.next_preactivations(G_old, WT, self.estart, self.ech, self.eza, self.ezb,
+                                    self.kstart, self.ks, self.krank, G)
+        return G[:, None, :]
+
+
+def _lazy_next(steps, k, stack, width_tokens) -> bool:
+    """Can the ReLU at step k hand a _Pending to step k + 1?"""
+    n_tokens, width = width_tokens
+    if k + 1 >= len(steps) or stack or n_tokens != 1 or width < LAZY_MIN_WIDTH:
+        return False
+    nxt = steps[k + 1]
+    return nxt[0] in ("relu", "max", "affine") and nxt[1] is not None and nxt[1].shape[0] > 1
+
+
+def _relu(step, t, Y, stack, pend, lazy):
+    """One fused Affine+ReLU step; returns t, Y (or a _Pending when ``lazy``), stack."""
+    W, b = step[1], step[2]
+    if pend is not None:
+        g = pend.pre(W, b, scratch=lazy)
+    else:
+        g = affine(Y, W, b) if W is not None else Y.copy()
+    P1 = len(g)
+    g2 = np.ascontiguousarray(g.reshape(P1, -1))
+    vi, ch, a, bb, strict = kernels.sign_changes(g2, ZERO_RTOL, lazy)
+    if not lazy:
+        vi, a, bb = vi[strict], a[strict], bb[strict]
+        if not len(vi):
+            g = g2.reshape(g.shape)
+            return t, np.maximum(g, 0, out=g), stack
+        t, (g, *stack) = _insert(t, [g2.reshape(g.shape), *stack], vi, a / (a - bb), relu_first=True)
+        return t, g, stack
+    s = a / (a - bb)  # g2 is now the ReLU output (clamped in place)
+    order = np.lexsort((s, vi))
+    vi, ch, s, a, bb, strict = vi[order], ch[order], s[order], a[order], bb[order], strict[order]
+    si = np.nonzero(strict)[0]
+    kept, keep_vi, keep_s = _dedup(vi[si], s[si], presorted=True)
+    kstart = _offsets(keep_vi, P1 - 1)
+    t = _spliced(t[:, None], kstart, keep_s)[:, 0]
+    pend = _Pending(g2, _offsets(vi, P1 - 1), ch, np.abs(a), np.abs(bb), kstart, keep_s, si[kept])
+    return t, pend, stack
 
 
 def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
@@ -46,10 +162,18 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
     x = seg.points(t)
     Y = np.einsum("nk,ktd->ntd", x, E) + c  # (P+1, T, d)
     stack: list[np.ndarray] = []
-    for step in steps[1:]:
+    pend = None
+    for k in range(1, len(steps)):
+        step = steps[k]
         kind = step[0]
-        if kind == "affine":
-            Y = affine(Y, step[1], step[2])
+        if kind == "relu":
+            width = step[1].shape[1] if step[1] is not None else Y.shape[-1]
+            lazy = _lazy_next(steps, k, stack, (Y.shape[1] if pend is None else 1, width))
+            t, Y, stack = _relu(step, t, Y, stack, pend, lazy)
+            pend, Y = (Y, None) if lazy else (None, Y)
+        elif kind == "affine":
+            Y = pend.pre(step[1], step[2]) if pend is not None else affine(Y, step[1], step[2])
+            pend = None
         elif kind == "save":
             stack.append(Y)
         elif kind == "add":
@@ -57,25 +181,10 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
         elif kind == "read":
             tok = list(step[1])
             Y = Y.reshape(len(Y), -1) if tok == list(range(Y.shape[1])) else Y[:, tok].reshape(len(Y), -1)
-        elif kind == "relu":
-            g = affine(Y, step[1], step[2])
-            P1 = len(g)
-            g2 = g.reshape(P1, -1)
-            eps = ZERO_RTOL * np.maximum(g2.max(axis=0), -g2.min(axis=0))
-            sp, sn = g2 > eps, g2 < -eps
-            vi, ch = np.nonzero((sp[:-1] & sn[1:]) | (sn[:-1] & sp[1:]))
-            a, b = g2[:-1], g2[1:]
-            if len(vi):
-                s = a[vi, ch] / (a[vi, ch] - b[vi, ch])
-                if step[1] is not None and Y.shape[-1] <= 8:  # narrow input: recompute g from it
-                    t, (Y, *stack) = _insert(t, [Y, *stack], vi, s)
-                    g = affine(Y, step[1], step[2])
-                else:
-                    t, (g, *stack) = _insert(t, [g, *stack], vi, s)
-            Y = np.maximum(g, 0, out=g)
         elif kind == "max":
             idx = step[3]
-            g = affine(Y, step[1], step[2])
+            g = pend.pre(step[1], step[2]) if pend is not None else affine(Y, step[1], step[2])
+            pend = None
             p = idx.shape[1]
             if p > 1:
                 z = g[..., idx].reshape(len(g), -1, p)  # (P+1, U, p)

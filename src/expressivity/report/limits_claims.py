@@ -269,7 +269,7 @@ def constructions_ce(ctx: Context) -> Measurement:
         sel = [r for r in rows if r["construction"] == name and r["layer_norm"] == ln]
         ax.semilogx([r["n"] for r in sel], [r["ce_bits"] for r in sel], style,
                     label=f"{name.upper()} {'with LN (ε = 0)' if ln else 'no LN'}")
-    for name, v in target_ln.items():
+    for v in target_ln.values():
         ax.axhline(v, color="gray", lw=0.6, ls=":")
     ax.axhline(1.0, color="k", lw=0.8, ls=":", label="1 bit (chance)")
     ax.set_xlabel("n")

@@ -1,0 +1,169 @@
+"""Compiled (numba) loops of the 1-D vertex counter: one pass over the vertex values per job
+instead of a chain of numpy temporaries. Vertices t_0 < … < t_P are the rows of 2-D float64
+arrays; "edges" are consecutive row pairs (v, v + 1). Single-threaded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _grow(x, k):
+    y = np.empty(2 * len(x), x.dtype)
+    y[:k] = x[:k]
+    return y
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _scan(g, relu, m, vi, ch, a, b, v0, k):
+    """sign_changes from row v0 on, until the buffers are full; returns (next row, count)."""
+    P, n = g.shape
+    for v in range(v0, P):
+        row = g[v]
+        for i in range(n):
+            m[i] = max(m[i], abs(row[i]))
+        if v + 1 < P:
+            nxt = g[v + 1]
+            c = 0
+            for i in range(n):
+                c += (row[i] > 0) != (nxt[i] > 0)
+            if k + c > len(vi):
+                return v, k  # row v again after growing (its max is idempotent)
+            if c:
+                for i in range(n):
+                    if (row[i] > 0) != (nxt[i] > 0):
+                        vi[k], ch[k], a[k], b[k] = v, i, row[i], nxt[i]
+                        k += 1
+        if relu and v:
+            prev = g[v - 1]
+            for i in range(n):
+                prev[i] = max(prev[i], 0.0)
+    if relu:
+        last = g[P - 1]
+        for i in range(n):
+            last[i] = max(last[i], 0.0)
+    return P, k
+
+
+@njit(cache=True, nogil=True)
+def sign_changes(g, rtol, relu):
+    """Every edge/channel pair whose sign flips, (g[v, i] > 0) ≠ (g[v+1, i] > 0), in one pass.
+
+    Returns (vi, ch, a, b, strict): edge, channel, the values at both ends, and whether the
+    flip is strict (|a|, |b| > rtol · max_v |g[v, i]|: a breakpoint; otherwise the channel
+    only touches 0). With ``relu`` each row is clamped at 0 in place once both its edges are
+    read. Order: by edge, then channel.
+    """
+    P, n = g.shape
+    m = np.zeros(n)
+    cap = 2 * (P + n)
+    vi = np.empty(cap, np.int64)
+    ch = np.empty(cap, np.int64)
+    a = np.empty(cap)
+    b = np.empty(cap)
+    v, k = 0, 0
+    while True:
+        v, k = _scan(g, relu, m, vi, ch, a, b, v, k)
+        if v == P:
+            break
+        vi, ch, a, b = _grow(vi, k), _grow(ch, k), _grow(a, k), _grow(b, k)
+    strict = np.empty(k, np.bool_)
+    for j in range(k):
+        eps = rtol * m[ch[j]]
+        strict[j] = abs(a[j]) > eps and abs(b[j]) > eps
+    return vi[:k].copy(), ch[:k].copy(), a[:k].copy(), b[:k].copy(), strict
+
+
+@njit(cache=True, nogil=True)
+def insert_rows(F, kstart, ks, relu, out):
+    """out (P_old + N, d) = rows of F (P_old, d) with new rows spliced in: edge e gets
+    kstart[e+1] − kstart[e] new rows F[e] + s (F[e+1] − F[e]), s = ks[k] (sorted).
+    Optionally clamped at 0."""
+    P_old, d = F.shape
+    lo = 0.0 if relu else -np.inf
+    for e in range(P_old):
+        r = e + kstart[e]
+        for c in range(d):
+            out[r, c] = max(F[e, c], lo)
+        if e + 1 < P_old:
+            for k in range(kstart[e], kstart[e + 1]):
+                s = ks[k]
+                r = e + 1 + k
+                for c in range(d):
+                    out[r, c] = max(F[e, c] + s * (F[e + 1, c] - F[e, c]), lo)
+
+
+_CB = 32  # output channels per block in next_preactivations (4 cache lines of a row)
+
+
+@njit(cache=True, nogil=True)
+def next_preactivations(G_old, WT, estart, ech, eza, ezb, kstart, ks, krank, out):
+    """Pre-activations of the next layer at all vertices after a ReLU layer inserted some.
+
+    G_old (P_old, n′): y W + b at the old vertices (y = the ReLU output there); WT (n′, n) =
+    Wᵀ, C order. Sign changes of the ReLU layer's pre-activation z, sorted by (edge, s): on edge
+    e the entries estart[e] ≤ j < estart[e+1], channel ech[j], |z(a)| = eza[j], |z(b)| = ezb[j].
+    Inserted vertices: on edge e, kstart[e] ≤ k < kstart[e+1], at s = ks[k], own entry krank[k].
+    Row of vertex k (see segment_vertex):
+        (1 − s)(G_a − Σ_{j ≤ r} |z_j(a)| W_j) + s (G_b − Σ_{j > r} |z_j(b)| W_j).
+    Written to out (P_old + N, n′). Output channels are done in blocks of _CB: the block's
+    weights of every sign change are gathered once (contiguous per change), the running sums
+    are short vectors.
+    """
+    P_old, n_out = G_old.shape
+    J = len(ech)
+    for e in range(P_old):
+        r = e + kstart[e]
+        for c in range(n_out):
+            out[r, c] = G_old[e, c]
+    Wb = np.zeros((J, _CB))
+    tb = np.empty(_CB)
+    pa = np.empty(_CB)
+    cb = np.empty(_CB)
+    for c0 in range(0, n_out, _CB):
+        cw = min(_CB, n_out - c0)
+        for c in range(cw):  # columns past cw stay 0 (last block)
+            row = WT[c0 + c]
+            for j in range(J):
+                Wb[j, c] = row[ech[j]]
+        for e in range(P_old - 1):
+            k0, k1 = kstart[e], kstart[e + 1]
+            if k0 == k1:
+                continue
+            j0, j1 = estart[e], estart[e + 1]
+            tb[:] = 0.0
+            pa[:] = 0.0
+            cb[:] = 0.0
+            for j in range(j0, j1):
+                zb, w = ezb[j], Wb[j]
+                for c in range(_CB):
+                    tb[c] += zb * w[c]
+            j = j0
+            ga, gb = G_old[e, c0:c0 + cw], G_old[e + 1, c0:c0 + cw]
+            for k in range(k0, k1):
+                while j <= krank[k]:
+                    za, zb, w = eza[j], ezb[j], Wb[j]
+                    for c in range(_CB):
+                        pa[c] += za * w[c]
+                        cb[c] += zb * w[c]
+                    j += 1
+                s = ks[k]
+                o = out[e + 1 + k, c0:c0 + cw]
+                for c in range(cw):
+                    o[c] = (1.0 - s) * (ga[c] - pa[c]) + s * (gb[c] - (tb[c] - cb[c]))
+
+
+def warm_up() -> None:
+    """Compile (or load from the on-disk cache) every kernel once."""
+    g = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    vi, ch, a, b, strict = sign_changes(g.copy(), 1e-9, True)
+    ks = np.array([0.5])
+    kstart = np.array([0, 1])
+    insert_rows(g, kstart, ks, False, np.empty((3, 2)))
+    next_preactivations(g, np.ascontiguousarray(g.T), np.array([0, 2]), ch, np.abs(a), np.abs(b),
+                        kstart, ks, np.array([0]), np.empty((3, 2)))
+
+
+__all__ = ["insert_rows", "next_preactivations", "sign_changes", "warm_up"]
