@@ -165,3 +165,30 @@ def test_empirical_dependence_next_to_parity_and_dyck():
         assert by[(n, "model")].dependent <= by[(n, "model")].free
     # the leftmost-1 model only looks up to the first 1: far fewer than all free inputs at n = 32
     assert by[(32, "model")].dependent < by[(32, "parity")].dependent
+
+
+def test_model_outputs_batches_by_attention_memory(monkeypatch):
+    """Batches shrink as T² grows (bounded score memory) and give the same outputs as one pass."""
+    from expressivity.limits import restriction
+
+    cfg = TransformerConfig(d_model=8, n_layers=2, n_heads=2, d_head=1, d_mlp=8, d_vocab=3, d_out=1,
+                            n_ctx=130, attention="hardmax", dtype="float64")
+    torch.manual_seed(0)
+    m = Transformer(cfg)
+    sizes = [restriction.batch_size(m, T) for T in (8, 64, 128, 4096)]
+    assert sizes[0] == 4096 and sizes[1] >= sizes[2] >= sizes[3] >= 1
+    assert 3 * 8 * 128 * 128 * 2 * sizes[2] <= restriction.SCORE_BUDGET
+    ids = np.random.default_rng(1).integers(0, 2, size=(37, 128))
+    whole = restriction.model_outputs(m, CLS, ids, batch=1000)
+    seen = []
+    forward = Transformer.forward
+
+    def spy(self, x, *a, **k):
+        seen.append(len(x))
+        return forward(self, x, *a, **k)
+
+    monkeypatch.setattr(restriction, "SCORE_BUDGET", 3 * 8 * 129 * 129 * 2 * 5)  # 5 strings
+    monkeypatch.setattr(Transformer, "forward", spy)
+    small = restriction.model_outputs(m, CLS, ids)
+    assert max(seen) == 5 and sum(seen) == 37
+    assert np.array_equal(small, whole)

@@ -112,3 +112,51 @@ def test_compiled_transformer_has_the_source_nets_regions_in_2d():
     r_t, r_m = count_regions(cm, Plane.square(1.0)), count_regions(net, Plane.square(1.0))
     assert r_t.linear_regions == r_m.linear_regions
     assert r_t.activation_regions >= r_m.activation_regions
+
+
+def _mesh_checks(regions):
+    """Faces tile the domain (areas add up, each positive and convex) and the mesh is
+    conforming: every edge is used once by each of two faces, or once on the boundary."""
+    X, faces = regions.pieces["vertices"], regions.pieces["faces"]
+    poly = regions.domain.polygon
+
+    def area(P):
+        return 0.5 * np.sum(P[:, 0] * np.roll(P[:, 1], -1) - np.roll(P[:, 0], -1) * P[:, 1])
+
+    total, edges = 0.0, {}
+    for row in faces:
+        cyc = row[row >= 0]
+        P = X[cyc]
+        a = area(P)
+        assert a > 0
+        d = np.roll(P, -1, axis=0) - P
+        assert np.all(d[:, 0] * np.roll(d[:, 1], -1) - d[:, 1] * np.roll(d[:, 0], -1) >= -1e-12)
+        total += a
+        for u, v in zip(cyc, np.roll(cyc, -1)):
+            edges[(u, v)] = edges.get((u, v), 0) + 1
+    assert abs(total - area(poly)) <= 1e-9 * area(poly)
+    assert max(edges.values()) == 1
+    boundary = [e for e in edges if (e[1], e[0]) not in edges]
+    on_hull = np.isclose(np.abs(_cross_to_hull(X, poly)).min(axis=1), 0, atol=1e-9)
+    assert all(on_hull[u] and on_hull[v] for u, v in boundary)
+
+
+def _cross_to_hull(X, poly):
+    """Distance-like residual of every vertex to every side line of the domain polygon."""
+    A, B = poly, np.roll(poly, -1, axis=0)
+    d = B - A
+    return ((X[:, None, 0] - A[None, :, 0]) * d[None, :, 1] - (X[:, None, 1] - A[None, :, 1]) * d[None, :, 0]) \
+        / np.linalg.norm(d, axis=1)[None]
+
+
+@pytest.mark.parametrize("widths", [[64, 64], [100], [16, 16, 16]])
+def test_wide_blocks_agree_with_regioncam_and_tile_the_domain(widths):
+    regioncam = pytest.importorskip("regioncam")
+    layers = _random_layers([2] + widths, 11)
+    rc = regioncam.Regioncam(size=1.0)
+    for W, b in layers:
+        rc.linear(W, b)
+        rc.relu()
+    r = count_regions(_seq(layers), Plane.square(1.0))
+    assert r.activation_regions == rc.num_faces
+    _mesh_checks(r)

@@ -149,12 +149,25 @@ def _input(x: torch.Tensor) -> torch.Tensor:
     return x.to(torch.float64) if x.is_floating_point() else x
 
 
+SCORE_BUDGET = 1 << 28  # bytes for one attention sublayer's score/pattern tensors per batch
+
+
+def batch_size(t: Transformer, T: int, cap: int = 4096) -> int:
+    """Strings per forward pass so that the (B, T, T, H) attention tensors (scores, pattern
+    and a temporary, float64) stay within SCORE_BUDGET: memory O(T²) per string, not O(N·T²)."""
+    per_string = 3 * 8 * T * T * max(t.cfg.n_heads, 1)
+    return int(max(1, min(cap, SCORE_BUDGET // per_string)))
+
+
 @torch.no_grad()
-def model_outputs(t: Transformer, iface, ids: np.ndarray, batch: int = 4096) -> np.ndarray:
-    """Output vector at the readout position for each string: (N, d_out or d_model)."""
+def model_outputs(t: Transformer, iface, ids: np.ndarray, batch: int | None = None) -> np.ndarray:
+    """Output vector at the readout position for each string: (N, d_out or d_model).
+    Evaluated in batches of ``batch`` strings (default: :func:`batch_size` for this length)."""
     outs = []
     n = ids.shape[1]
     r = iface.read(n)
+    if batch is None:
+        batch = batch_size(t, iface.n_tokens(n))
     dtype = next(t.parameters()).dtype
     for s in range(0, len(ids), batch):
         x = iface.encode(ids[s:s + batch])

@@ -1,12 +1,16 @@
-"""Compiled (numba) loops of the 1-D vertex counter: one pass over the vertex values per job
-instead of a chain of numpy temporaries. Vertices t_0 < … < t_P are the rows of 2-D float64
-arrays; "edges" are consecutive row pairs (v, v + 1). Single-threaded.
+"""Compiled (numba) loops of the exact counters: one pass per job instead of a chain of numpy
+temporaries. Single-threaded.
+
+1-D (:mod:`.segment_vertex`): vertices t_0 < … < t_P are the rows of 2-D float64 arrays;
+"edges" are consecutive row pairs (v, v + 1).
+2-D (:mod:`.plane`): :func:`split_faces` cuts the faces of the polygon mesh along one line.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.typed import Dict
 
 
 @njit(cache=True, nogil=True)
@@ -155,6 +159,137 @@ def next_preactivations(G_old, WT, estart, ech, eza, ezb, kstart, ks, krank, out
                     o[c] = (1.0 - s) * (ga[c] - pa[c]) + s * (gb[c] - (tb[c] - cb[c]))
 
 
+@njit(cache=True, nogil=True)
+def split_faces(store, V, cyc, nv, origin, F, cand, g, eps, zero_col):
+    """Cut the convex faces ``cand`` of the mesh along g = 0 (g: values at the vertices).
+
+    store (cap_V, cols): vertex fields, rows < V used; a new vertex on edge (a, b) is at
+    t = g_a / (g_a − g_b) with every field interpolated (column ``zero_col`` set to 0 if ≥ 0),
+    created once per edge (the two faces sharing it reuse it). cyc (cap_F, K): face cycles,
+    padded with their first vertex; nv: lengths; origin: the face each descends from. A face
+    with vertices above eps and below −eps keeps its g ≥ 0 part; the g ≤ 0 part becomes face F.
+    Capacity for 2 new vertices and 1 new face per candidate, and K ≥ max nv + 2, must be
+    there. Returns (V, F, faces split).
+    """
+    K = cyc.shape[1]
+    ncol = store.shape[1]
+    stride = store.shape[0] + 1
+    made = Dict.empty(key_type=types.int64, value_type=types.int64)
+    ext = np.empty(2 * K, np.int64)
+    es = np.empty(2 * K, np.int64)
+    n_split = 0
+    for f in cand:
+        n = nv[f]
+        hp = False
+        hn = False
+        for p in range(n):
+            x = g[cyc[f, p]]
+            hp |= x > eps
+            hn |= x < -eps
+        if not (hp and hn):
+            continue
+        m = 0
+        for p in range(n):
+            a = cyc[f, p]
+            b = cyc[f, p + 1] if p + 1 < n else cyc[f, 0]
+            ga, gb = g[a], g[b]
+            sa = 1 if ga > eps else (-1 if ga < -eps else 0)
+            sb = 1 if gb > eps else (-1 if gb < -eps else 0)
+            ext[m] = a
+            es[m] = sa
+            m += 1
+            if sa * sb < 0:
+                key = min(a, b) * stride + max(a, b)
+                vid = made.get(key, -1)
+                if vid < 0:
+                    t = ga / (ga - gb)
+                    for c in range(ncol):
+                        store[V, c] = store[a, c] + t * (store[b, c] - store[a, c])
+                    if zero_col >= 0:
+                        store[V, zero_col] = 0.0
+                    vid = V
+                    made[key] = V
+                    V += 1
+                ext[m] = vid
+                es[m] = 0
+                m += 1
+        kp = 0
+        for q in range(m):
+            if es[q] >= 0:
+                cyc[f, kp] = ext[q]
+                kp += 1
+        kn = 0
+        for q in range(m):
+            if es[q] <= 0:
+                cyc[F, kn] = ext[q]
+                kn += 1
+        for q in range(kp, K):
+            cyc[f, q] = cyc[f, 0]
+        for q in range(kn, K):
+            cyc[F, q] = cyc[F, 0]
+        nv[f] = kp
+        nv[F] = kn
+        origin[F] = origin[f]
+        F += 1
+        n_split += 1
+    return V, F, n_split
+
+
+@njit(cache=True, nogil=True)
+def face_sign_bits(store, cyc, nv, F, gcol, B, eps):
+    """Bit j of the result for face f: channel j (store column gcol + j) is > eps[j] at some
+    vertex of f and < −eps[j] at another, i.e. the line of channel j may cut f (B ≤ 64)."""
+    out = np.zeros(F, np.uint64)
+    for f in range(F):
+        pos = np.uint64(0)
+        neg = np.uint64(0)
+        for p in range(nv[f]):
+            v = cyc[f, p]
+            for j in range(B):
+                x = store[v, gcol + j]
+                if x > eps[j]:
+                    pos |= np.uint64(1) << np.uint64(j)
+                elif x < -eps[j]:
+                    neg |= np.uint64(1) << np.uint64(j)
+        out[f] = pos & neg
+    return out
+
+
+@njit(cache=True, nogil=True)
+def split_channels(store, V, cyc, nv, origin, F, gcol, j0, j1, eps, mixed):
+    """Cut the mesh along channels j0 ≤ j < j1 of a block, one after the other (channel j's
+    values are store column gcol + j; new vertices get 0 there). Only faces whose block-start
+    ancestor ``origin`` has bit j in ``mixed`` are tried. Stops before a channel that needs
+    more capacity than there is. Returns (V, F, next channel, faces it would cut, their max
+    vertex count)."""
+    K = cyc.shape[1]
+    cand = np.empty(cyc.shape[0], np.int64)
+    for j in range(j0, j1):
+        bit = np.uint64(1) << np.uint64(j)
+        col = gcol + j
+        e = eps[j]
+        need = 0
+        width = 0
+        for f in range(F):
+            if mixed[origin[f]] & bit:
+                hp = False
+                hn = False
+                for p in range(nv[f]):
+                    x = store[cyc[f, p], col]
+                    hp |= x > e
+                    hn |= x < -e
+                if hp and hn:
+                    cand[need] = f
+                    need += 1
+                    width = max(width, nv[f])
+        if need == 0:
+            continue
+        if V + 2 * need > store.shape[0] or F + need > cyc.shape[0] or width + 2 > K:
+            return V, F, j, need, width
+        V, F, _ = split_faces(store, V, cyc, nv, origin, F, cand[:need], store[:, col], e, col)
+    return V, F, j1, 0, 0
+
+
 def warm_up() -> None:
     """Compile (or load from the on-disk cache) every kernel once."""
     g = np.array([[1.0, -1.0], [-1.0, 1.0]])
@@ -166,4 +301,4 @@ def warm_up() -> None:
                         kstart, ks, np.array([0]), np.empty((3, 2)))
 
 
-__all__ = ["insert_rows", "next_preactivations", "sign_changes", "warm_up"]
+__all__ = ["insert_rows", "next_preactivations", "sign_changes", "split_faces", "warm_up"]

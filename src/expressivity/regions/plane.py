@@ -3,13 +3,14 @@
 Vertices carry the state y (continuous piecewise affine in (α, β)); on every face it is affine,
 so a channel g crosses a face iff g takes both signs at its vertices, and the new vertex on
 edge (a, b) is at t = g_a / (g_a − g_b) with every field interpolated there. A split face keeps
-its g ≥ 0 part and its g ≤ 0 part becomes a new face; the shared cut vertices keep the mesh
-conforming. This is regioncam's algorithm, vectorised over faces, and with two savings:
+its g ≥ 0 part and its g ≤ 0 part becomes a new face; the shared cut vertices (one per cut
+edge, reused by both faces) keep the mesh conforming. This is regioncam's algorithm; the face
+loops run compiled (:func:`.kernels.split_faces`), with two savings:
 
-* ReLU layers (the hot path) store only the layer input H and a block of B pre-activation
+* ReLU layers (the hot path) store only the layer input H and a block of B ≤ 64 pre-activation
   columns G = H W_blk + b_blk; a face can only be cut by channel j if the face it descends from
-  at the start of the block was (a min/max test on the block), so each channel touches only
-  those faces.
+  at the start of the block was (one bit per channel and face), so each channel touches only
+  those faces (:func:`.kernels.split_channels`).
 * GroupMax units and hardmax selections (scores affine: the query must be constant on the
   slice, as in compiled models) are split incrementally against the running maximum; this
   may over-split, so activation regions are then the connected components of faces with equal
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import kernels
 from .domains import Plane
 from .ir import Program, evaluate, scores, select_output, tied
 from .merge import adjacent_faces, components
@@ -117,63 +119,12 @@ class _Mesh:
             cand = np.arange(self.F)
         if len(cand) == 0:
             return 0
-        C = self.cyc[cand]  # (c, K), padded with the first vertex
-        gv = g[C]
-        pos, neg = gv > eps, gv < -eps
-        mixed = pos.any(1) & neg.any(1)
-        if not mixed.any():
-            return 0
-        fm, C = cand[mixed], C[mixed]
-        S = pos[mixed].view(np.int8) - neg[mixed].view(np.int8)
-        c, K = C.shape
-        n = self.nv[fm]
-        ar = np.arange(K)
-        valid = ar[None, :] < n[:, None]
-        # successor of position j is position j + 1 (cyclically): pads repeat vertex 0, so the
-        # last real edge (n−1 → 0) comes out right and pad "edges" (0 → 0) never cross
-        Cn = np.empty_like(C)
-        Cn[:, :-1], Cn[:, -1] = C[:, 1:], C[:, 0]
-        Sn = np.empty_like(S)
-        Sn[:, :-1], Sn[:, -1] = S[:, 1:], S[:, 0]
-        cross = S * Sn < 0
-        a, b = C[cross], Cn[cross]
-        Vt = np.int64(self.V + 1)
-        key = np.minimum(a, b) * Vt + np.maximum(a, b)
-        order = np.argsort(key, kind="stable")
-        ks = key[order]
-        first = np.ones(len(ks), bool)
-        first[1:] = ks[1:] != ks[:-1]
-        uk = ks[first]
-        inv = np.empty(len(ks), np.int64)
-        inv[order] = np.cumsum(first) - 1
-        ea, eb = uk // Vt, uk % Vt
-        t = g[ea] / (g[ea] - g[eb])
-        nn = len(uk)
-        self._grow_vertices(nn)
-        nid = self.V + np.arange(nn)
-        A = self.store[ea]
-        self.store[nid] = A + t[:, None] * (self.store[eb] - A)
-        if col is not None:
-            self.store[nid, self.cols[col[0]].start + col[1]] = 0.0
-        self.V += nn
-        # extended cycles: vertex j, then the new vertex on edge (j, j+1) if any
-        Ext = np.full((c, 2 * K), -1, np.int64)
-        Ext[:, 0::2] = np.where(valid, C, -1)
-        odd = Ext[:, 1::2]
-        odd[cross] = nid[inv]
-        ES = np.zeros((c, 2 * K), np.int8)
-        ES[:, 0::2] = S
-        ok = Ext >= 0
-        mP, mN = ok & (ES >= 0), ok & (ES <= 0)
-        P_n, N_n = mP.sum(1), mN.sum(1)
-        self._grow_faces(c, int(max(P_n.max(), N_n.max())))
-        new = self.F + np.arange(c)
-        self.cyc[fm] = _compact(Ext, mP, P_n, self.cyc.shape[1])
-        self.cyc[new] = _compact(Ext, mN, N_n, self.cyc.shape[1])
-        self.nv[fm], self.nv[new] = P_n, N_n
-        self.origin[new] = self.origin[fm]
-        self.F += c
-        return c
+        self._grow_vertices(2 * len(cand))  # convex faces: ≤ 2 cut edges each
+        self._grow_faces(len(cand), int(self.nv[cand].max()) + 2)
+        zero_col = -1 if col is None else self.cols[col[0]].start + col[1]
+        self.V, self.F, n = kernels.split_faces(self.store, self.V, self.cyc, self.nv, self.origin,
+                                                self.F, cand, g, float(eps), zero_col)
+        return n
 
     # -------------------------------------------------------------- queries
     def faces(self) -> np.ndarray:
@@ -189,17 +140,6 @@ class _Mesh:
         valid = C >= 0
         s = np.where(valid[..., None], X[C], 0.0).sum(1)
         return s / valid.sum(1)[:, None]
-
-
-def _compact(E: np.ndarray, mask: np.ndarray, n: np.ndarray, width: int) -> np.ndarray:
-    """Left-pack the masked entries of each row (order kept; n = mask.sum(1) ≥ 1) into rows of
-    ``width``, padded with the row's first packed entry."""
-    pos = np.cumsum(mask, axis=1)
-    pos -= 1
-    r, c = np.nonzero(mask)
-    rows = np.empty((len(E), width), np.int64)
-    rows[r, pos[r, c]] = E[r, c]
-    return np.where(np.arange(width)[None, :] < n[:, None], rows, rows[:, :1])
 
 
 def _eps(G: np.ndarray) -> np.ndarray:
@@ -303,32 +243,19 @@ def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
             mesh.set_field("G", np.hstack([G, np.zeros((len(G), 64 - len(cols)))]))
         F0 = mesh.F
         mesh.origin[:F0] = np.arange(F0)
-        # bit j of pos[v] / neg[v]: channel j is > eps / < −eps at vertex v; a face can be cut by
-        # channel j only if some vertex has each (pads repeat the first vertex)
-        pos, neg = _bits(G > eps), _bits(G < -eps)
-        Cf = mesh.cyc[:F0]
-        fpos = np.bitwise_or.reduce(pos[Cf], axis=1)
-        fneg = np.bitwise_or.reduce(neg[Cf], axis=1)
-        mixed = fpos & fneg  # (F0,) uint64
-        any_bits = int(np.bitwise_or.reduce(mixed)) if F0 else 0
-        for j in range(len(cols)):
-            if not (any_bits >> j) & 1:
-                continue
-            cand = np.nonzero(mixed[mesh.origin[: mesh.F]] & np.uint64(1 << j))[0]
-            g = mesh.field("G")[:, j]
-            mesh.split(g, eps[j], cand, col=("G", j))
+        gcol = mesh.cols["G"].start
+        mixed = kernels.face_sign_bits(mesh.store, mesh.cyc, mesh.nv, F0, gcol, len(cols), eps)
+        j = 0
+        while j < len(cols):
+            mesh.V, mesh.F, j, need, width = kernels.split_channels(
+                mesh.store, mesh.V, mesh.cyc, mesh.nv, mesh.origin, mesh.F, gcol, j, len(cols), eps, mixed)
+            if j < len(cols):  # channel j needs room: ≤ 2 new vertices and 1 new face per cut face
+                mesh._grow_vertices(2 * need)
+                mesh._grow_faces(need, width + 2)
     mesh.drop("G")
     Y = mesh.field("Y") @ Wb + bb
     mesh.set_field("Y", np.maximum(Y, 0))
     return W.shape[1]
-
-
-def _bits(M: np.ndarray) -> np.ndarray:
-    """Boolean (V, ≤ 64) → one uint64 per row, bit j = M[:, j]."""
-    V, B = M.shape
-    if B < 64:
-        M = np.hstack([M, np.zeros((V, 64 - B), bool)])
-    return np.packbits(M, axis=1, bitorder="little").view(np.uint64).reshape(V)
 
 
 def _max_layer(mesh: _Mesh, step, T: int) -> int:

@@ -131,7 +131,7 @@ def _relu(step, t, Y, stack, pend, lazy):
     """One fused Affine+ReLU step; returns t, Y (or a _Pending when ``lazy``), stack."""
     W, b = step[1], step[2]
     if pend is not None:
-        g = pend.pre(W, b, scratch=lazy)
+        g = pend.pre(W, b, scratch=True)  # consumed here: spliced into a fresh array or handed on
     else:
         g = affine(Y, W, b) if W is not None else Y.copy()
     P1 = len(g)
@@ -141,7 +141,7 @@ def _relu(step, t, Y, stack, pend, lazy):
         vi, a, bb = vi[strict], a[strict], bb[strict]
         if not len(vi):
             g = g2.reshape(g.shape)
-            return t, np.maximum(g, 0, out=g), stack
+            return t, np.maximum(g, 0, out=None if pend is not None else g), stack
         t, (g, *stack) = _insert(t, [g2.reshape(g.shape), *stack], vi, a / (a - bb), relu_first=True)
         return t, g, stack
     s = a / (a - bb)  # g2 is now the ReLU output (clamped in place)
@@ -183,8 +183,8 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
             Y = Y.reshape(len(Y), -1) if tok == list(range(Y.shape[1])) else Y[:, tok].reshape(len(Y), -1)
         elif kind == "max":
             idx = step[3]
-            g = pend.pre(step[1], step[2]) if pend is not None else affine(Y, step[1], step[2])
-            pend = None
+            g = pend.pre(step[1], step[2], scratch=True) if pend is not None else affine(Y, step[1], step[2])
+            pend = None  # g is only read below (splices and the max are fresh arrays)
             p = idx.shape[1]
             if p > 1:
                 z = g[..., idx].reshape(len(g), -1, p)  # (P+1, U, p)
