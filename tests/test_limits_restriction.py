@@ -191,4 +191,4 @@ def test_model_outputs_batches_by_attention_memory(monkeypatch):
     monkeypatch.setattr(Transformer, "forward", spy)
     small = restriction.model_outputs(m, CLS, ids)
     assert max(seen) == 5 and sum(seen) == 37
-    assert np.array_equal(small, whole)
+    assert np.allclose(small, whole, rtol=1e-12, atol=1e-12)  # BLAS blocking differs by batch
