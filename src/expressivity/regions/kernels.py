@@ -159,6 +159,32 @@ def next_preactivations(G_old, WT, estart, ech, eza, ezb, kstart, ks, krank, out
                     o[c] = (1.0 - s) * (ga[c] - pa[c]) + s * (gb[c] - (tb[c] - cb[c]))
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _is_cut(g, cyc, nv, f, e):
+    """Face f has a vertex with g > e and one with g < −e."""
+    hp = False
+    hn = False
+    for p in range(nv[f]):
+        x = g[cyc[f, p]]
+        hp |= x > e
+        hn |= x < -e
+    return hp and hn
+
+
+@njit(cache=True, nogil=True)
+def cut_faces(cyc, nv, cand, g, eps):
+    """The faces of ``cand`` that g = 0 cuts, and their largest vertex count."""
+    out = np.empty(len(cand), np.int64)
+    k = 0
+    width = 0
+    for f in cand:
+        if _is_cut(g, cyc, nv, f, eps):
+            out[k] = f
+            k += 1
+            width = max(width, nv[f])
+    return out[:k], width
+
+
 @njit(cache=True, nogil=True)
 def split_faces(store, V, cyc, nv, origin, F, cand, g, eps, zero_col):
     """Cut the convex faces ``cand`` of the mesh along g = 0 (g: values at the vertices).
@@ -180,13 +206,7 @@ def split_faces(store, V, cyc, nv, origin, F, cand, g, eps, zero_col):
     n_split = 0
     for f in cand:
         n = nv[f]
-        hp = False
-        hn = False
-        for p in range(n):
-            x = g[cyc[f, p]]
-            hp |= x > eps
-            hn |= x < -eps
-        if not (hp and hn):
+        if not _is_cut(g, cyc, nv, f, eps):
             continue
         m = 0
         for p in range(n):
@@ -270,23 +290,17 @@ def split_channels(store, V, cyc, nv, origin, F, gcol, j0, j1, eps, mixed):
         e = eps[j]
         need = 0
         width = 0
+        g = store[:, col]
         for f in range(F):
-            if mixed[origin[f]] & bit:
-                hp = False
-                hn = False
-                for p in range(nv[f]):
-                    x = store[cyc[f, p], col]
-                    hp |= x > e
-                    hn |= x < -e
-                if hp and hn:
-                    cand[need] = f
-                    need += 1
-                    width = max(width, nv[f])
+            if mixed[origin[f]] & bit and _is_cut(g, cyc, nv, f, e):
+                cand[need] = f
+                need += 1
+                width = max(width, nv[f])
         if need == 0:
             continue
         if V + 2 * need > store.shape[0] or F + need > cyc.shape[0] or width + 2 > K:
             return V, F, j, need, width
-        V, F, _ = split_faces(store, V, cyc, nv, origin, F, cand[:need], store[:, col], e, col)
+        V, F, _ = split_faces(store, V, cyc, nv, origin, F, cand[:need], g, e, col)
     return V, F, j1, 0, 0
 
 
@@ -301,4 +315,5 @@ def warm_up() -> None:
                         kstart, ks, np.array([0]), np.empty((3, 2)))
 
 
-__all__ = ["insert_rows", "next_preactivations", "sign_changes", "split_faces", "warm_up"]
+__all__ = ["cut_faces", "face_sign_bits", "insert_rows", "next_preactivations", "sign_changes",
+           "split_channels", "split_faces", "warm_up"]

@@ -119,8 +119,12 @@ class _Mesh:
             cand = np.arange(self.F)
         if len(cand) == 0:
             return 0
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        cand, width = kernels.cut_faces(self.cyc, self.nv, np.ascontiguousarray(cand, np.int64), g, float(eps))
+        if len(cand) == 0:
+            return 0
         self._grow_vertices(2 * len(cand))  # convex faces: ≤ 2 cut edges each
-        self._grow_faces(len(cand), int(self.nv[cand].max()) + 2)
+        self._grow_faces(len(cand), width + 2)
         zero_col = -1 if col is None else self.cols[col[0]].start + col[1]
         self.V, self.F, n = kernels.split_faces(self.store, self.V, self.cyc, self.nv, self.origin,
                                                 self.F, cand, g, float(eps), zero_col)
