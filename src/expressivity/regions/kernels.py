@@ -81,6 +81,51 @@ def sign_changes(g, rtol, relu):
 
 
 @njit(cache=True, nogil=True)
+def plan_inserts(n_vertices, vi, ch, a, b, strict, merge_s):
+    """From the sign changes (sorted by edge, then channel; see :func:`sign_changes`) to the
+    breakpoints to insert: each edge's changes sorted by their zero s = a / (a − b); a strict
+    change becomes a vertex unless it lies within merge_s of the previous strict one on its
+    edge. Returns (estart, ech, eza, ezb, kstart, ks, krank): per-edge offsets (length
+    n_vertices) into the sorted changes (channel, |a|, |b|) and into the inserted vertices
+    (s, index of their change)."""
+    J = len(vi)
+    n_edges = n_vertices - 1
+    estart = np.zeros(n_vertices, np.int64)
+    kstart = np.zeros(n_vertices, np.int64)
+    ech = np.empty(J, np.int64)
+    eza = np.empty(J)
+    ezb = np.empty(J)
+    es = np.empty(J)
+    ks = np.empty(J)
+    krank = np.empty(J, np.int64)
+    for j in range(J):
+        estart[vi[j] + 1] += 1
+    for e in range(n_edges):
+        estart[e + 1] += estart[e]
+    k = 0
+    for e in range(n_edges):
+        lo, hi = estart[e], estart[e + 1]
+        kstart[e] = k
+        if lo == hi:
+            continue
+        s = a[lo:hi] / (a[lo:hi] - b[lo:hi])
+        order = np.argsort(s, kind="mergesort")
+        last = -1.0
+        for q in range(hi - lo):
+            j = lo + order[q]
+            r = lo + q
+            ech[r], eza[r], ezb[r], es[r] = ch[j], abs(a[j]), abs(b[j]), s[order[q]]
+            if strict[j]:
+                if last < 0 or es[r] - last > merge_s:
+                    ks[k] = es[r]
+                    krank[k] = r
+                    k += 1
+                last = es[r]
+    kstart[n_edges] = k
+    return estart, ech, eza, ezb, kstart, ks[:k].copy(), krank[:k].copy()
+
+
+@njit(cache=True, nogil=True)
 def insert_rows(F, kstart, ks, relu, out):
     """out (P_old + N, d) = rows of F (P_old, d) with new rows spliced in: edge e gets
     kstart[e+1] − kstart[e] new rows F[e] + s (F[e+1] − F[e]), s = ks[k] (sorted).
@@ -315,5 +360,5 @@ def warm_up() -> None:
                         kstart, ks, np.array([0]), np.empty((3, 2)))
 
 
-__all__ = ["cut_faces", "face_sign_bits", "insert_rows", "next_preactivations", "sign_changes",
+__all__ = ["cut_faces", "face_sign_bits", "insert_rows", "next_preactivations", "plan_inserts", "sign_changes",
            "split_channels", "split_faces", "warm_up"]

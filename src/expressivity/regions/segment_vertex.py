@@ -136,23 +136,16 @@ def _relu(step, t, Y, stack, pend, lazy):
         g = affine(Y, W, b) if W is not None else Y.copy()
     P1 = len(g)
     g2 = np.ascontiguousarray(g.reshape(P1, -1))
-    vi, ch, a, bb, strict = kernels.sign_changes(g2, ZERO_RTOL, lazy)
-    if not lazy:
-        vi, a, bb = vi[strict], a[strict], bb[strict]
-        if not len(vi):
-            g = g2.reshape(g.shape)
-            return t, np.maximum(g, 0, out=None if pend is not None else g), stack
-        t, (g, *stack) = _insert(t, [g2.reshape(g.shape), *stack], vi, a / (a - bb), relu_first=True)
-        return t, g, stack
-    s = a / (a - bb)  # g2 is now the ReLU output (clamped in place)
-    order = np.lexsort((s, vi))
-    vi, ch, s, a, bb, strict = vi[order], ch[order], s[order], a[order], bb[order], strict[order]
-    si = np.nonzero(strict)[0]
-    kept, keep_vi, keep_s = _dedup(vi[si], s[si], presorted=True)
-    kstart = _offsets(keep_vi, P1 - 1)
-    t = _spliced(t[:, None], kstart, keep_s)[:, 0]
-    pend = _Pending(g2, _offsets(vi, P1 - 1), ch, np.abs(a), np.abs(bb), kstart, keep_s, si[kept])
-    return t, pend, stack
+    # with ``lazy`` g2 becomes the ReLU output in place (clamped once its edges are read)
+    changes = kernels.sign_changes(g2, ZERO_RTOL, lazy)
+    estart, ech, eza, ezb, kstart, ks, krank = kernels.plan_inserts(P1, *changes, MERGE_S)
+    if lazy:
+        return _spliced(t[:, None], kstart, ks)[:, 0], _Pending(g2, estart, ech, eza, ezb, kstart, ks, krank), stack
+    g = g2.reshape(g.shape)
+    if not len(ks):
+        return t, np.maximum(g, 0, out=None if pend is not None else g), stack
+    out = [_spliced(F, kstart, ks, i == 0) for i, F in enumerate([g, *stack])]
+    return _spliced(t[:, None], kstart, ks)[:, 0], out[0], out[1:]
 
 
 def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
