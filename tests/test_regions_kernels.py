@@ -123,3 +123,30 @@ def test_narrow_and_single_channel_layers(width):
     fast, slow = count_regions(net, seg), count_regions(net, seg, general=True)
     assert fast.activation_regions == slow.activation_regions
     assert np.allclose(fast.breakpoints, slow.breakpoints, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), P=st.integers(2, 30), J=st.integers(0, 80))
+def test_plan_inserts_sorts_and_merges_like_numpy(seed, P, J):
+    """Per edge: changes by their zero s, strict ones become vertices unless within MERGE_S of
+    the previous strict one (chains collapse to their first) — against lexsort + diff."""
+    rng = np.random.default_rng(seed)
+    vi = np.sort(rng.integers(0, P - 1, J))
+    ch = rng.integers(0, 50, J)
+    s = rng.choice(rng.random(max(1, J // 3)), J)  # repeated zeros
+    s[rng.random(J) < 0.2] += 1e-13  # and zeros within MERGE_S of each other
+    a = rng.uniform(0.1, 2, J) * rng.choice([-1, 1], J)
+    b = a - a / s  # so that a / (a − b) = s
+    strict = rng.random(J) < 0.8
+    order = np.lexsort((ch, vi))
+    vi, ch, a, b, strict = vi[order], ch[order], a[order], b[order], strict[order]
+    estart, ech, eza, ezb, kstart, ks, krank = kernels.plan_inserts(P, vi, ch, a, b, strict, sv.MERGE_S)
+    zero = a / (a - b)
+    ref = np.lexsort((zero, vi))  # stable: ties keep channel order
+    assert np.array_equal(ech, ch[ref]) and np.array_equal(eza, np.abs(a[ref]))
+    assert np.array_equal(ezb, np.abs(b[ref]))
+    assert np.array_equal(estart, np.r_[0, np.cumsum(np.bincount(vi, minlength=P - 1))])
+    si = np.flatnonzero(strict[ref])
+    kept, k_vi, k_s = sv._dedup(vi[ref][si], zero[ref][si], presorted=True)
+    assert np.array_equal(ks, k_s) and np.array_equal(krank, si[kept])
+    assert np.array_equal(kstart, np.r_[0, np.cumsum(np.bincount(k_vi, minlength=P - 1))])
