@@ -10,16 +10,42 @@ from .domains import Box, Plane, Segment
 from .lower import lower
 from .result import Regions, runs
 
+_kernels_loaded = False
+
+
+def _load_kernels() -> None:
+    """Load the compiled counting loops once per process (numba's on-disk cache; the first run
+    after an install compiles them, ≈ 10 s) by counting two tiny programs, so that
+    ``Regions.seconds`` measures the count itself."""
+    global _kernels_loaded
+    if _kernels_loaded:
+        return
+    _kernels_loaded = True
+    from ..cpwl import MaxoutNetwork
+    from .ir import Affine, Embed, Program, Read, ReLU
+
+    rng = np.random.default_rng(0)
+    relu = Program(2, (Embed(np.eye(2)[:, None, :], np.zeros((1, 2))),
+                       Affine(rng.normal(size=(2, 64)), rng.normal(size=64)), ReLU(),
+                       Affine(rng.normal(size=(64, 64)) / 8, rng.normal(size=64)), ReLU(), Read((0,))))
+    maxout = MaxoutNetwork.random(2, [3, 3], 3, seed=0)
+    for prog in (relu, maxout):
+        count_regions(prog, Segment([-1.0, -1.0], [1.0, 1.0]))
+        count_regions(prog, Plane.square(1.0))
+
 
 def count_regions(model, domain, progress=None, general: bool = False, **lower_kw) -> Regions:
     """Exact partition of ``model`` (anything :func:`~expressivity.regions.lower.lower`
     accepts) over ``domain`` (:class:`Segment`, :class:`Plane` or :class:`Box`).
 
-    ``progress`` (optional) is called with the number of pieces finished so far (segment) or
+    ``Regions.seconds`` is the counting time (without lowering and without the one-time load
+    of the compiled loops). ``progress`` (optional) is called with the number of pieces finished so far (segment) or
     with the fraction of work done (plane, box). ``general=True`` forces the general 1-D
     counter (per-piece end values, pattern hashes) even for programs without hardmax.
     """
     prog = lower(model, **lower_kw)
+    if isinstance(domain, (Segment, Plane)):
+        _load_kernels()
     start = time.perf_counter()
     if isinstance(domain, Segment):
         from .segment import partition_segment
