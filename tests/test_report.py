@@ -292,3 +292,42 @@ def test_cli_interrupt_says_how_to_resume(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["reproduce", "--size", "test", "--only", "compile.complexity",
                                  "--out", str(tmp_path / "o"), "--db", str(tmp_path / "d.sqlite")])
     assert r.exit_code == 130 and "resume" in r.output
+
+
+def _slow(ctx: Context) -> Measurement:
+    import time
+
+    ctx.progress(0.25)
+    time.sleep(120)
+    raise AssertionError("unreachable: stopped by the timeout")
+
+
+SLOW = spec("fake.slow", _slow)
+
+
+def test_timeout_stops_a_slow_claim_and_the_report_goes_on(tmp_path):
+    import time
+
+    db = tmp_path / "t.sqlite"
+    events = []
+    t0 = time.perf_counter()
+    res = reproduce(tmp_path / "o", size="test", db=db, specs=[OK, SLOW, WRONG], timeout=6,
+                    on_event=events.append)
+    took = time.perf_counter() - t0
+    got = {c.id: c for c in res.claims}
+    assert got["fake.ok"].status == "holds" and got["fake.wrong-bound"].status == "violated"
+    assert got["fake.slow"].status == "not applicable"
+    assert "timed out after 6 s" in got["fake.slow"].reason and got["fake.slow"].seconds >= 6
+    assert took < 60  # not the 120 s the slow claim wanted
+    assert any(e.kind == "progress" and e.spec.id == "fake.slow" and e.fraction == 0.25 for e in events)
+    with Store(db) as st:  # the stopped claim is not stored: a later run measures it again
+        assert st.count("test") == 2
+    page = parse_report(res.index)
+    assert {r["id"]: r["status"] for r in page.rows}["fake.slow"] == "not applicable"
+
+
+def test_timeout_arguments_are_checked(tmp_path):
+    with pytest.raises(ValueError, match="timeout must be > 0"):
+        reproduce(tmp_path / "o", size="test", db=None, specs=[OK], timeout=0)
+    with pytest.raises(ValueError, match="local backend"):
+        reproduce(tmp_path / "o", size="test", db=None, specs=[OK], backend="ray", timeout=5)

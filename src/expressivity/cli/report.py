@@ -26,6 +26,9 @@ def reproduce(
     no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-measure even if the database has a result."),
     ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster address (default: local)."),
     strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated."),
+    timeout: float | None = typer.Option(
+        None, "--timeout", help="Stop a claim after this many seconds (local backend; each claim "
+        "then runs in its own process; a stopped claim is reported, not stored)."),
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
@@ -68,7 +71,8 @@ def reproduce(
         try:
             with progress:
                 result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids,
-                                       reuse=not no_reuse, on_event=on_event, ray_address=ray_address)
+                                       reuse=not no_reuse, on_event=on_event, ray_address=ray_address,
+                                       timeout=timeout)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted[/]: finished claims are stored in {db}; "
                           "run the same command again to resume.", highlight=False)

@@ -222,7 +222,18 @@ def evaluate(spec: ClaimSpec, ctx: Context) -> tuple[Claim, bytes | None]:
         )
         numbers, summary, fig, notes, checks = {}, "—", None, "", ()
     seconds = time.perf_counter() - t0
-    claim = Claim(
+    claim = _claim(spec, ctx, status, reason, numbers, summary, fig, notes, checks, seconds)
+    return claim, fig
+
+
+def stopped(spec: ClaimSpec, ctx: Context, seconds: float, reason: str) -> Claim:
+    """The verdict for a measurement that was stopped before it finished (a timeout): not
+    applicable, with the reason (never stored, so a later run measures it again)."""
+    return _claim(spec, ctx, "not applicable", reason, {}, "—", None, "", (), seconds)
+
+
+def _claim(spec, ctx, status, reason, numbers, summary, fig, notes, checks, seconds) -> Claim:
+    return Claim(
         id=spec.id,
         claim=spec.title,
         source=spec.source,
@@ -240,7 +251,6 @@ def evaluate(spec: ClaimSpec, ctx: Context) -> tuple[Claim, bytes | None]:
         how_to_read=spec.how_to_read,
         notes=notes,
     )
-    return claim, fig
 
 
 def _jsonable(x: Any) -> Any:

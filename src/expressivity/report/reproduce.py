@@ -4,10 +4,15 @@ For each claim (in registry order): if the store holds a result for (claim id, s
 key), reuse it; otherwise run the measurement (locally in this process, or as a Ray task with
 ``backend="ray"``), judge it with the status rule, commit it to the store at once, and go on.
 So a run that is killed part-way and started again redoes only the unfinished claims.
+With ``timeout`` (local backend) every claim runs in its own process and is stopped when it
+exceeds the timeout: it is reported "not applicable" with the reason and not stored, so the
+rest of the report still comes out and a later run measures it again.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -15,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from . import html
-from .claims import SIZES, Claim, ClaimSpec, Context, evaluate
+from .claims import SIZES, Claim, ClaimSpec, Context, evaluate, stopped
 from .registry import by_id, select
 from .store import Store
 
@@ -58,6 +63,7 @@ def reproduce(
     on_event: Callable[[Event], None] | None = None,
     specs: list[ClaimSpec] | None = None,
     ray_address: str | None = None,
+    timeout: float | None = None,
 ) -> ReproduceResult:
     """Measure the claims and write ``out/index.html``, ``out/claims.json``, ``out/figures/``.
 
@@ -65,11 +71,16 @@ def reproduce(
     ``make demo`` runs) or "full" (bigger sweeps). ``db``: SQLite file of finished results
     (None: no store). ``only``: claim ids or group prefixes (e.g. ``["compile"]``).
     ``specs`` overrides the registry (tests use it to inject a claim with a wrong bound).
+    ``timeout``: seconds per claim (local backend; each claim then runs in a child process).
     """
     if size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
     if backend not in ("local", "ray"):
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if timeout is not None and backend != "local":
+        raise ValueError("timeout works with the local backend (Ray tasks are not stopped per claim)")
     emit = on_event or (lambda e: None)
     t0 = time.perf_counter()
     chosen = list(specs) if specs is not None else select(only)
@@ -101,10 +112,13 @@ def reproduce(
         if backend == "local" or not todo:
             for spec in todo:
                 emit(Event("start", spec))
-                ctx = Context(
-                    size=size, seed=seed, progress=lambda f, s=spec: emit(Event("progress", s, f))
-                )
-                claim, fig = evaluate(spec, ctx)
+                if timeout is not None:
+                    claim, fig = _evaluate_in_child(spec, size, seed, timeout, emit, specs is not None)
+                else:
+                    ctx = Context(
+                        size=size, seed=seed, progress=lambda f, s=spec: emit(Event("progress", s, f))
+                    )
+                    claim, fig = evaluate(spec, ctx)
                 finish(spec, claim, fig)
         else:
             _run_ray(todo, size, seed, emit, finish, specs is not None, ray_address)
@@ -117,6 +131,50 @@ def reproduce(
     figures = {c.id: f for c, f in ordered if f}
     index = html.write(out, claims, figures, size, total)
     return ReproduceResult(tuple(claims), index, tuple(computed), tuple(reused), total)
+
+
+def _child(spec_or_id, size: str, seed: int, q) -> None:
+    """Child process body: evaluate one claim, send progress and the result through ``q``."""
+    spec = by_id(spec_or_id) if isinstance(spec_or_id, str) else spec_or_id
+    ctx = Context(size=size, seed=seed, progress=lambda f: q.put(("progress", f)))
+    q.put(("done", *evaluate(spec, ctx)))
+
+
+def _evaluate_in_child(spec: ClaimSpec, size: str, seed: int, timeout: float, emit,
+                       custom_spec: bool) -> tuple[Claim, bytes | None]:
+    """Evaluate ``spec`` in a fresh process (spawn: no inherited thread pools); stop it after
+    ``timeout`` seconds."""
+    mp = multiprocessing.get_context("spawn")
+    q = mp.Queue()
+    proc = mp.Process(target=_child, args=(spec if custom_spec else spec.id, size, seed, q), daemon=True)
+    t0 = time.perf_counter()
+    proc.start()
+    try:
+        while (left := timeout - (time.perf_counter() - t0)) > 0:
+            try:
+                msg = q.get(timeout=min(left, 0.5))
+            except queue.Empty:
+                if proc.is_alive():
+                    continue
+                try:  # it may have put its result just before exiting
+                    msg = q.get(timeout=1.0)
+                except queue.Empty:
+                    return stopped(spec, Context(size=size, seed=seed), time.perf_counter() - t0,
+                                   f"the measurement process died (exit code {proc.exitcode})"), None
+            if msg[0] == "progress":
+                emit(Event("progress", spec, msg[1]))
+            else:
+                return msg[1], msg[2]
+        return stopped(spec, Context(size=size, seed=seed), time.perf_counter() - t0,
+                       f"timed out after {timeout:g} s: stopped before it finished "
+                       "(run it again with a larger --timeout)"), None
+    finally:
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+        proc.join(5)
 
 
 def _run_ray(todo, size, seed, emit, finish, custom_specs: bool, address: str | None) -> None:
