@@ -303,20 +303,35 @@ def split_faces(store, V, cyc, nv, origin, F, cand, g, eps, zero_col):
 @njit(cache=True, nogil=True)
 def face_sign_bits(store, cyc, nv, F, gcol, B, eps):
     """Bit j of the result for face f: channel j (store column gcol + j) is > eps[j] at some
-    vertex of f and < −eps[j] at another, i.e. the line of channel j may cut f (B ≤ 64)."""
+    vertex of f and < −eps[j] at another, i.e. the line of channel j may cut f (B ≤ 64).
+    Sign words are made once per vertex, then OR-ed over each face's cycle."""
+    V = 0
+    for f in range(F):
+        for p in range(nv[f]):
+            V = max(V, cyc[f, p] + 1)
+    pos = np.zeros(V, np.uint64)
+    neg = np.zeros(V, np.uint64)
+    for v in range(V):
+        row = store[v, gcol:gcol + B]
+        p_ = np.uint64(0)
+        n_ = np.uint64(0)
+        for j in range(B):
+            bit = np.uint64(1) << np.uint64(j)
+            if row[j] > eps[j]:
+                p_ |= bit
+            elif row[j] < -eps[j]:
+                n_ |= bit
+        pos[v] = p_
+        neg[v] = n_
     out = np.zeros(F, np.uint64)
     for f in range(F):
-        pos = np.uint64(0)
-        neg = np.uint64(0)
-        for p in range(nv[f]):
-            v = cyc[f, p]
-            for j in range(B):
-                x = store[v, gcol + j]
-                if x > eps[j]:
-                    pos |= np.uint64(1) << np.uint64(j)
-                elif x < -eps[j]:
-                    neg |= np.uint64(1) << np.uint64(j)
-        out[f] = pos & neg
+        p_ = np.uint64(0)
+        n_ = np.uint64(0)
+        for q in range(nv[f]):
+            v = cyc[f, q]
+            p_ |= pos[v]
+            n_ |= neg[v]
+        out[f] = p_ & n_
     return out
 
 

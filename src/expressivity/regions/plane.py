@@ -7,10 +7,11 @@ its g ≥ 0 part and its g ≤ 0 part becomes a new face; the shared cut vertice
 edge, reused by both faces) keep the mesh conforming. This is regioncam's algorithm; the face
 loops run compiled (:func:`.kernels.split_faces`), with two savings:
 
-* ReLU layers (the hot path) store only the layer input H and a block of B ≤ 64 pre-activation
-  columns G = H W_blk + b_blk; a face can only be cut by channel j if the face it descends from
-  at the start of the block was (one bit per channel and face), so each channel touches only
-  those faces (:func:`.kernels.split_channels`).
+* ReLU layers (the hot path) keep in the vertex store either all pre-activations G = H W + b
+  (H dropped) or the layer input H and one block of ≤ 64 columns of G, whichever is narrower;
+  channels are cut in blocks of ≤ 64, and a face can only be cut by channel j if the face it
+  descends from at the start of the block was (one bit per channel and face), so each channel
+  touches only those faces (:func:`.kernels.split_channels`).
 * GroupMax units and hardmax selections (scores affine: the query must be constant on the
   slice, as in compiled models) are split incrementally against the running maximum; this
   may over-split, so activation regions are then the connected components of faces with equal
@@ -30,7 +31,7 @@ from .ir import Program, evaluate, scores, select_output, tied
 from .merge import adjacent_faces, components
 
 ZERO_RTOL = 1e-9
-_BLOCK_ELEMS = 1 << 23
+_BLOCK = 64  # channels per block: one bit each in a uint64
 
 
 class _Mesh:
@@ -60,14 +61,23 @@ class _Mesh:
         return self.store[: self.V, self.cols[name]]
 
     def set_field(self, name: str, values: np.ndarray) -> None:
-        values = values.reshape(self.V, -1)
-        if name in self.cols and self.cols[name].stop - self.cols[name].start == values.shape[1]:
-            self.store[: self.V, self.cols[name]] = values
+        self.set_fields({name: values})
+
+    def drop(self, name: str) -> None:
+        self.set_fields({name: None})
+
+    def set_fields(self, new: dict[str, np.ndarray | None]) -> None:
+        """Set (values (V, ...)) or drop (None) fields with at most one re-layout of the store."""
+        new = {k: (None if v is None else v.reshape(self.V, -1)) for k, v in new.items()}
+        same = all(v is not None and k in self.cols and self.cols[k].stop - self.cols[k].start == v.shape[1]
+                   for k, v in new.items())
+        if same:
+            for k, v in new.items():
+                self.store[: self.V, self.cols[k]] = v
             return
-        keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k != name}
-        keep[name] = values
-        width = sum(v.shape[1] for v in keep.values())
-        store = np.empty((self.store.shape[0], width))
+        keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k not in new}
+        keep.update({k: v for k, v in new.items() if v is not None})
+        store = np.empty((self.store.shape[0], sum(v.shape[1] for v in keep.values())))
         cols, at = {}, 0
         for k, v in keep.items():
             store[: self.V, at:at + v.shape[1]] = v
@@ -75,18 +85,11 @@ class _Mesh:
             at += v.shape[1]
         self.store, self.cols = store, cols
 
-    def drop(self, name: str) -> None:
-        if name in self.cols:
-            keep = {k: sl for k, sl in self.cols.items() if k != name}
-            width = sum(sl.stop - sl.start for sl in keep.values())
-            store = np.empty((self.store.shape[0], width))
-            cols, at = {}, 0
-            for k, sl in keep.items():
-                w = sl.stop - sl.start
-                store[: self.V, at:at + w] = self.store[: self.V, sl]
-                cols[k] = slice(at, at + w)
-                at += w
-            self.store, self.cols = store, cols
+    def rename(self, old: str, new: str) -> None:
+        """Field ``old`` is called ``new`` from now on (no copy; a field ``new`` is dropped)."""
+        if new in self.cols:
+            self.drop(new)
+        self.cols[new] = self.cols.pop(old)
 
     def _grow_vertices(self, n_new: int) -> None:
         cap = self.store.shape[0]
@@ -178,8 +181,7 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
             n_stack += 1
         elif kind == "add":
             n_stack -= 1
-            mesh.set_field("Y", mesh.field(f"S{n_stack}") + mesh.field("Y"))
-            mesh.drop(f"S{n_stack}")
+            mesh.set_fields({"Y": mesh.field(f"S{n_stack}") + mesh.field("Y"), f"S{n_stack}": None})
         elif kind == "read":
             tok = list(step[1])
             Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
@@ -221,45 +223,69 @@ def _tokenwise(W, b, T):
 
 
 def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
+    """Cut along every channel of G = H W + b (H: the layer input at the vertices), block by
+    block, then H ← relu(G).
+
+    G is affine on every face of the mesh the layer starts from, so it can be interpolated at
+    new vertices. Two layouts of the vertex store, whichever is narrower: all of G (H is
+    dropped: one product for the layer, no recomputation), or H plus one block of G (a product
+    per block, and G once more at the end; pays off when n ≫ d, e.g. a wide first layer)."""
     W, b = step[1], step[2]
     if W is None:
         n = d_tok
         W, b = np.eye(n), np.zeros(n)
     Wb, bb = _tokenwise(W, b, T)
-    n_ch = Wb.shape[1]
+    n_in, n_ch = Wb.shape
     mesh.drop("G")
+    whole = n_ch <= n_in + _BLOCK
+    if whole:
+        G = mesh.field("Y") @ Wb + bb
+        eps_all = _eps(G)  # max |g| over the layer's start vertices = over all (interpolation)
+        mesh.set_fields({"G": G, "Y": None})
     lo = 0
     while lo < n_ch:
         # ≤ 64 channels per block (one bit each in a uint64); small meshes use small blocks so
         # that the per-face candidate sets are refreshed often
-        B = int(np.clip(2 * mesh.F, 8, 64))
-        cols = np.arange(lo, min(lo + B, n_ch))
-        lo += B
-        G = mesh.field("Y") @ Wb[:, cols] + bb[cols]  # (V, B)
-        eps = _eps(G)
-        # the G columns keep a fixed width of 64 (unused ones 0) so that the vertex store is
-        # laid out once per layer, not once per block
-        if "G" in mesh.cols:
-            Gs = mesh.store[: mesh.V, mesh.cols["G"]]
-            Gs[:, : len(cols)] = G
-            Gs[:, len(cols):] = 0.0
+        cols = np.arange(lo, min(lo + int(np.clip(2 * mesh.F, 8, _BLOCK)), n_ch))
+        if whole:
+            gcol, eps = mesh.cols["G"].start + lo, eps_all[cols]
         else:
-            mesh.set_field("G", np.hstack([G, np.zeros((len(G), 64 - len(cols)))]))
-        F0 = mesh.F
-        mesh.origin[:F0] = np.arange(F0)
-        gcol = mesh.cols["G"].start
-        mixed = kernels.face_sign_bits(mesh.store, mesh.cyc, mesh.nv, F0, gcol, len(cols), eps)
-        j = 0
-        while j < len(cols):
-            mesh.V, mesh.F, j, need, width = kernels.split_channels(
-                mesh.store, mesh.V, mesh.cyc, mesh.nv, mesh.origin, mesh.F, gcol, j, len(cols), eps, mixed)
-            if j < len(cols):  # channel j needs room: ≤ 2 new vertices and 1 new face per cut face
-                mesh._grow_vertices(2 * need)
-                mesh._grow_faces(need, width + 2)
-    mesh.drop("G")
-    Y = mesh.field("Y") @ Wb + bb
-    mesh.set_field("Y", np.maximum(Y, 0))
+            G = mesh.field("Y") @ Wb[:, cols] + bb[cols]  # (V, B)
+            eps = _eps(G)
+            # the G columns keep a fixed width of 64 (unused ones 0) so that the vertex store
+            # is laid out once per layer, not once per block
+            if "G" in mesh.cols:
+                Gs = mesh.store[: mesh.V, mesh.cols["G"]]
+                Gs[:, : len(cols)] = G
+                Gs[:, len(cols):] = 0.0
+            else:
+                mesh.set_field("G", np.hstack([G, np.zeros((len(G), _BLOCK - len(cols)))]))
+            gcol = mesh.cols["G"].start
+        lo += len(cols)
+        _cut_block(mesh, gcol, len(cols), eps)
+    if whole:
+        G = mesh.field("G")
+        np.maximum(G, 0, out=G)
+        mesh.rename("G", "Y")
+    else:
+        mesh.set_fields({"Y": np.maximum(mesh.field("Y") @ Wb + bb, 0), "G": None})
     return W.shape[1]
+
+
+def _cut_block(mesh: _Mesh, gcol: int, B: int, eps: np.ndarray) -> None:
+    """Cut along the B ≤ 64 channels in store columns gcol … gcol + B − 1, one after the other;
+    a channel only tries the faces whose block-start ancestor it crosses."""
+    F0 = mesh.F
+    mesh.origin[:F0] = np.arange(F0)
+    eps = np.ascontiguousarray(eps, dtype=np.float64)
+    mixed = kernels.face_sign_bits(mesh.store, mesh.cyc, mesh.nv, F0, gcol, B, eps)
+    j = 0
+    while j < B:
+        mesh.V, mesh.F, j, need, width = kernels.split_channels(
+            mesh.store, mesh.V, mesh.cyc, mesh.nv, mesh.origin, mesh.F, gcol, j, B, eps, mixed)
+        if j < B:  # channel j needs room: ≤ 2 new vertices and 1 new face per cut face
+            mesh._grow_vertices(2 * need)
+            mesh._grow_faces(need, width + 2)
 
 
 def _max_layer(mesh: _Mesh, step, T: int) -> int:
@@ -281,8 +307,7 @@ def _max_layer(mesh: _Mesh, step, T: int) -> int:
             eps = ZERO_RTOL * np.abs(Zc[:, gidx[u, : j + 1]]).max()
             mesh.split(diff, eps, None)
     Zc = mesh.field("Z")
-    mesh.set_field("Y", Zc[:, gidx].max(axis=2))
-    mesh.drop("Z")
+    mesh.set_fields({"Y": Zc[:, gidx].max(axis=2), "Z": None})
     return idx.shape[0]
 
 
