@@ -85,6 +85,28 @@ class _Mesh:
             at += v.shape[1]
         self.store, self.cols = store, cols
 
+    def set_computed(self, name: str, width: int, rows, drop: tuple[str, ...] = ()) -> None:
+        """Set field ``name`` to ``rows(lo, hi)`` (values of vertices lo … hi − 1, width
+        columns), computed in chunks straight into the re-laid-out store: no full-size
+        temporaries. ``rows`` may read the current fields (the old store lives until the end)."""
+        gone = set(drop) | {name}
+        keep = {k: sl for k, sl in self.cols.items() if k not in gone}
+        # exactly V rows: usually the last layer's output, returned as a view (a later split
+        # grows the store again)
+        store = np.empty((self.V, sum(sl.stop - sl.start for sl in keep.values()) + width))
+        cols, at = {}, 0
+        for k, sl in keep.items():
+            w = sl.stop - sl.start
+            store[: self.V, at:at + w] = self.store[: self.V, sl]
+            cols[k] = slice(at, at + w)
+            at += w
+        cols[name] = slice(at, at + width)
+        step = max(1, (1 << 20) // max(width, 1))  # ≈ 8 MB of rows at a time
+        for lo in range(0, self.V, step):
+            hi = min(lo + step, self.V)
+            store[lo:hi, at:at + width] = rows(lo, hi)
+        self.store, self.cols = store, cols
+
     def rename(self, old: str, new: str) -> None:
         """Field ``old`` is called ``new`` from now on (no copy; a field ``new`` is dropped)."""
         if new in self.cols:
@@ -182,10 +204,9 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
         elif kind == "add":
             n_stack -= 1
             mesh.set_fields({"Y": mesh.field(f"S{n_stack}") + mesh.field("Y"), f"S{n_stack}": None})
-        elif kind == "read":
-            tok = list(step[1])
+        elif kind == "read" and list(step[1]) != list(range(T)):  # reading every token: as is
             Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
-            mesh.set_field("Y", Y[:, tok].reshape(mesh.V, -1))
+            mesh.set_field("Y", Y[:, list(step[1])].reshape(mesh.V, -1))
         elif kind == "relu":
             d_tok = _relu_layer(mesh, step, T, d_tok)
         elif kind == "max":
@@ -198,7 +219,9 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
             progress((work.index(i) + 1) / len(work))
         i += 1
     faces = mesh.faces()
-    out = mesh.field("Y").copy()
+    out = mesh.field("Y")  # a view into the vertex store (no copy of a possibly huge array)
+    if out.base is not None and out.base.shape[0] > 2 * mesh.V:
+        out = out.copy()  # … unless most of the store is spare capacity
     X = mesh.field("X").copy()
     pieces = {"vertices": X, "faces": faces, "out": out, "plane": plane}
     if oversplit:
@@ -268,7 +291,8 @@ def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
         np.maximum(G, 0, out=G)
         mesh.rename("G", "Y")
     else:
-        mesh.set_fields({"Y": np.maximum(mesh.field("Y") @ Wb + bb, 0), "G": None})
+        H = mesh.field("Y")
+        mesh.set_computed("Y", n_ch, lambda lo, hi: np.maximum(H[lo:hi] @ Wb + bb, 0), drop=("G",))
     return W.shape[1]
 
 
