@@ -41,14 +41,18 @@ def test_one_layer_zaslavsky(seed, n):
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10_000), widths=st.lists(st.integers(2, 24), min_size=1, max_size=3))
 def test_agrees_with_regioncam(seed, widths):
+    ours, theirs = _ours_and_regioncam(_random_layers([2] + widths, seed))
+    assert ours.activation_regions == theirs
+
+
+def _ours_and_regioncam(layers):
+    """Our Regions and regioncam's face count for the ReLU net ``layers`` on [−1, 1]²."""
     regioncam = pytest.importorskip("regioncam")
-    layers = _random_layers([2] + widths, seed)
     rc = regioncam.Regioncam(size=1.0)
     for W, b in layers:
         rc.linear(W, b)
         rc.relu()
-    r = count_regions(_seq(layers), Plane.square(1.0))
-    assert r.activation_regions == rc.num_faces
+    return count_regions(_seq(layers), Plane.square(1.0)), rc.num_faces
 
 
 def check_faces(regions, pattern_fn, n_grid=201):
@@ -149,14 +153,9 @@ def _cross_to_hull(X, poly):
         / np.linalg.norm(d, axis=1)[None]
 
 
-@pytest.mark.parametrize("widths", [[64, 64], [100], [16, 16, 16]])
+@pytest.mark.parametrize("widths", [[64, 64], [100], [16, 16, 16], [200, 40]])
 def test_wide_blocks_agree_with_regioncam_and_tile_the_domain(widths):
-    regioncam = pytest.importorskip("regioncam")
-    layers = _random_layers([2] + widths, 11)
-    rc = regioncam.Regioncam(size=1.0)
-    for W, b in layers:
-        rc.linear(W, b)
-        rc.relu()
-    r = count_regions(_seq(layers), Plane.square(1.0))
-    assert r.activation_regions == rc.num_faces
+    """Both ReLU store layouts (all of G; input + one block) and several blocks per layer."""
+    r, theirs = _ours_and_regioncam(_random_layers([2] + widths, 11))
+    assert r.activation_regions == theirs
     _mesh_checks(r)
