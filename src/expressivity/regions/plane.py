@@ -12,8 +12,9 @@ loops run compiled (:func:`.kernels.split_faces`), with two savings:
   channels are cut in blocks of ≤ 64, and a face can only be cut by channel j if the face it
   descends from at the start of the block was (one bit per channel and face), so each channel
   touches only those faces (:func:`.kernels.split_channels`).
-* GroupMax units and hardmax selections (scores affine: the query must be constant on the
-  slice, as in compiled models) are split incrementally against the running maximum; this
+* GroupMax units (in rounds over their pieces, each round cut like a ReLU layer's channels)
+  and hardmax selections (scores affine: the query must be constant on the slice, as in
+  compiled models) are split incrementally against the running maximum; this
   may over-split, so activation regions are then the connected components of faces with equal
   activation pattern (read at each face's centroid).
 
@@ -323,15 +324,24 @@ def _max_layer(mesh: _Mesh, step, T: int) -> int:
         Z = Y
         n = Y.shape[1] // T
     gidx = (np.arange(T)[:, None, None] * n + idx[None]).reshape(-1, idx.shape[1])  # (T·m, p)
-    mesh.set_field("Z", Z)
+    U = len(gidx)
+    A = np.abs(Z).max(axis=0)[gidx]  # (U, p): max |z_i| over the vertices (interpolation keeps it)
+    mesh.set_fields({"Z": Z, "Y": None, "M": Z[:, gidx[:, 0]]})
+    # round j cuts every unit along z_j = M, M = max_{i<j} z_i its running maximum: after the
+    # rounds < j, M is affine on every face, so round j's cuts are affine columns G = z_j − M
+    # (interpolated at new vertices), cut like a ReLU layer's
     for j in range(1, idx.shape[1]):
-        for u in range(len(gidx)):
-            Zc = mesh.field("Z")
-            diff = Zc[:, gidx[u, j]] - Zc[:, gidx[u, :j]].max(axis=1)
-            eps = ZERO_RTOL * np.abs(Zc[:, gidx[u, : j + 1]]).max()
-            mesh.split(diff, eps, None)
-    Zc = mesh.field("Z")
-    mesh.set_fields({"Y": Zc[:, gidx].max(axis=2), "Z": None})
+        Zj, M = mesh.field("Z")[:, gidx[:, j]], mesh.field("M")
+        eps = ZERO_RTOL * A[:, : j + 1].max(axis=1)
+        mesh.set_field("G", Zj - M)  # same width every round: written in place after the first
+        gcol, lo = mesh.cols["G"].start, 0
+        while lo < U:
+            B = min(int(np.clip(2 * mesh.F, 8, _BLOCK)), U - lo)
+            _cut_block(mesh, gcol + lo, B, eps[lo:lo + B])
+            lo += B
+        M = mesh.field("M")
+        np.maximum(M, mesh.field("Z")[:, gidx[:, j]], out=M)
+    mesh.set_fields({"Y": mesh.field("M"), "Z": None, "M": None, "G": None})
     return idx.shape[0]
 
 
