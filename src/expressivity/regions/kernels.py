@@ -364,16 +364,5 @@ def split_channels(store, V, cyc, nv, origin, F, gcol, j0, j1, eps, mixed):
     return V, F, j1, 0, 0
 
 
-def warm_up() -> None:
-    """Compile (or load from the on-disk cache) every kernel once."""
-    g = np.array([[1.0, -1.0], [-1.0, 1.0]])
-    vi, ch, a, b, strict = sign_changes(g.copy(), 1e-9, True)
-    ks = np.array([0.5])
-    kstart = np.array([0, 1])
-    insert_rows(g, kstart, ks, False, np.empty((3, 2)))
-    next_preactivations(g, np.ascontiguousarray(g.T), np.array([0, 2]), ch, np.abs(a), np.abs(b),
-                        kstart, ks, np.array([0]), np.empty((3, 2)))
-
-
 __all__ = ["cut_faces", "face_sign_bits", "insert_rows", "next_preactivations", "plan_inserts", "sign_changes",
-           "split_channels", "split_faces", "warm_up"]
+           "split_channels", "split_faces"]
