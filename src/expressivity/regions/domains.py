@@ -12,17 +12,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .ir import _arr
+
 
 def _vec(a, what: str) -> np.ndarray:
+    """A finite, non-empty, read-only float64 vector (a copy; scalars become length 1)."""
     try:
-        out = np.atleast_1d(np.array(a, dtype=np.float64))
+        a = np.atleast_1d(np.array(a, dtype=np.float64))
     except (TypeError, ValueError):
         raise ValueError(f"{what}: not a numeric vector") from None
-    if out.ndim != 1 or out.size == 0:
-        raise ValueError(f"{what} must be a non-empty vector, got shape {out.shape}")
-    if not np.all(np.isfinite(out)):
-        raise ValueError(f"{what} contains NaN or inf")
-    out.setflags(write=False)
+    out = _arr(a, what, 1)  # dimension and finiteness checks shared with the IR
+    if out.size == 0:
+        raise ValueError(f"{what} must be a non-empty vector")
     return out
 
 
