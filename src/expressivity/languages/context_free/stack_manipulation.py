@@ -34,6 +34,7 @@ class StackManipulation(Transduction):
         return length + 1
 
     def output(self, s: str) -> str:
+        self.to_ids(s)  # ValueError on foreign symbols
         m = re.fullmatch(r"([01]*)([pab]*)", s)
         if m is None:
             raise ValueError(f"{self.name}: {s!r} is not a stack [01]* followed by instructions [pab]*")

@@ -29,6 +29,7 @@ class BinaryAddition(Transduction):
         return length + 1
 
     def output(self, s: str) -> str:
+        self.to_ids(s)  # ValueError on foreign symbols
         a, b = parse_operands(s, "+", self.name)
         return little_endian(a + b)
 

@@ -28,6 +28,7 @@ class BinaryMultiplication(Transduction):
         return length
 
     def output(self, s: str) -> str:
+        self.to_ids(s)  # ValueError on foreign symbols
         a, b = parse_operands(s, "*", self.name)
         return little_endian(a * b)
 

@@ -25,6 +25,7 @@ class ComputeSqrt(Transduction):
         return (length + 1) // 2
 
     def output(self, s: str) -> str:
+        self.to_ids(s)  # ValueError on foreign symbols
         if re.fullmatch(r"[01]+", s) is None:
             raise ValueError(f"{self.name}: {s!r} is not a non-empty binary number")
         return format(math.isqrt(int(s, 2)), "b").zfill(self.output_length(len(s)))

@@ -30,6 +30,7 @@ class MissingDuplicate(Classification):
         return length >= 2
 
     def output(self, s: str) -> int:
+        self.to_ids(s)  # ValueError on foreign symbols
         half = len(s) // 2
         body = s[: 2 * half]
         if (len(s) % 2 and s[-1] != "#") or re.fullmatch(r"[01]*_[01]*", body) is None:
