@@ -176,7 +176,9 @@ class Language(ABC):
                 break
             p = self._probs(state)  # (count, K + 1)
             p = np.where(live[:, None], p, np.concatenate([p[:, :-1], np.zeros((count, 1))], axis=1))
-            p = p / p.sum(axis=1, keepdims=True)  # finished strings idle on the EOS-free process
+            total = p.sum(axis=1, keepdims=True)  # finished strings idle on the EOS-free process
+            idle = np.r_[np.ones(p.shape[1] - 1), 0.0] / (p.shape[1] - 1)  # (only EOS left: any symbol)
+            p = np.where(total > 0, p / np.where(total > 0, total, 1.0), idle)
             u = rng.random(count)[:, None]
             sym = (u > np.cumsum(p, axis=1)).sum(axis=1).clip(max=p.shape[1] - 1)
             ended = live & (sym == self.eos_index)
