@@ -2,14 +2,17 @@
 
 Each area registers its commands from its own module (``cli/<area>.py``); a command parses
 options, builds a config, calls the library and prints. Errors in the user's input exit
-with code 2 and a one-line message.
+with code 2 and a one-line message (``_common.OneLineErrors``), wherever they are raised.
 """
 
 from __future__ import annotations
 
 import typer
 
+from ._common import OneLineErrors
+
 app = typer.Typer(
+    cls=OneLineErrors,
     name="expressivity",
     help="What transformers can and cannot compute, made executable.",
     no_args_is_help=True,

@@ -1,27 +1,115 @@
-"""Shared CLI helpers: one-line errors with exit code 2."""
+"""Shared CLI helpers: one-line errors with exit code 2, output paths checked up front.
+
+Every user error, wherever it is raised, ends the same way: ``error: <one line>`` on stderr
+and exit code 2 (see :class:`OneLineErrors`, the app's command class). Anything else is a
+bug: one line naming it and exit code 1; ``EXPRESSIVITY_DEBUG=1`` shows the traceback.
+"""
 
 from __future__ import annotations
 
+import errno
+import os
+import sqlite3
+import sys
 from contextlib import contextmanager
+from pathlib import Path
 
 import typer
+import typer.core
 from rich.console import Console
+from rich.markup import escape
+
+from ..checks import check_output_path
+
+click = typer.core._click  # typer bundles its own Click: its exceptions are these
 
 console = Console()
 err_console = Console(stderr=True)
 
+USER_ERRORS = (ValueError, OSError, sqlite3.DatabaseError, MemoryError, UnicodeError)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line message for a user error (``OSError`` with its path, ``MemoryError``…)."""
+    if isinstance(exc, MemoryError):
+        return "out of memory: the requested size does not fit (try smaller sizes)"
+    if isinstance(exc, UnicodeError):
+        return "input is not UTF-8 text (a binary file?)"
+    if isinstance(exc, sqlite3.DatabaseError):
+        return f"database: {exc}"
+    if isinstance(exc, OSError) and not isinstance(exc, click.ClickException):
+        what = exc.strerror or str(exc)
+        where = exc.filename if exc.filename is not None else ""
+        return f"{where}: {what.lower()}" if where else what
+    if exc.args and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc) or type(exc).__name__
+
 
 def fail(message: str) -> None:
     """Print ``error: message`` on stderr and exit with code 2."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    _print_error(message)
     raise typer.Exit(code=2)
 
 
 @contextmanager
 def user_errors():
-    """Turn ValueError / FileNotFoundError / KeyError from the library into `fail`."""
+    """Turn the library's ValueError / OSError / … into :func:`fail`."""
     try:
         yield
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        msg = exc.args[0] if exc.args else str(exc)
-        fail(str(msg))
+    except USER_ERRORS as exc:
+        fail(describe(exc))
+
+
+def output_path(path, option: str, *, kind: str = "file") -> Path | None:
+    """Check an output path before any work starts (``None`` passes through)."""
+    if path is None:
+        return None
+    with user_errors():
+        return check_output_path(path, option, kind=kind)
+
+
+class OneLineErrors(typer.core.TyperGroup):
+    """The app's group: usage errors, user errors and bugs each end in one line."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        try:
+            rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
+                              standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+            rv = 0
+        except click.exceptions.UsageError as exc:
+            msg = exc.format_message().rstrip(".")
+            cmd = exc.ctx.command_path if exc.ctx else "expressivity"
+            _print_error(f"{msg[:1].lower() + msg[1:]} (see '{cmd} --help')")
+            rv = 2
+        except click.exceptions.ClickException as exc:
+            _print_error(exc.format_message())
+            rv = exc.exit_code
+        except typer.Abort:
+            _print_error("aborted")
+            rv = 130
+        except USER_ERRORS as exc:
+            if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+                rv = 1
+            else:
+                _print_error(describe(exc))
+                rv = 2
+        except Exception as exc:  # a bug: say so in one line, the traceback on request
+            if os.environ.get("EXPRESSIVITY_DEBUG"):
+                raise
+            _print_error(f"internal error ({type(exc).__name__}: {describe(exc)}); "
+                         "rerun with EXPRESSIVITY_DEBUG=1 for the traceback and please report it")
+            rv = 1
+        if not standalone_mode:
+            return rv
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _print_error(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(_one_line(message))}", highlight=False, soft_wrap=True)

@@ -1,0 +1,340 @@
+"""Input checks shared by every package: one parser or rule per concept, one-line errors.
+
+Every function raises ``ValueError`` whose message starts with the parameter's name and says
+what is allowed, e.g. ``lengths: 8.5 is not an integer length``. This module imports nothing
+of ours (a leaf, like ``transformer``), so the library and the CLI use the same rules:
+
+* lengths and ranges: :func:`parse_lengths` ("41-45", "8,16,32", 32, [8, 16]) and
+  :func:`parse_length_range` ("1-40", (1, 40), 12 → (12, 12));
+* ``KEY=VALUE`` parameters: :func:`parse_params`;
+* scalars and names: :func:`check_int`, :func:`check_float`, :func:`check_choice`;
+* arrays: :func:`as_real_array` (no complex, no NaN/inf, shape named);
+* files: :func:`check_output_path` (before any work starts), :func:`read_text_file`;
+* memory: :func:`memory_budget`, :func:`check_memory` (refuse before allocating, with the
+  estimate) and :func:`chunk_rows` (the one chunking rule for batched work).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+CHUNK_BYTES = 256 * 2**20  # working-set budget of one chunk of batched work (256 MiB)
+_MEMORY_ENV = "EXPRESSIVITY_MEMORY_BUDGET"  # bytes, or with a suffix: 512M, 8G, 2GiB
+
+
+# ---------------------------------------------------------------------------- scalars
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_int(value, name: str, *, min: int | None = None, max: int | None = None) -> int:
+    """``value`` as an int: ints, numpy ints and integral floats (3.0) pass; bools, 2.9, NaN
+    and strings are refused. ``min``/``max`` are inclusive."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be an integer, got {_show(value)}")
+    if isinstance(value, numbers.Integral):
+        out = int(value)
+    else:
+        v = float(value)
+        if not math.isfinite(v) or v != int(v):
+            raise ValueError(f"{name} must be an integer, got {_show(value)}")
+        out = int(v)
+    if min is not None and out < min:
+        raise ValueError(f"{name} must be >= {min}, got {out}")
+    if max is not None and out > max:
+        raise ValueError(f"{name} must be <= {max}, got {out}")
+    return out
+
+
+def check_float(value, name: str, *, min: float | None = None, max: float | None = None,
+                min_open: bool = False, finite: bool = True) -> float:
+    """``value`` as a float; NaN always refused, ±inf unless ``finite=False``.
+    ``min`` is inclusive unless ``min_open`` (then ``value > min`` is required)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {_show(value)}")
+    v = float(value)
+    if math.isnan(v) or (finite and math.isinf(v)):
+        raise ValueError(f"{name} must be a finite number, got {v}")
+    if min is not None and (v <= min if min_open else v < min):
+        raise ValueError(f"{name} must be {'>' if min_open else '>='} {min}, got {v}")
+    if max is not None and v > max:
+        raise ValueError(f"{name} must be <= {max}, got {v}")
+    return v
+
+
+def check_choice(value, name: str, choices: Iterable[str]) -> str:
+    """``value`` if it is one of ``choices``; else the error lists the valid names."""
+    options = list(choices)
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"unknown {name} {_show(value)}; choose one of: {', '.join(map(str, options))}")
+    return value
+
+
+# ---------------------------------------------------------------------------- lengths
+
+
+def _length(value, name: str) -> int:
+    try:
+        return check_int(value, name, min=0)
+    except ValueError:
+        raise ValueError(f"{name}: {_show(value)} is not a length (a non-negative integer)") from None
+
+
+def _parse_part(part: str, name: str) -> range:
+    text = part.strip()
+    lo_s, sep, hi_s = text.partition("-")
+    if not text or (sep and (not lo_s.strip() or not hi_s.strip())):
+        raise ValueError(f"{name}: bad range {part!r}; use LO-HI or comma-separated integers, e.g. '41-500' or '8,16,32'")
+    try:
+        lo = _length(_number(lo_s), name)
+        hi = _length(_number(hi_s), name) if sep else lo
+    except ValueError:
+        raise ValueError(f"{name}: bad range {part!r}; use LO-HI or comma-separated integers, e.g. '41-500' or '8,16,32'") from None
+    if hi < lo:
+        raise ValueError(f"{name}: range {part!r} is empty (HI < LO)")
+    return range(lo, hi + 1)
+
+
+def _number(text: str):
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)  # "8.5" parses, then fails the integer check with a clear message
+
+
+def parse_lengths(value, name: str = "lengths") -> tuple[int, ...]:
+    """Lengths as a tuple of ints, in the order given.
+
+    Accepts an int (32), a string ("32", "41-45", "8,16,32", "51-100,101-150") or a sequence
+    of ints and such strings. Refuses bools, non-integers (8.5), negative lengths, HI < LO and
+    an empty result. A string is never iterated character by character.
+    """
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        raise ValueError(f"{name}: expected lengths like 32, '41-45' or '8,16,32', got {_show(value)}")
+    if isinstance(value, str):
+        out = [n for part in value.split(",") for n in _parse_part(part, name)]
+    elif isinstance(value, numbers.Real):
+        out = [_length(value, name)]
+    elif isinstance(value, np.ndarray) or (isinstance(value, Iterable) and not isinstance(value, Mapping)):
+        out = []
+        for item in (value.tolist() if isinstance(value, np.ndarray) else value):
+            if isinstance(item, str):
+                out.extend(parse_lengths(item, name))
+            else:
+                out.append(_length(item, name))
+    else:
+        raise ValueError(f"{name}: expected lengths like 32, '41-45' or '8,16,32', got {_show(value)}")
+    if not out:
+        raise ValueError(f"{name}: no lengths given")
+    return tuple(out)
+
+
+def parse_length_range(value, name: str = "train_lengths") -> tuple[int, int]:
+    """An inclusive range (lo, hi): "1-40", (1, 40), [1, 40], 12 or "12" (→ (12, 12)).
+
+    A sequence of other lengths is refused unless it is contiguous ("3,4,5" → (3, 5)), so no
+    length is silently added or dropped.
+    """
+    if isinstance(value, (tuple, list)) and len(value) == 2 and not any(isinstance(v, str) for v in value):
+        lo, hi = (_length(v, name) for v in value)
+        if hi < lo:
+            raise ValueError(f"{name}: range ({lo}, {hi}) is empty (HI < LO)")
+        return lo, hi
+    lengths = parse_lengths(value, name)
+    lo, hi = min(lengths), max(lengths)
+    if sorted(set(lengths)) != list(range(lo, hi + 1)):
+        raise ValueError(f"{name}: must be one contiguous range LO-HI, got {_show(value)}")
+    return lo, hi
+
+
+def parse_params(items: Iterable[str] | None, name: str = "--param") -> dict:
+    """["k=2", "p_open=0.4", "flag=true"] → {"k": 2, "p_open": 0.4, "flag": True} (YAML scalars)."""
+    import yaml
+
+    out: dict = {}
+    if items is None:
+        return out
+    if isinstance(items, str):
+        items = [items]
+    for item in items:
+        if not isinstance(item, str) or "=" not in item:
+            raise ValueError(f"{name} expects KEY=VALUE, got {_show(item)}")
+        key, text = (s.strip() for s in item.split("=", 1))
+        if not key.isidentifier():
+            raise ValueError(f"{name}: bad key {key!r} in {item!r} (a parameter name, e.g. k=2)")
+        if key in out:
+            raise ValueError(f"{name}: {key} given twice")
+        try:
+            value = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError:
+            raise ValueError(f"{name}: cannot read the value of {key}: {text!r}") from None
+        if isinstance(value, (dict, list)) or value is None and text.lower() not in ("null", "none", "~"):
+            raise ValueError(f"{name}: {key} needs a scalar value, got {text!r}")
+        out[key] = value
+    return out
+
+
+# ---------------------------------------------------------------------------- arrays
+
+
+def as_real_array(a, name: str, *, ndim: int | None = None, shape: tuple | None = None,
+                  finite: bool = True) -> np.ndarray:
+    """``a`` as a float64 array. Refuses complex numbers (never cast silently), non-numeric
+    entries, NaN/inf (unless ``finite=False``), and the wrong ``ndim`` or ``shape``
+    (``None`` entries of ``shape`` match any size)."""
+    if isinstance(a, np.ndarray) and (np.iscomplexobj(a) or a.dtype.kind not in "biuf"):
+        kind = "complex" if np.iscomplexobj(a) else f"non-numeric dtype {a.dtype}"
+        raise ValueError(f"{name} must be a real numeric array, got {kind}")
+    try:
+        import torch
+
+        if isinstance(a, torch.Tensor):
+            if a.is_complex():
+                raise ValueError(f"{name} must be a real array, got complex")
+            a = a.detach().cpu().double().numpy()
+    except ImportError:  # pragma: no cover - torch is a dependency
+        pass
+    try:
+        raw = np.asarray(a)
+    except ValueError:
+        raise ValueError(f"{name} must be a rectangular numeric array (ragged nesting?)") from None
+    if np.iscomplexobj(raw):
+        raise ValueError(f"{name} must be a real array, got complex")
+    if raw.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be a numeric array, got {'ragged or non-numeric' if raw.dtype == object else raw.dtype} entries")
+    out = raw.astype(np.float64, copy=False)
+    if ndim is not None and out.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} dimension(s), got shape {out.shape}")
+    if shape is not None:
+        if out.ndim != len(shape) or any(s is not None and s != t for s, t in zip(shape, out.shape)):
+            want = "(" + ", ".join("·" if s is None else str(s) for s in shape) + ")"
+            raise ValueError(f"{name} must have shape {want}, got {out.shape}")
+    if finite and not np.all(np.isfinite(out)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return out
+
+
+# ---------------------------------------------------------------------------- files
+
+
+def check_output_path(path, name: str, *, kind: str = "file") -> Path:
+    """Refuse an output path that cannot be written, before any work starts.
+
+    ``kind="file"``: the path must not be a directory, no existing ancestor may be a file, and
+    the file (or its nearest existing directory) must be writable. ``kind="dir"``: the path must
+    not be a file, likewise. Nothing is created (writability is probed with a temporary file
+    that is removed at once).
+    """
+    if kind not in ("file", "dir"):
+        raise ValueError(f"kind must be 'file' or 'dir', got {kind!r}")
+    if path is None or str(path).strip() == "":
+        raise ValueError(f"{name}: empty path")
+    p = Path(path).expanduser()
+    if kind == "file" and p.is_dir():
+        raise ValueError(f"{name} {p} is a directory; give a file path")
+    if kind == "dir" and p.exists() and not p.is_dir():
+        raise ValueError(f"{name} {p} is a file; give a directory")
+    probe = p if p.is_dir() else p.parent
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ValueError(f"{name} {p}: {probe} is a file, not a directory")
+    if kind == "file" and p.exists():
+        try:
+            with open(p, "ab"):
+                pass
+        except OSError as exc:
+            raise ValueError(f"{name} {p} is not writable ({exc.strerror or exc})") from None
+        return p
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{name} {p}: cannot write in {probe} ({exc.strerror or exc})") from None
+    return p
+
+
+def read_text_file(path, name: str) -> str:
+    """The UTF-8 text of ``path``; one-line errors for a missing, unreadable or binary file."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{name} {p} is a directory, not a file")
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"{name} {p} does not exist") from None
+    except OSError as exc:
+        raise ValueError(f"{name} {p} cannot be read ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{name} {p} is not UTF-8 text (a binary file?)") from None
+
+
+# ---------------------------------------------------------------------------- memory
+
+
+def fmt_bytes(n: float) -> str:
+    """1536 → '1.5 KiB'."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} EiB"  # pragma: no cover
+
+
+def _parse_bytes(text: str) -> int:
+    t = text.strip().upper().replace("IB", "").replace("B", "")
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+    try:
+        if t and t[-1] in scale:
+            return int(float(t[:-1]) * scale[t[-1]])
+        return int(float(t))
+    except ValueError:
+        raise ValueError(f"{_MEMORY_ENV}: cannot read {text!r} (bytes, or e.g. 512M, 8G)") from None
+
+
+def memory_budget() -> int:
+    """Bytes one allocation may take: ``$EXPRESSIVITY_MEMORY_BUDGET`` if set, else half of
+    the memory available now (MemAvailable; 8 GiB where it cannot be read)."""
+    env = os.environ.get(_MEMORY_ENV)
+    if env:
+        return _parse_bytes(env)
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024 // 2
+    except OSError:
+        pass
+    return 8 * 2**30
+
+
+def check_memory(nbytes: float, what: str, *, hint: str = "") -> None:
+    """Refuse work whose estimated size ``nbytes`` exceeds :func:`memory_budget`.
+
+    The message gives the estimate, the budget and ``hint`` (which option helps)."""
+    budget = memory_budget()
+    if not math.isfinite(nbytes) or nbytes > budget:
+        size = fmt_bytes(nbytes) if math.isfinite(nbytes) else "an unbounded amount"
+        tail = f"; {hint}" if hint else ""
+        raise ValueError(f"{what} needs about {size}, over the memory budget of {fmt_bytes(budget)} "
+                         f"(set {_MEMORY_ENV} to change it){tail}")
+
+
+def chunk_rows(bytes_per_row: float, *, total: int | None = None, budget: int = CHUNK_BYTES) -> int:
+    """Rows per chunk so that one chunk's working set stays under ``budget`` (≥ 1; ≤ total)."""
+    rows = max(1, int(budget // max(1.0, float(bytes_per_row))))
+    return max(1, min(rows, total)) if total is not None else rows

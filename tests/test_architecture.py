@@ -1,0 +1,88 @@
+"""The import rules of the layout (README "Layout"): every import of one of our packages by
+another must be an allowed edge, so a back-edge (e.g. ``transformer`` importing ``compile``)
+fails here. A new package must be given its rule below."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "expressivity"
+
+# package -> the packages it may import (``checks`` is a leaf every package may use)
+ALLOWED: dict[str, set[str]] = {
+    "checks": set(),
+    "transformer": set(),
+    "cpwl": set(),
+    "languages": set(),
+    "compile": {"cpwl", "transformer"},
+    "regions": {"cpwl", "transformer", "compile"},
+    "train": {"languages", "transformer"},
+    "constructions": {"transformer", "compile", "cpwl", "languages"},
+    "limits": {"transformer", "languages", "constructions", "train"},
+    "report": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits"},
+    "cli": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits",
+            "report"},
+}
+LEAVES = {"checks"}  # importable from everywhere
+
+
+def _package_of(path: Path) -> str:
+    rel = path.relative_to(SRC).parts
+    return rel[0] if len(rel) > 1 else rel[0].removesuffix(".py")
+
+
+def _imported_packages(path: Path) -> set[str]:
+    rel = path.relative_to(SRC).parts
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[1] for a in node.names if a.name.startswith("expressivity.")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                if node.module and node.module.startswith("expressivity."):
+                    out.add(node.module.split(".")[1])
+                elif node.module == "expressivity":
+                    out |= {a.name for a in node.names}
+                continue
+            base = list(rel[:-1])[: len(rel) - node.level]
+            parts = base + (node.module.split(".") if node.module else [])
+            if parts:
+                out.add(parts[0])
+            else:  # "from .. import x" at the top package
+                out |= {a.name for a in node.names}
+    return out - {"__init__", "__version__"}
+
+
+def _edges() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.py"):
+        pkg = _package_of(path)
+        if pkg == "__init__":
+            continue
+        edges.setdefault(pkg, set()).update(_imported_packages(path) - {pkg})
+    return edges
+
+
+def test_every_package_has_a_rule():
+    missing = sorted(set(_edges()) - set(ALLOWED))
+    assert not missing, f"packages without an import rule in tests/test_architecture.py: {missing}"
+
+
+@pytest.mark.parametrize("pkg", sorted(ALLOWED))
+def test_imports_point_one_way(pkg):
+    got = _edges().get(pkg, set()) - LEAVES
+    back = sorted(got - ALLOWED[pkg])
+    assert not back, f"{pkg} imports {back}: not allowed by the layout (allowed: {sorted(ALLOWED[pkg])})"
+
+
+def test_the_checker_sees_a_back_edge(tmp_path, monkeypatch):
+    """The rule must be able to fail: a fake module in ``transformer`` importing ``compile``."""
+    fake = SRC / "transformer" / "_fake_back_edge_for_test.py"
+    fake.write_text("from ..compile import compile_maxout\n")
+    try:
+        assert "compile" in _edges()["transformer"]
+    finally:
+        fake.unlink()
