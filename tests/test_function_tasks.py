@@ -168,10 +168,10 @@ def test_bad_input_is_one_line_and_names_the_choice():
     cases = [
         (lambda: L.get("palindrome"), "unknown language or task 'palindrome'; choose one of"),
         (lambda: L.get("modular_arithmetic", modulo=5), r"unknown parameters \['modulo'\]; valid parameters"),
-        (lambda: L.get("modular_arithmetic", modulus=1), "modulus must be an int in"),
+        (lambda: L.get("modular_arithmetic", modulus=1), "modulus must be >= 2"),
         (lambda: L.get("modular_arithmetic", operators="/"), "operators must be"),
-        (lambda: L.get("cycle_navigation", modulus=True), "modulus must be an int"),
-        (lambda: L.get("reverse_string", vocab_size=11), "vocab_size must be an int in"),
+        (lambda: L.get("cycle_navigation", modulus=True), "modulus must be an integer"),
+        (lambda: L.get("reverse_string", vocab_size=11), "vocab_size must be <= 10"),
         (lambda: L.get("modular_arithmetic_brackets", mult="yes"), "mult must be a bool"),
         (lambda: L.get_task("reverse_string", "classification"), r"supports kinds \('transduction',\)"),
         (lambda: L.get_task("parity_check", "recognition"), r"supports kinds \('classification',\)"),

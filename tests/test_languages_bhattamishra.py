@@ -207,5 +207,5 @@ def test_dyck_up_to_256_types():
     assert all(d.accepts(s) for s in task.vocab.decode(b["input"]))
     with pytest.raises(ValueError, match="k must be an int in"):
         L.get("dyck", k=257)
-    with pytest.raises(ValueError, match="k must be an int in"):
-        L.get("shuffle_dyck", k=0)
+    with pytest.raises(ValueError, match="shuffle_dyck: k must be an integer"):
+        L.get("shuffle_dyck", k=0.5)

@@ -31,6 +31,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from .. import checks
 from .base import ids_to_strings, strings_to_ids
 
 
@@ -142,10 +143,6 @@ def uniform_ids(rng: np.random.Generator, count: int, length: int, n_symbols: in
 
 
 def check_int(name: str, param: str, value, lo: int, hi: int | None = None) -> int:
-    """``value`` as an int in [lo, hi]; one-line ValueError naming ``param`` otherwise."""
-    ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= lo
-    ok = ok and (hi is None or value <= hi)
-    if not ok:
-        allowed = f"in [{lo}, {hi}]" if hi is not None else f">= {lo}"
-        raise ValueError(f"{name}: {param} must be an int {allowed}, got {value!r}")
-    return int(value)
+    """``value`` as an int in [lo, hi] by the shared rule (:func:`expressivity.checks.check_int`);
+    the one-line ValueError names the task and the parameter."""
+    return checks.check_int(value, f"{name}: {param}", min=lo, max=hi)
