@@ -48,8 +48,8 @@ def parse_lengths(text: str | int | list | tuple) -> tuple[int, ...]:
 class RunConfig:
     """One run: train ``model`` on ``kind`` of language ``task`` and test per length."""
 
-    task: str  # language name: parity | first | majority | dyck
-    kind: str = "recognition"  # recognition (label at CLS) | next_symbol (language modelling)
+    task: str  # a name of expressivity.languages.REGISTRY: parity | dyck | tomita3 | reverse_string | …
+    kind: str = "recognition"  # recognition | next_symbol (languages) | classification | transduction (function tasks)
     task_params: dict = field(default_factory=dict)  # e.g. {"k": 2, "max_depth": 3} for dyck
     model: Model = "transformer"  # transformer (the project's Transformer) | lstm (torch.nn.LSTM)
     layers: int = 2  # transformer blocks / stacked LSTM layers
@@ -96,7 +96,11 @@ class RunConfig:
         need(len(self.train_lengths) == 2 and 0 <= self.train_lengths[0] <= self.train_lengths[1],
              "train_lengths", "must be (lo, hi) with 0 <= lo <= hi")
         need(len(self.test_lengths) >= 1, "test_lengths", "must not be empty")
-        task = self.make_task()  # raises ValueError for unknown tasks / bad params
+        task = self.make_task()  # raises ValueError for unknown tasks / bad params / a kind the task lacks
+        if self.model == "transformer" and task.n_tokens(self.max_length) > self.max_length + 2:
+            raise ValueError(f"RunConfig.kind {self.kind!r}: {self.task} needs {task.n_tokens(self.max_length)} "
+                             f"positions at length {self.max_length}, but the transformer's n_ctx is "
+                             f"max_length + 2 = {self.max_length + 2}; use model='lstm'")
         lo, hi = self.train_lengths
         if not task.valid_lengths(range(lo, hi + 1)):
             raise ValueError(f"RunConfig.train_lengths {self.train_lengths} holds no valid length for "
