@@ -200,6 +200,231 @@ def cut_cells(store, Z, V, cstart, cverts, col, word, mask, eps, kdim, max_rows)
     return store, Z, V, ostart[: oc + 1].copy(), overts[:on].copy(), n_cut, 0
 
 
+# ----------------------------------------------------------------- edge → new vertex table
+# open addressing, keys a·stride + b ≥ 0, entries valid only with the current generation stamp
+# (no clearing between hyperplanes)
+
+
+@njit(cache=True, nogil=True)
+def _h_find(tkey, tval, tgen, gen, key):
+    m = len(tkey) - 1
+    i = (key * 0x2545F4914F6CDD1D) & m
+    while tgen[i] == gen:
+        if tkey[i] == key:
+            return tval[i]
+        i = (i + 1) & m
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _h_put(tkey, tval, tgen, gen, key, val):
+    m = len(tkey) - 1
+    i = (key * 0x2545F4914F6CDD1D) & m
+    while tgen[i] == gen:
+        i = (i + 1) & m
+    tkey[i] = key
+    tval[i] = val
+    tgen[i] = gen
+
+
+@njit(cache=True, nogil=True)
+def _h_grow(tkey, tval, tgen, gen):
+    nk = np.empty(2 * len(tkey), np.int64)
+    nv = np.empty(2 * len(tkey), np.int64)
+    ng = np.zeros(2 * len(tkey), np.int64)
+    for i in range(len(tkey)):
+        if tgen[i] == gen:
+            _h_put(nk, nv, ng, gen, tkey[i], tval[i])
+    return nk, nv, ng
+
+
+@njit(cache=True, nogil=True)
+def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, max_rows):
+    """Cut the complex along the B ≤ 64 functions g_j = store[:, gcol + j], one after the other
+    (hyperplane plane0 + j), each affine on every cell of the complex at the block's start.
+
+    Cells: cell c has the vertices pool[cs[c] : cs[c] + cl[c]]. Vertices with |g_j| ≤ eps[j] lie
+    on the cut (their zero bit is set). A cell with vertices g_j > eps[j] and g_j < −eps[j] is
+    split: for each of its edges (a, b) with g_a > 0 > g_b (the adjacency test) a vertex at
+    t = g_a / (g_a − g_b) (every field interpolated, column gcol + j set to 0, zero set
+    Z(a) ∩ Z(b) plus the new bit), made once per edge and shared by every cell containing it;
+    the cell keeps its id for {g ≥ 0 vertices, new} and cell C becomes {g ≤ 0 vertices, new}.
+    g_j can only cut a cell whose block-start ancestor has vertices of both strict signs (it is
+    affine there), so only those cells are visited (one bit per function and ancestor).
+
+    Returns (store, Z, V, cs, cl, pool, npool, C, cells cut, status); status 1: the vertex store
+    would exceed ``max_rows`` rows (the caller refuses; the complex is unusable then).
+    """
+    W = Z.shape[1]
+    ncol = store.shape[1]
+    one = np.uint64(1)
+    pw = np.zeros(V, np.uint64)
+    nw = np.zeros(V, np.uint64)
+    for v in range(V):
+        p_ = np.uint64(0)
+        n_ = np.uint64(0)
+        for j in range(B):
+            x = store[v, gcol + j]
+            if x > eps[j]:
+                p_ |= one << np.uint64(j)
+            elif x < -eps[j]:
+                n_ |= one << np.uint64(j)
+        pw[v] = p_
+        nw[v] = n_
+    mixed = np.empty(C, np.uint64)
+    maxlen = 1
+    for c in range(C):
+        p_ = np.uint64(0)
+        n_ = np.uint64(0)
+        for q in range(cs[c], cs[c] + cl[c]):
+            p_ |= pw[pool[q]]
+            n_ |= nw[pool[q]]
+        mixed[c] = p_ & n_
+        maxlen = max(maxlen, cl[c])
+    origin = np.arange(max(C, 16), dtype=np.int64)
+    pos = np.empty(maxlen, np.int64)
+    neg = np.empty(maxlen, np.int64)
+    zer = np.empty(maxlen, np.int64)
+    new = np.empty(maxlen, np.int64)
+    common = np.empty(W, np.uint64)
+    tkey = np.empty(1024, np.int64)
+    tval = np.empty(1024, np.int64)
+    tgen = np.zeros(1024, np.int64)
+    n_cut = 0
+    garbage = 0
+    for j in range(B):
+        h = plane0 + j
+        word = h // 64
+        mask = one << np.uint64(h % 64)
+        col = gcol + j
+        e = eps[j]
+        bit = one << np.uint64(j)
+        gen = j + 1
+        n_made = 0
+        for v in range(V):
+            if abs(store[v, col]) <= e:
+                Z[v, word] |= mask
+        stride = np.int64(V + 1)
+        C0 = C
+        for c in range(C0):
+            if not (mixed[origin[c]] & bit):
+                continue
+            lo = cs[c]
+            n = cl[c]
+            if n > len(pos):
+                pos = np.empty(2 * n, np.int64)
+                neg = np.empty(2 * n, np.int64)
+                zer = np.empty(2 * n, np.int64)
+            npos = 0
+            nneg = 0
+            nzer = 0
+            for q in range(lo, lo + n):
+                v = pool[q]
+                x = store[v, col]
+                if x > e:
+                    pos[npos] = v
+                    npos += 1
+                elif x < -e:
+                    neg[nneg] = v
+                    nneg += 1
+                else:
+                    zer[nzer] = v
+                    nzer += 1
+            if npos == 0 or nneg == 0:
+                continue
+            n_cut += 1
+            nnew = 0
+            for i in range(npos):
+                a = pos[i]
+                for k in range(nneg):
+                    b = neg[k]
+                    if not _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
+                        continue
+                    key = min(a, b) * stride + max(a, b)
+                    vid = _h_find(tkey, tval, tgen, gen, key)
+                    if vid < 0:
+                        if V + 1 > max_rows:
+                            return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
+                        store = _grow_rows(store, V, V + 1)
+                        Z = _grow_rows(Z, V, V + 1)
+                        ga, gb = store[a, col], store[b, col]
+                        t = ga / (ga - gb)
+                        for r in range(ncol):
+                            store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
+                        store[V, col] = 0.0
+                        for w in range(W):
+                            Z[V, w] = common[w]
+                        Z[V, word] |= mask
+                        vid = V
+                        V += 1
+                        if 2 * (n_made + 1) > len(tkey):
+                            tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen)
+                        _h_put(tkey, tval, tgen, gen, key, vid)
+                        n_made += 1
+                    if nnew == len(new):
+                        new = _grow1(new, nnew, nnew + 1)
+                    new[nnew] = vid
+                    nnew += 1
+            need = npos + nneg + 2 * (nzer + nnew)
+            pool = _grow1(pool, npool, npool + need)
+            cs = _grow1(cs, C, C + 1)
+            cl = _grow1(cl, C, C + 1)
+            origin = _grow1(origin, C, C + 1)
+            garbage += n
+            cs[c] = npool
+            for i in range(npos):
+                pool[npool] = pos[i]
+                npool += 1
+            for i in range(nzer):
+                pool[npool] = zer[i]
+                npool += 1
+            for i in range(nnew):
+                pool[npool] = new[i]
+                npool += 1
+            cl[c] = npool - cs[c]
+            cs[C] = npool
+            for i in range(nneg):
+                pool[npool] = neg[i]
+                npool += 1
+            for i in range(nzer):
+                pool[npool] = zer[i]
+                npool += 1
+            for i in range(nnew):
+                pool[npool] = new[i]
+                npool += 1
+            cl[C] = npool - cs[C]
+            origin[C] = origin[c]
+            C += 1
+        if 2 * garbage > npool:  # compact the pool (cells in order)
+            out = np.empty(npool - garbage + 64, np.int64)
+            at = 0
+            for c in range(C):
+                s0 = cs[c]
+                cs[c] = at
+                for q in range(s0, s0 + cl[c]):
+                    out[at] = pool[q]
+                    at += 1
+            pool = out
+            npool = at
+            garbage = 0
+    return store, Z, V, cs, cl, pool, npool, C, n_cut, 0
+
+
+@njit(cache=True, nogil=True)
+def centroids(X, cs, cl, pool):
+    """Mean of each cell's vertices (inside the cell: it is convex): (C, k)."""
+    C = len(cl)
+    k = X.shape[1]
+    out = np.zeros((C, k))
+    for c in range(C):
+        for q in range(cs[c], cs[c] + cl[c]):
+            for i in range(k):
+                out[c, i] += X[pool[q], i]
+        for i in range(k):
+            out[c, i] /= cl[c]
+    return out
+
+
 @njit(cache=True, nogil=True)
 def cell_edges(Z, cstart, cverts, kdim):
     """All edges of the complex: pairs (a < b) adjacent in some cell, one row each (with
@@ -320,4 +545,4 @@ def cell_maps(X, out, cstart, cverts):
     return maps
 
 
-__all__ = ["cell_edges", "cell_facets", "cell_maps", "cut_cells"]
+__all__ = ["cell_edges", "cell_facets", "cell_maps", "centroids", "cut_block", "cut_cells"]

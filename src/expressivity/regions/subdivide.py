@@ -55,15 +55,15 @@ class _Complex:
             for h, on in ((i, corners[:, i] == 0), (k + i, corners[:, i] == 1)):
                 self.Z[on, h // 64] |= np.uint64(1) << np.uint64(h % 64)
         self.next_plane = 2 * k
-        self.cstart = np.array([0, self.V], np.int64)
-        self.cverts = np.arange(self.V, dtype=np.int64)
+        self.cs = np.zeros(16, np.int64)  # cell c: vertices pool[cs[c] : cs[c] + cl[c]]
+        self.cl = np.zeros(16, np.int64)
+        self.cl[0] = self.V
+        self.pool = np.arange(self.V, dtype=np.int64)
+        self.npool = self.V
+        self.C = 1
         self.max_rows = max_rows
         self.bytes_per_row = bytes_per_row
-        self.what = ""
-
-    @property
-    def C(self) -> int:
-        return len(self.cstart) - 1
+        self.what = self.what_step = ""
 
     def field(self, name: str) -> np.ndarray:
         return self.store[: self.V, self.cols[name]]
@@ -82,25 +82,48 @@ class _Complex:
             at += v.shape[1]
         self.store, self.cols = store, cols
 
-    def cut(self, name: str, j: int, eps: float) -> int:
-        """Cut every cell along column j of field ``name``; returns the number of cells cut."""
+    def cut(self, name: str, j0: int, B: int, eps: np.ndarray) -> int:
+        """Cut every cell along columns j0 … j0 + B − 1 (B ≤ 64) of field ``name``, one after
+        the other; returns the number of cells cut."""
         h = self.next_plane
-        self.next_plane += 1
-        if h >= 64 * self.W:  # more hyperplanes than planned (hardmax rounds): widen the bitsets
+        self.next_plane += B
+        while self.next_plane > 64 * self.W:  # more hyperplanes than planned: widen the bitsets
             self.Z = np.hstack([self.Z, np.zeros((self.Z.shape[0], self.W), np.uint64)])
             self.W *= 2
-        col = self.cols[name].start + j
-        store, Z, V, cs, cv, n, status = ck.cut_cells(
-            self.store, self.Z, self.V, self.cstart, self.cverts, col, h // 64,
-            np.uint64(1) << np.uint64(h % 64), float(eps), self.k, self.max_rows)
+        col = self.cols[name].start + j0
+        out = ck.cut_block(self.store, self.Z, self.V, self.cs, self.cl, self.pool, self.npool, self.C,
+                           col, B, np.ascontiguousarray(eps, np.float64), h, self.k, self.max_rows)
+        store, Z, V, cs, cl, pool, npool, C, n, status = out
         if status:
             need = self.max_rows * self.bytes_per_row
             raise ValueError(
                 f"max_memory: the complex outgrows {self.max_rows:,} vertices (≈ {fmt_bytes(need)} at "
                 f"{self.bytes_per_row} B each, the memory budget) while cutting {self.what}; use a smaller "
                 f"box or a lower-dimensional Slice, or raise the budget (EXPRESSIVITY_MEMORY_BUDGET)")
-        self.store, self.Z, self.V, self.cstart, self.cverts = store, Z, V, cs, cv
+        self.store, self.Z, self.V, self.pool, self.npool, self.C = store, Z, V, pool, npool, C
+        self.cs, self.cl = cs, cl
         return n
+
+    def cut_all(self, name: str, eps: np.ndarray, tick=None) -> None:
+        """Cut along every column of field ``name`` in blocks of ≤ 64 (small blocks while the
+        complex is small, so that the per-cell candidate bits are refreshed often)."""
+        n = self.cols[name].stop - self.cols[name].start
+        lo = 0
+        while lo < n:
+            B = min(int(np.clip(2 * self.C, 8, 64)), n - lo)
+            self.what = f"columns {lo}…{lo + B - 1} of {self.what_step}"
+            self.cut(name, lo, B, eps[lo:lo + B])
+            lo += B
+            if tick is not None:
+                tick()
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """Cells as (cstart (C + 1), cverts) with the vertices of cell c at cverts[cstart[c]:cstart[c+1]]."""
+        cs, cl = self.cs[: self.C], self.cl[: self.C]
+        cstart = np.zeros(self.C + 1, np.int64)
+        np.cumsum(cl, out=cstart[1:])
+        idx = np.repeat(cs - cstart[:-1], cl) + np.arange(cstart[-1])
+        return cstart, self.pool[idx]
 
 
 def _n_planes(prog: Program, k: int) -> tuple[int, int]:
@@ -145,7 +168,10 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
     cx.set_fields({"Y": (np.einsum("nk,ktd->ntd", x, E) + c).reshape(cx.V, -1)})
     d_tok = E.shape[2]
     oversplit, n_stack, done = False, 0, 0
-    tick = (lambda: progress(min(1.0, (cx.next_plane - 2 * k) / max(1, n_planes - 2 * k)))) if progress else None
+    def tick():
+        progress(min(1.0, (cx.next_plane - 2 * k) / max(1, n_planes - 2 * k)))
+
+    tick = tick if progress is not None else None
     for li, step in enumerate(steps[1:], 1):
         kind = step[0]
         if kind == "affine":
@@ -172,7 +198,8 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
         done += 1
     X = cx.field("X").copy()
     out = cx.field("Y").copy()
-    cen = _centroids(X, cx.cstart, cx.cverts)
+    cstart, cverts = cx.csr()
+    cen = ck.centroids(X, cstart[:-1], np.diff(cstart), cverts)
     points = dom.points(cen)
     if oversplit:
         _, code = evaluate(prog, points)
@@ -185,18 +212,9 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
         region = np.arange(cx.C)
     if progress is not None:
         progress(1.0)
-    return {"vertices": X, "cstart": cx.cstart, "cverts": cx.cverts, "Z": cx.Z[: cx.V].copy(),
+    return {"vertices": X, "cstart": cstart, "cverts": cverts, "Z": cx.Z[: cx.V].copy(),
             "out": out, "points": points, "centroids": cen, "region": region,
             "n_regions": int(region.max()) + 1 if len(region) else 0}
-
-
-def _centroids(X: np.ndarray, cstart: np.ndarray, cverts: np.ndarray) -> np.ndarray:
-    """Mean of each cell's vertices (inside the cell: it is convex): (C, k)."""
-    n = np.diff(cstart)
-    cell = np.repeat(np.arange(len(n)), n)
-    s = np.zeros((len(n), X.shape[1]))
-    np.add.at(s, cell, X[cverts])
-    return s / n[:, None]
 
 
 def _eps(G: np.ndarray) -> np.ndarray:
@@ -213,11 +231,8 @@ def _relu_layer(cx: _Complex, step, T: int, d_tok: int, li: int, tick) -> int:
     G = cx.field("Y") @ Wb + bb
     eps = _eps(G)
     cx.set_fields({"G": G, "Y": None})
-    for j in range(G.shape[1]):
-        cx.what = f"neuron {j} of step {li}"
-        cx.cut("G", j, eps[j])
-        if tick is not None:
-            tick()
+    cx.what_step = f"the ReLU layer at step {li}"
+    cx.cut_all("G", eps, tick)
     cx.set_fields({"Y": np.maximum(cx.field("G"), 0.0), "G": None})
     return W.shape[1]
 
@@ -239,11 +254,8 @@ def _max_layer(cx: _Complex, step, T: int, li: int, tick) -> int:
     for j in range(1, idx.shape[1]):
         eps = ZERO_RTOL * A[:, : j + 1].max(axis=1)
         cx.set_fields({"G": cx.field("Z")[:, gidx[:, j]] - cx.field("M")})
-        for u in range(len(gidx)):
-            cx.what = f"round {j} of maxout unit {u} of step {li}"
-            cx.cut("G", u, eps[u])
-            if tick is not None:
-                tick()
+        cx.what_step = f"round {j} of the maxout layer at step {li}"
+        cx.cut_all("G", eps, tick)
         cx.set_fields({"M": np.maximum(cx.field("M"), cx.field("Z")[:, gidx[:, j]])})
     cx.set_fields({"Y": cx.field("M"), "Z": None, "M": None, "G": None})
     return idx.shape[0]
@@ -276,7 +288,7 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
                 a = op.lam * kk @ q0[h, i]  # (V, jj + 1)
                 cx.set_fields({"G": (a[:, jj] - a[:, :jj].max(axis=1))[:, None]})
                 cx.what = f"hardmax head {h}, query {i}, key {keys[jj]} of step {li}"
-                cx.cut("G", 0, ZERO_RTOL * (np.abs(a).max() + 1e-300))
+                cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]))
                 cx.set_fields({"G": None})
                 if tick is not None:
                     tick()
