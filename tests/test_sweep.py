@@ -86,7 +86,7 @@ def test_not_our_database(tmp_path):
     junk = tmp_path / "junk.sqlite"
     junk.write_text("hello, I am not SQLite at all" * 10)
     res = CliRunner().invoke(app, ["results", "--db", str(junk)])
-    assert res.exit_code == 2 and "not an expressivity results database" in res.output
+    assert res.exit_code == 2 and "is not an SQLite database (a text file)" in res.output
 
 
 def test_killed_sweep_resumes_without_duplicates(tmp_path):
