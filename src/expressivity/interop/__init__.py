@@ -15,7 +15,14 @@ The optional formats import their packages only when called, and a missing packa
 one-line error naming the extra to install.
 """
 
-from .hub import from_pretrained, is_hub_dir, model_kind, read_config, save_pretrained, transformer_of
+from .hub import (
+    from_pretrained,
+    is_hub_dir,
+    model_kind,
+    read_config,
+    save_pretrained,
+    transformer_of,
+)
 from .torch_in import load_sequential, save_sequential
 
 __all__ = [
