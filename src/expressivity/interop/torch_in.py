@@ -168,11 +168,28 @@ def load_sequential(weights: str | Path, layers: str | Path | None = None,
     return mlp.eval(), domain
 
 
-def load_network(weights: str | Path, layers: str | Path | None = None,
+def load_network(weights: str | Path, layers: str | Path | None = None, need_domain: bool = False,
                  ) -> tuple[MaxoutNetwork, tuple[np.ndarray, np.ndarray] | None]:
     """:func:`load_sequential` then the exact conversion to a :class:`MaxoutNetwork`."""
     mlp, domain = load_sequential(weights, layers)
+    if need_domain and domain is None:
+        where = Path(layers) if layers is not None else default_layers_path(weights)
+        raise ValueError(f"layers file {where} has no domain; compiling needs one: add "
+                         '"domain": {"lo": -1, "hi": 1} (numbers or per-coordinate lists)')
     return from_relu_mlp(mlp), domain
+
+
+def load_source(path: str | Path, layers: str | Path | None = None, need_domain: bool = False,
+                ) -> tuple[MaxoutNetwork, tuple[np.ndarray, np.ndarray] | None]:
+    """The network to compile or verify against: torch weights (+ layers JSON) when
+    :func:`is_torch_weights`, else a JSON network spec (:func:`expressivity.compile.load_spec`)."""
+    if is_torch_weights(path):
+        return load_network(path, layers, need_domain=need_domain)
+    if layers is not None:
+        raise ValueError(f"--layers goes with torch weights (.pt or .safetensors), not with {Path(path).name}")
+    from ..compile import load_spec
+
+    return load_spec(path)
 
 
 def layers_of(mlp: nn.Sequential) -> list:
