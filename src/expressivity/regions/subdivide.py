@@ -39,6 +39,9 @@ from .ir import Program, evaluate, scores, select_output, tied
 from .plane import ZERO_RTOL, _tokenwise
 
 
+_BMAX = 64
+
+
 class _Complex:
     """Vertices (fields in one float store, zero sets as bitsets) and cells (CSR)."""
 
@@ -110,7 +113,7 @@ class _Complex:
         n = self.cols[name].stop - self.cols[name].start
         lo = 0
         while lo < n:
-            B = min(int(np.clip(2 * self.C, 8, 64)), n - lo)
+            B = min(int(np.clip(2 * self.C, 8, _BMAX)), n - lo)
             self.what = f"columns {lo}…{lo + B - 1} of {self.what_step}"
             self.cut(name, lo, B, eps[lo:lo + B])
             lo += B
