@@ -28,13 +28,14 @@ def n_regions(model, R, d=None, **kw):
 
 
 # ---------------------------------------------------------------- against the LP traversal
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 10_000), d=st.integers(3, 5),
        widths=st.lists(st.integers(1, 12), min_size=1, max_size=3))
 def test_relu_counts_equal_the_lp_traversal(seed, d, widths):
-    assume(sum(widths) <= 12 and (len(widths) == 1 or max(widths) <= 6))  # the LP reference: seconds
     net = _seq(_random_layers([d] + widths, seed))
-    r, ref = count_regions(net, Box(-1.0, 1.0)), count_regions(net, Box(-1.0, 1.0), method="lp")
+    r = count_regions(net, Box(-1.0, 1.0))
+    assume(r.activation_regions <= 100)  # the LP reference takes ≈ 30 ms per region
+    ref = count_regions(net, Box(-1.0, 1.0), method="lp")
     assert r.activation_regions == ref.activation_regions
     assert r.linear_regions == ref.linear_regions
 
@@ -44,7 +45,9 @@ def test_relu_counts_equal_the_lp_traversal(seed, d, widths):
        rank=st.integers(2, 3))
 def test_maxout_counts_equal_the_lp_traversal(seed, d, depth, width, rank):
     net = MaxoutNetwork.random(d, [width] * depth, rank, seed=seed)
-    r, ref = count_regions(net, Box(-1.0, 1.0)), count_regions(net, Box(-1.0, 1.0), method="lp")
+    r = count_regions(net, Box(-1.0, 1.0))
+    assume(r.n_pieces <= 100)
+    ref = count_regions(net, Box(-1.0, 1.0), method="lp")
     assert r.activation_regions == ref.activation_regions
     assert r.linear_regions == ref.linear_regions
 
