@@ -193,6 +193,8 @@ P = languages.get("parity")
 
 API_CASES = [
     # ---- languages
+    ("languages.get: a list as name", lambda: languages.get(["parity"]), ("parity", "dyck")),
+    ("languages.get: unknown parameter", lambda: languages.get("dyck", depth=3), ("depth", "max_depth")),
     ("languages.get: p_end not a number", lambda: languages.get("parity", p_end="x"), "p_end"),
     ("languages.get: max_depth a bool", lambda: languages.get("dyck", max_depth=True), "max_depth"),
     ("get_task: unknown kind", lambda: languages.get_task("parity", "generation"), ("kind", "recognition")),

@@ -1,0 +1,37 @@
+"""Meet users in their tools: the hub layout, torch models in, ONNX and TransformerLens out.
+
+One module per format:
+
+* :mod:`.hub` — ``save_pretrained(model, dir)`` / ``from_pretrained(dir)``: config.json +
+  model.safetensors for every model kind (plain, compiled, hand-built, trained);
+* :mod:`.torch_in` — ``load_sequential(weights, layers_json)``: a saved ``nn.Sequential`` of
+  Linear/ReLU (plain state dict in ``.pt`` or ``.safetensors``) for ``compile`` and ``regions``;
+* :mod:`.onnx_export` — ``export_onnx(model, path)`` and ``check_onnx`` (onnxruntime; extra
+  ``expressivity[onnx]``);
+* :mod:`.transformer_lens` — ``to_transformer_lens(model)`` (TransformerLens 4.x
+  ``TransformerBridge``; extra ``expressivity[tl]``).
+
+The optional formats import their packages only when called, and a missing package is a
+one-line error naming the extra to install.
+"""
+
+from .hub import (
+    from_pretrained,
+    is_hub_dir,
+    model_kind,
+    read_config,
+    save_pretrained,
+    transformer_of,
+)
+from .torch_in import load_sequential, save_sequential
+
+__all__ = [
+    "from_pretrained",
+    "is_hub_dir",
+    "load_sequential",
+    "model_kind",
+    "read_config",
+    "save_pretrained",
+    "save_sequential",
+    "transformer_of",
+]
