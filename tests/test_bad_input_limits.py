@@ -289,3 +289,62 @@ def test_api_bad_input(name, call, mentions, monkeypatch):
 def test_corpus_size_and_names_are_unique():
     names = [c.name for c in CLI_CASES] + [c[0] for c in API_CASES]
     assert len(names) == len(set(names)) and len(names) >= 60
+
+
+# ----------------------------------------------------------------------------- regressions (issue 10)
+
+
+def test_a_length_string_is_parsed_not_iterated():
+    """'32' used to measure n = 3 and 2; '8' and '8,16' likewise everywhere lengths are taken."""
+    rep = flip_sensitivity(_parity(), lengths="32", n_strings=1)
+    assert {r.n for r in rep.rows} == {32}
+    rows = dependence_under_restriction(_hard(), "8", n_restrictions=1, n_completions=2, interface=_IFACE,
+                                        references=False)
+    assert [r.n for r in rows] == [8]
+    assert [r["N"] for r in constructions.parity_compiled.growth_table("4")] == [4]
+    assert DyckCEConfig(lengths="8,16", models="lstm").lengths == (8, 16)
+    assert DyckCEConfig(lengths="8,16", models="lstm").models == ("lstm",)
+
+
+def test_cli_lengths_take_ranges_and_params_take_exponents():
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+
+    res = CliRunner().invoke(app, ["construct", "parity", "--lengths", "8-10", "--samples", "4"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert [ln.split("│")[1].strip() for ln in res.output.splitlines() if ln.count("│") == 9] == ["8", "9", "10"]
+    res = CliRunner().invoke(app, ["sensitivity", "--model", "first", "-p", "layer_norm=true", "-p", "eps=1e-5",
+                                   "--lengths", "8", "--strings", "1"])
+    assert res.exit_code == 0, res.output
+    assert "Lemma 5 applies" in res.output  # eps = 1e-5 arrived as a number, not as the string '1e-5'
+
+
+def test_cross_entropy_labels_bool_and_01_agree():
+    c = _parity()
+    s = ["01", "11", "10"]
+    assert c.cross_entropy_bits(s, [1, 0, 1]) == c.cross_entropy_bits(s, [True, False, True]) == \
+        c.cross_entropy_bits(s, np.array([1.0, 0.0, 1.0])) == c.cross_entropy_bits(s)
+
+
+def test_batch_sizes_unchanged_by_chunk_rows():
+    """The restriction batches keep their old sizes: min(4096, 2^28 // (3·8·T²·H)) strings."""
+    from expressivity.limits.restriction import batch_size
+
+    for T in (9, 65, 129, 257, 2049, 10_000):
+        assert batch_size(_hard(), T) == max(1, min(4096, (1 << 28) // (3 * 8 * T * T)))
+
+
+def test_flip_chunks_unchanged_by_chunk_rows():
+    """One pass when the copies fit in 2^21 score entries, the same split as before otherwise."""
+    from expressivity.limits import InputAdapter
+
+    cfg = TransformerConfig(d_model=4, n_layers=1, n_heads=1, d_head=2, d_mlp=4, d_vocab=3, d_out=1, n_ctx=160,
+                            dtype="float64")
+    m = Transformer(cfg)
+    m.reset_parameters(0)
+    n = 150
+    ids = np.random.default_rng(0).integers(0, 3, size=(2, n))
+    meas = measure_flips(InputAdapter(m), ids, torch.arange(n), incremental=False)
+    per_pass = (1 << 21) // (2 * 1 * n * n)  # 46 flipped copies per pass
+    assert meas.n_passes == -(-n // per_pass) == 4

@@ -42,6 +42,7 @@ import torch
 from ..checks import check_float, check_int, check_memory
 from .restriction import (
     as_transformer,
+    batch_size,
     hardmax_copy,
     interface_of,
     model_outputs,
@@ -145,11 +146,16 @@ def _scores(t, iface, items: _Items, layer: int) -> torch.Tensor:
     """a[h, p, p'] = λ·q(item p)·k(item p') for block ``layer`` (masked: −inf / NaN-free)."""
     cfg = t.cfg
     m64 = t  # caller passes a float64 copy
-    cache: dict = {}
-    x = iface.encode(items.ids)
-    m64(x.to(torch.float64) if x.is_floating_point() else x, cache=cache)
-    y = cache[f"blocks.{layer}.hook_resid_pre"]  # (P, T, d)
-    u = y[torch.arange(len(items.pos)), torch.as_tensor(items.pos)]  # (P, d)
+    P = len(items.pos)
+    chunk = batch_size(m64, items.T)  # strings per pass: the (B, T, T, H) attention within budget
+    rows = []
+    for s0 in range(0, P, chunk):
+        cache: dict = {}
+        x = iface.encode(items.ids[s0:s0 + chunk])
+        m64(x.to(torch.float64) if x.is_floating_point() else x, cache=cache)
+        y = cache[f"blocks.{layer}.hook_resid_pre"]  # (b, T, d)
+        rows.append(y[torch.arange(len(y)), torch.as_tensor(items.pos[s0:s0 + chunk])])
+    u = torch.cat(rows)  # (P, d)
     block = m64.blocks[layer]
     if cfg.layer_norm == "pre":
         u = block.ln1(u)
