@@ -68,11 +68,11 @@ def sensitivity(
     lengths: str = typer.Option("8,16,32,64,128", help="lengths n: 8,16,32 or a range 8-12"),
     strings: int = typer.Option(4, help="strings per length (all their n flips are batched)"),
     seed: int = typer.Option(0),
-    attention: str = typer.Option("softmax", help="random model: softmax | hardmax"),
-    layer_norm: str = typer.Option("none", help="random model: none | pre | post"),
-    eps: float = typer.Option(1e-5, help="random model: layer-norm eps"),
-    lam: float = typer.Option(0.1, help="random model: λ"),
-    causal: bool = typer.Option(False, help="random model: causal attention"),
+    attention: str | None = typer.Option(None, help="random model: softmax (default) | hardmax"),
+    layer_norm: str | None = typer.Option(None, help="random model: none (default) | pre | post"),
+    eps: float | None = typer.Option(None, help="random model: layer-norm eps (default 1e-5)"),
+    lam: float | None = typer.Option(None, help="random model: λ (default 0.1)"),
+    causal: bool | None = typer.Option(None, "--causal/--no-causal", help="random model: causal attention"),
     plot: Path | None = typer.Option(None, help="write the n·Δ vs n figure (PNG)"),
     json_out: Path | None = typer.Option(None, "--json", help="write the rows as JSON"),
 ) -> None:
@@ -85,8 +85,14 @@ def sensitivity(
     with user_errors():
         ns = parse_lengths(lengths, "--lengths")
         check_int(strings, "--strings", min=1)
-        m = _resolve_model(model, parse_params(param), seed, attention, layer_norm, eps, lam, causal,
-                           max(ns) + 1, 2)
+        random_opts = {"--attention": attention, "--layer-norm": layer_norm, "--eps": eps, "--lam": lam,
+                       "--causal": causal}
+        given = [k for k, v in random_opts.items() if v is not None]
+        if model != "random" and given:
+            raise ValueError(f"{', '.join(given)}: option(s) of --model random only; {model} has its own "
+                             "architecture (use --param for a construction's parameters)")
+        m = _resolve_model(model, parse_params(param), seed, attention or "softmax", layer_norm or "none",
+                           1e-5 if eps is None else eps, 0.1 if lam is None else lam, bool(causal), max(ns) + 1, 2)
         lang = languages.get(language) if language else None
         with _progress() as prog:
             task = prog.add_task("flip sensitivity", total=len(ns))

@@ -135,6 +135,9 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
         raise ValueError(f"lemma5_bound: n must lie in [2, n_ctx={cfg.n_ctx}], got {n}")
     H, L, d = cfg.n_heads, cfg.n_layers, cfg.d_model
     pos = torch.arange(n) if flip_positions is None else torch.as_tensor(flip_positions)
+    if pos.dtype.is_floating_point or pos.dtype == torch.bool or pos.dim() != 1 or (pos.numel() and (
+            int(pos.min()) < 0 or int(pos.max()) >= n)):
+        raise ValueError(f"flip_positions must be integer positions in [0, {n}) (columns of emb)")
     a_idx = torch.tensor([a for a, _ in flip_pairs])
     b_idx = torch.tensor([b for _, b in flip_pairs])
     D = float(torch.linalg.vector_norm(emb[a_idx][:, pos] - emb[b_idx][:, pos], dim=-1).max())

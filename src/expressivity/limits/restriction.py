@@ -138,8 +138,18 @@ class ConstructionInterface:
 
 def interface_of(model, default: SymbolInterface | None = None):
     """A construction brings its own encoder; a bare Transformer uses ``default``
-    (symbols 0/1 → tokens 0/1, output at the last position, when None)."""
+    (symbols 0/1 → tokens 0/1, output at the last position, when None). The token ids of a
+    :class:`SymbolInterface` must exist in the model's vocabulary."""
     if default is not None:
+        if not isinstance(default, (SymbolInterface, ConstructionInterface)):
+            raise ValueError(f"interface must be a SymbolInterface (or None), got {type(default).__name__}")
+        t = as_transformer(model)
+        if isinstance(default, SymbolInterface) and t.cfg.d_vocab is not None:
+            ids = (*default.symbols, *default.prefix, *default.suffix)
+            bad = [i for i in ids if not 0 <= int(i) < t.cfg.d_vocab]
+            if bad:
+                raise ValueError(f"interface: token ids {bad} are outside the model's vocabulary "
+                                 f"[0, {t.cfg.d_vocab})")
         return default
     if not isinstance(model, Transformer) and callable(getattr(model, "encode", None)) \
             and getattr(model, "language", None) is not None:
