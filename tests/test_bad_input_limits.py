@@ -117,7 +117,7 @@ CLI_CASES = [
          ("--attention", "random")),
     Case("sensitivity: length beyond max_length", ["sensitivity", "--model", "parity-compiled", "--lengths", "8,32"],
          ("max_length", "32")),
-    Case("sensitivity: 1e5 positions", ["sensitivity", "--model", "random", "--lengths", "100000"],
+    Case("sensitivity: 1e8 positions", ["sensitivity", "--model", "random", "--lengths", BIG],
          ("needs about", "lengths")),
     Case("sensitivity: --plot is a directory", ["sensitivity", "--lengths", "8", "--plot", "adir"],
          ("--plot", "directory"), _dir),

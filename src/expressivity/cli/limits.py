@@ -34,6 +34,8 @@ def _resolve_model(model: str, params: dict, seed: int, attention: str, layer_no
         check_float(eps, "--eps", min=0.0)
         check_float(lam, "--lam", min=0.0, min_open=True)
         check_int(seed, "--seed", min=0)
+        check_memory(3 * 4.0 * n_ctx * 16, f"the random model's positional table ({n_ctx} positions)",
+                     hint="use smaller --lengths (or --n)")
         cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=vocab, d_out=1,
                                 n_ctx=n_ctx, attention=attention, layer_norm=layer_norm, ln_eps=eps, lam=lam,
                                 causal=causal)
