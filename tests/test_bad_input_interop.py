@@ -170,3 +170,42 @@ def test_missing_optional_dependency_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "transformer_lens", None)
     api_rejects(_optional.need, "onnxruntime", mentions=("onnxruntime", "pip install 'expressivity[onnx]'"))
     api_rejects(_optional.need, "transformer_lens", mentions=("transformer_lens", "pip install 'expressivity[tl]'"))
+
+
+# ------------------------------------------------------------------------------ export
+def zero_eps_hub(tmp: Path):
+    from expressivity import constructions
+
+    save_pretrained(constructions.get("parity", layer_norm=True), tmp / "ln0")
+
+
+def compiled_file(tmp: Path):
+    from expressivity.compile import compile_maxout
+    from expressivity.cpwl import MaxoutNetwork
+
+    compile_maxout(MaxoutNetwork.random(in_dim=1, widths=[2], ranks=2, seed=0), (0.0, 1.0)).save(tmp / "m.safetensors")
+
+
+EXPORT_CASES = [
+    Case("layer norm eps 0 to onnx", ["export", "ln0", "--onnx", "out.onnx"], ("eps = 0", "onnx", "--allow-zero-eps"),
+         zero_eps_hub),
+    Case("no target", ["export", "m.safetensors"], ("--onnx", "--hub"), compiled_file),
+    Case("negative check", ["export", "m.safetensors", "--onnx", "o.onnx", "--check", "-1"], "--check", compiled_file),
+    Case("missing model", ["export", "nope.safetensors", "--onnx", "o.onnx"], ("nope.safetensors", "does not exist")),
+    Case("not a model", ["export", "m.txt", "--onnx", "o.onnx"], ("m.txt", ".safetensors"),
+         lambda tmp: (tmp / "m.txt").write_text("x") and None),
+    Case("onnx into a directory", ["export", "m.safetensors", "--onnx", "."], ("--onnx", "directory"), compiled_file),
+]
+
+
+@pytest.mark.parametrize("case", EXPORT_CASES, ids=lambda c: c.name)
+def test_cli_bad_export(case, tmp_path, monkeypatch):
+    cli_rejects(case, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("module", ["onnx", "onnxruntime"])
+def test_cli_export_without_onnx_names_the_extra(module, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, module, None)
+    case = Case(f"no {module}", ["export", "m.safetensors", "--onnx", "o.onnx"],
+                (module, "pip install 'expressivity[onnx]'"), compiled_file)
+    cli_rejects(case, tmp_path, monkeypatch)

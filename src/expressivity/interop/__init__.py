@@ -18,6 +18,7 @@ one-line error naming the extra to install.
 from .hub import (
     from_pretrained,
     is_hub_dir,
+    load_any,
     model_kind,
     read_config,
     save_pretrained,
@@ -28,6 +29,7 @@ from .torch_in import load_sequential, save_sequential
 __all__ = [
     "from_pretrained",
     "is_hub_dir",
+    "load_any",
     "load_sequential",
     "model_kind",
     "read_config",
