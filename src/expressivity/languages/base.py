@@ -89,30 +89,11 @@ class Language(ABC):
 
     def to_ids(self, strings: list[str] | str) -> np.ndarray:
         """Strings of one common length -> ids (count, n); ValueError on foreign symbols."""
-        if isinstance(strings, str):
-            strings = [strings]
-        lengths = {len(s) for s in strings}
-        if len(lengths) > 1:
-            raise ValueError(f"to_ids needs strings of one length, got lengths {sorted(lengths)}")
-        n = lengths.pop() if lengths else 0
-        table = np.full(256, -1, dtype=np.int64)
-        table[np.frombuffer(self.alphabet.encode("latin-1"), dtype=np.uint8)] = np.arange(len(self.alphabet))
-        try:
-            raw = np.frombuffer("".join(strings).encode("latin-1"), dtype=np.uint8)
-        except UnicodeEncodeError:
-            raise ValueError(f"{self.name}: strings contain symbols outside the alphabet {self.alphabet!r}") from None
-        ids = table[raw].reshape(len(strings), n)
-        if (ids < 0).any():
-            bad = sorted({chr(c) for c in raw[table[raw] < 0]})
-            raise ValueError(f"{self.name}: symbols {bad} are not in the alphabet {self.alphabet!r}")
-        return ids
+        return strings_to_ids(self.alphabet, strings, self.name)
 
     def to_strings(self, ids: np.ndarray) -> list[str]:
         """ids (count, n) -> list of strings."""
-        chars = np.frombuffer(self.alphabet.encode("latin-1"), dtype=np.uint8)[ids]  # (count, n)
-        n = ids.shape[1]
-        raw = chars.astype(np.uint8).tobytes()
-        return [raw[i * n:(i + 1) * n].decode("latin-1") for i in range(ids.shape[0])]
+        return ids_to_strings(self.alphabet, ids)
 
     def accepts_batch(self, strings: list[str]) -> np.ndarray:
         """Vectorised membership for strings of one common length -> bool (count,)."""
@@ -195,7 +176,9 @@ class Language(ABC):
                 break
             p = self._probs(state)  # (count, K + 1)
             p = np.where(live[:, None], p, np.concatenate([p[:, :-1], np.zeros((count, 1))], axis=1))
-            p = p / p.sum(axis=1, keepdims=True)  # finished strings idle on the EOS-free process
+            total = p.sum(axis=1, keepdims=True)  # finished strings idle on the EOS-free process
+            idle = np.r_[np.ones(p.shape[1] - 1), 0.0] / (p.shape[1] - 1)  # (only EOS left: any symbol)
+            p = np.where(total > 0, p / np.where(total > 0, total, 1.0), idle)
             u = rng.random(count)[:, None]
             sym = (u > np.cumsum(p, axis=1)).sum(axis=1).clip(max=p.shape[1] - 1)
             ended = live & (sym == self.eos_index)
@@ -213,6 +196,38 @@ class Language(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(alphabet={self.alphabet!r})"
 
+
+
+def strings_to_ids(alphabet: str, strings: list[str] | str, name: str = "strings") -> np.ndarray:
+    """Strings of one common length over ``alphabet`` -> symbol indices (count, n).
+
+    Any one-character Unicode symbols work (code points are looked up with a sorted table).
+    ValueError names the foreign symbols or the mixed lengths.
+    """
+    if isinstance(strings, str):
+        strings = [strings]
+    lengths = {len(s) for s in strings}
+    if len(lengths) > 1:
+        raise ValueError(f"{name}: to_ids needs strings of one length, got lengths {sorted(lengths)}")
+    n = lengths.pop() if lengths else 0
+    codes = np.array([ord(c) for c in alphabet], dtype=np.int64)
+    order = np.argsort(codes)
+    raw = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    pos = np.searchsorted(codes[order], raw).clip(max=len(codes) - 1)
+    found = codes[order][pos] == raw
+    if not found.all():
+        bad = sorted({chr(c) for c in raw[~found]})
+        raise ValueError(f"{name}: symbols {bad} are not in the alphabet {alphabet!r}")
+    return order[pos].reshape(len(strings), n)
+
+
+def ids_to_strings(alphabet: str, ids: np.ndarray) -> list[str]:
+    """Symbol indices (count, n) -> strings over ``alphabet``."""
+    ids = np.asarray(ids)
+    count, n = ids.shape
+    codes = np.array([ord(c) for c in alphabet], dtype=np.uint32)
+    text = codes[ids].tobytes().decode("utf-32-le")  # (count · n) characters
+    return [text[i * n:(i + 1) * n] for i in range(count)]
 
 def _substitute(rng: np.random.Generator, ids: np.ndarray, n_symbols: int) -> np.ndarray:
     """Replace one random position of each row by a different random symbol."""
@@ -244,6 +259,10 @@ class Task(ABC):
     @abstractmethod
     def valid_length(self, length: int) -> bool:
         """Whether batches of this string length can be drawn."""
+
+    def n_tokens(self, length: int) -> int:
+        """Sequence length T of a batch of strings of ``length`` symbols (n + 1: CLS or BOS)."""
+        return length + 1
 
     def valid_lengths(self, lengths) -> list[int]:
         return [int(n) for n in lengths if self.valid_length(int(n))]

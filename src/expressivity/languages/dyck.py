@@ -1,6 +1,8 @@
 """Dyck-k and bounded-depth Dyck-(k, D): balanced strings over k bracket pairs.
 
-Pairs, in order: ``()``, ``[]``, ``{}``, ``<>``, then ``aA``, ``bB``, … (k ≤ 30). The
+Pairs, in order: ``()``, ``[]``, ``{}``, ``<>``, then ``aA``, ``bB``, … ``zZ`` (30 pairs), then
+consecutive code points from U+0100 (``Āā``, ``Ăă``, … up to U+02C3), so k ≤ 256 and every
+symbol stays one character (token ids are the alphabet indices, see :mod:`.vocab`). The
 alphabet is the pairs concatenated, so Dyck-2 has alphabet ``()[]``. Symbol 2j opens type
 j, symbol 2j+1 closes it. s ∈ Dyck-k ⇔ reading s with a stack (push on an open bracket, pop
 a matching open on a close bracket) never fails and ends empty; Dyck-(k, D) further bounds
@@ -33,7 +35,8 @@ import numpy as np
 
 from .base import Language, _substitute
 
-PAIRS = ["()", "[]", "{}", "<>"] + [c + c.upper() for c in "abcdefghijklmnopqrstuvwxyz"]
+PAIRS = (["()", "[]", "{}", "<>"] + [c + c.upper() for c in "abcdefghijklmnopqrstuvwxyz"]
+         + [chr(0x100 + 2 * i) + chr(0x101 + 2 * i) for i in range(226)])  # 256 pairs
 
 
 @dataclass
