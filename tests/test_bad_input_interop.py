@@ -209,3 +209,34 @@ def test_cli_export_without_onnx_names_the_extra(module, tmp_path, monkeypatch):
     case = Case(f"no {module}", ["export", "m.safetensors", "--onnx", "o.onnx"],
                 (module, "pip install 'expressivity[onnx]'"), compiled_file)
     cli_rejects(case, tmp_path, monkeypatch)
+
+
+# ------------------------------------------------------------------- TransformerLens
+def _tr(**over):
+    from expressivity.transformer import Transformer, TransformerConfig
+
+    base = dict(d_model=4, n_layers=1, n_heads=1, d_head=2, d_mlp=4, d_vocab=3, d_out=2, n_ctx=8, dtype="float64")
+    return Transformer(TransformerConfig(**{**base, **over}))
+
+
+def test_api_transformer_lens_refusals():
+    from expressivity import constructions
+    from expressivity.compile import compile_maxout
+    from expressivity.cpwl import MaxoutNetwork
+    from expressivity.interop.transformer_lens import to_transformer_lens
+
+    cm = compile_maxout(MaxoutNetwork.random(in_dim=1, widths=[2], ranks=2, seed=0), (0.0, 1.0))
+    api_rejects(to_transformer_lens, cm, mentions=("no hardmax", "lam"))
+    api_rejects(to_transformer_lens, type(cm)(**{**cm.__dict__, "net": None}), lam=100.0, mentions=("source network",))
+    api_rejects(to_transformer_lens, constructions.get("dyck", max_length=8), lam=100.0, mentions=("hardmax", "bound"))
+    api_rejects(to_transformer_lens, _tr(), lam=10.0, mentions=("lam", "hardmax models only"))
+    api_rejects(to_transformer_lens, _tr(layer_norm="post"), mentions=("post-LN", "pre-LN"))
+    api_rejects(to_transformer_lens, _tr(log_length_scaling=True), mentions=("log-length", "attn_scale"))
+    api_rejects(to_transformer_lens, _tr(), n_ctx=9, mentions=("n_ctx", "<= 8"))
+
+
+def test_api_transformer_lens_missing_names_the_extra(monkeypatch):
+    from expressivity.interop.transformer_lens import to_transformer_lens
+
+    monkeypatch.setitem(sys.modules, "transformer_lens", None)
+    api_rejects(to_transformer_lens, _tr(), mentions=("transformer_lens", "pip install 'expressivity[tl]'"))
