@@ -19,10 +19,22 @@ import torch
 from _bad_input import Case, api_rejects, cli_rejects
 from torch import nn
 
-from expressivity.compile import compile_maxout, compile_relu, complexity_report, load_compiled, load_spec, parse_spec
+from expressivity.compile import (
+    compile_maxout,
+    compile_relu,
+    complexity_report,
+    load_compiled,
+    load_spec,
+    parse_spec,
+)
 from expressivity.cpwl import MaxoutNetwork, from_relu_mlp, sawtooth_maxout, serra_net, tent_map
 from expressivity.regions import Box, Plane, Segment, count_regions, lower
-from expressivity.transformer import Transformer, TransformerConfig, load_transformer, save_transformer
+from expressivity.transformer import (
+    Transformer,
+    TransformerConfig,
+    load_transformer,
+    save_transformer,
+)
 
 HUGE = 10**9  # far over any memory budget once multiplied by a size
 
