@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from .domains import Box, Plane, Segment
+from .domains import Box, Plane, Segment, Slice
 from .lower import lower
 from .result import Regions, runs
 
@@ -34,7 +34,8 @@ def _load_kernels() -> None:
         count_regions(prog, Plane.square(1.0))
 
 
-def count_regions(model, domain, progress=None, general: bool = False, **lower_kw) -> Regions:
+def count_regions(model, domain, progress=None, general: bool = False, method: str = "subdivide",
+                  **lower_kw) -> Regions:
     """Exact partition of ``model`` (anything :func:`~expressivity.regions.lower.lower`
     accepts) over ``domain`` (:class:`Segment`, :class:`Plane` or :class:`Box`).
 
@@ -42,7 +43,11 @@ def count_regions(model, domain, progress=None, general: bool = False, **lower_k
     of the compiled loops). ``progress`` (optional) is called with the number of pieces finished so far (segment) or
     with the fraction of work done (plane, box). ``general=True`` forces the general 1-D
     counter (per-piece end values, pattern hashes) even for programs without hardmax.
+    ``method`` (Box only): ``"subdivide"`` (default; :mod:`.subdivide`, d ≤ 6) or ``"lp"`` (the
+    LP traversal of :mod:`.box`, the independent reference). A :class:`Slice` always subdivides.
     """
+    if method not in ("subdivide", "lp"):
+        raise ValueError(f"method must be 'subdivide' or 'lp', got {method!r}")
     prog = lower(model, **lower_kw)
     check_compile_domain(prog, domain)
     if isinstance(domain, (Segment, Plane)):
@@ -69,6 +74,10 @@ def count_regions(model, domain, progress=None, general: bool = False, **lower_k
         pieces = partition_plane(prog, domain, progress)
         return Regions("plane", domain, pieces["n_regions"], len(pieces["faces"]), pieces,
                        time.perf_counter() - start)
+    if isinstance(domain, Slice) or (isinstance(domain, Box) and method == "subdivide" and prog.in_dim > 1):
+        from .subdivide import subdivide_regions
+
+        return subdivide_regions(prog, domain, progress, start)
     if isinstance(domain, Box) and prog.in_dim == 1:
         # a 1-D box is a segment: use the exact breakpoint counter, report intervals as H-reps
         box = domain.with_dim(1)
@@ -90,7 +99,7 @@ def count_regions(model, domain, progress=None, general: bool = False, **lower_k
         pieces = partition_box(prog, domain.with_dim(prog.in_dim), progress)
         return Regions("box", domain, len(pieces["A"]), len(pieces["A"]), pieces,
                        time.perf_counter() - start)
-    raise ValueError(f"domain must be a Segment, Plane or Box, got {type(domain).__name__}")
+    raise ValueError(f"domain must be a Segment, Plane, Box or Slice, got {type(domain).__name__}")
 
 
 def check_compile_domain(prog, domain) -> None:
@@ -110,6 +119,11 @@ def check_compile_domain(prog, domain) -> None:
         pts = np.stack([domain.a, domain.b])
     elif isinstance(domain, Plane):
         pts = domain.points(domain.polygon)
+    elif isinstance(domain, Slice):  # the corners of its parameter box, mapped into the input space
+        k = domain.k
+        corners = np.array([[domain.hi[i] if (c >> i) & 1 else domain.lo[i] for i in range(k)]
+                            for c in range(2**k)])
+        pts = domain.points(corners)
     elif isinstance(domain, Box):
         if domain.dim not in (1, len(lo)):
             return  # the counter reports the dimension mismatch
