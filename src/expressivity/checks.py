@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -113,30 +114,37 @@ def _number(text: str):
         return float(text)  # "8.5" parses, then fails the integer check with a clear message
 
 
-def parse_lengths(value, name: str = "lengths") -> tuple[int, ...]:
+def parse_lengths(value, name: str = "lengths", *, max_count: int | None = None) -> tuple[int, ...]:
     """Lengths as a tuple of ints, in the order given.
 
     Accepts an int (32), a string ("32", "41-45", "8,16,32", "51-100,101-150") or a sequence
     of ints and such strings. Refuses bools, non-integers (8.5), negative lengths, HI < LO and
-    an empty result. A string is never iterated character by character.
+    an empty result. A string is never iterated character by character. ``max_count`` refuses
+    more lengths than that before any range is expanded ("1-10000000000" does not allocate).
     """
     if isinstance(value, (bool, np.bool_)) or value is None:
         raise ValueError(f"{name}: expected lengths like 32, '41-45' or '8,16,32', got {_show(value)}")
     if isinstance(value, str):
-        out = [n for part in value.split(",") for n in _parse_part(part, name)]
+        parts = [_parse_part(part, name) for part in value.split(",")]
+        total = sum(len(r) for r in parts)
+        if max_count is not None and total > max_count:
+            raise ValueError(f"{name}: {_show(value)} gives {total:,} lengths, over the limit of {max_count:,}")
+        out = [n for r in parts for n in r]
     elif isinstance(value, numbers.Real):
         out = [_length(value, name)]
     elif isinstance(value, np.ndarray) or (isinstance(value, Iterable) and not isinstance(value, Mapping)):
         out = []
         for item in (value.tolist() if isinstance(value, np.ndarray) else value):
             if isinstance(item, str):
-                out.extend(parse_lengths(item, name))
+                out.extend(parse_lengths(item, name, max_count=max_count))
             else:
                 out.append(_length(item, name))
     else:
         raise ValueError(f"{name}: expected lengths like 32, '41-45' or '8,16,32', got {_show(value)}")
     if not out:
         raise ValueError(f"{name}: no lengths given")
+    if max_count is not None and len(out) > max_count:
+        raise ValueError(f"{name}: {len(out):,} lengths, over the limit of {max_count:,}")
     return tuple(out)
 
 
@@ -151,6 +159,9 @@ def parse_length_range(value, name: str = "train_lengths") -> tuple[int, int]:
         if hi < lo:
             raise ValueError(f"{name}: range ({lo}, {hi}) is empty (HI < LO)")
         return lo, hi
+    if isinstance(value, str) and "," not in value:  # "LO-HI": no need to list the lengths
+        r = _parse_part(value, name)
+        return r.start, r.stop - 1
     lengths = parse_lengths(value, name)
     lo, hi = min(lengths), max(lengths)
     if sorted(set(lengths)) != list(range(lo, hi + 1)):
@@ -158,8 +169,12 @@ def parse_length_range(value, name: str = "train_lengths") -> tuple[int, int]:
     return lo, hi
 
 
+_FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 def parse_params(items: Iterable[str] | None, name: str = "--param") -> dict:
-    """["k=2", "p_open=0.4", "flag=true"] → {"k": 2, "p_open": 0.4, "flag": True} (YAML scalars)."""
+    """["k=2", "p_open=0.4", "flag=true"] → {"k": 2, "p_open": 0.4, "flag": True} (YAML scalars;
+    exponent notation such as 1e-5, a string in YAML 1.1, is read as a float)."""
     import yaml
 
     out: dict = {}
@@ -181,6 +196,8 @@ def parse_params(items: Iterable[str] | None, name: str = "--param") -> dict:
             raise ValueError(f"{name}: cannot read the value of {key}: {text!r}") from None
         if isinstance(value, (dict, list)) or value is None and text.lower() not in ("null", "none", "~"):
             raise ValueError(f"{name}: {key} needs a scalar value, got {text!r}")
+        if isinstance(value, str) and _FLOAT_TEXT.fullmatch(text):  # YAML 1.1 reads 1e-5 as a string
+            value = float(text)
         out[key] = value
     return out
 

@@ -9,7 +9,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import app
-from ._common import console, fail, user_errors
+from ._common import console, fail, output_path, user_errors
 
 _STYLE = {"holds": "green", "violated": "bold red", "not applicable": "yellow"}
 
@@ -45,6 +45,18 @@ def reproduce(
             for s in specs:
                 console.print(f"{s.id:32s} {s.source:40s} {s.title}", highlight=False)
             return
+        from ..checks import check_choice, check_float
+        from ..report.claims import SIZES
+
+        check_choice(chosen, "--size", SIZES)
+        check_choice(backend, "--backend", ("local", "ray"))
+        if timeout is not None:
+            check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
+            if backend != "local":
+                raise ValueError("--timeout works with the local backend only (Ray tasks are not stopped per claim)")
+    output_path(out, "--out", kind="dir")
+    output_path(db, "--db")
+    with user_errors():
         progress = Progress(
             TextColumn("{task.description:<30}"),
             BarColumn(),

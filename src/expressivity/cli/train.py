@@ -17,7 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from . import app
-from ._common import console, user_errors
+from ._common import console, output_path, user_errors
 
 DEFAULT_DB = "runs/results.sqlite"
 
@@ -28,25 +28,13 @@ def _progress() -> Progress:
                     console=console)
 
 
-def _parse_params(items: list[str]) -> dict:
-    import yaml
-
-    out = {}
-    for item in items:
-        if "=" not in item:
-            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
-        key, value = item.split("=", 1)
-        out[key.strip()] = yaml.safe_load(value)
-    return out
-
-
 @app.command()
 def train(
     task: str = typer.Option(..., help="language: parity | first | majority | dyck"),
     kind: str | None = typer.Option(None, help="recognition (default) | next_symbol"),
     param: list[str] = typer.Option([], "--param", help="language parameter KEY=VALUE, e.g. k=2, max_depth=4"),
-    model: str | None = typer.Option(None, help="transformer | lstm"),
-    layers: int | None = typer.Option(None, help="blocks / LSTM layers"),
+    model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | tape_rnn"),
+    layers: int | None = typer.Option(None, help="transformer blocks / RNN or LSTM layers"),
     heads: int | None = typer.Option(None, help="attention heads"),
     d_model: int | None = typer.Option(None, "--d-model", help="residual width / LSTM hidden size"),
     train_lengths: str | None = typer.Option(None, "--train-lengths", help="e.g. 1-40"),
@@ -63,38 +51,58 @@ def train(
     preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | quick"),
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
+    restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "
+                                 "corrupt one) and train from scratch"),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
+    from ..checks import parse_length_range, parse_lengths, parse_params
     from ..train import ResultStore, RunConfig, protocol_score, train_run
     from ..train import preset as make_preset
+    from ..train.config import MAX_TEST_LENGTHS
+    from ..train.loop import check_run_memory
 
-    given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model, train_lengths=train_lengths,
-                 test_lengths=test_lengths, steps=steps, batch_size=batch_size, lr=lr, seed=seed,
+    given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model,
+                 steps=steps, batch_size=batch_size, lr=lr, seed=seed,
                  positional=positional, layer_norm=layer_norm, ln_eps=ln_eps,
                  log_length_scaling=log_length_scaling, eval_batch=eval_batch)
     fields = {k: v for k, v in given.items() if v is not None}
     with user_errors():
-        fields["task_params"] = _parse_params(param)
+        if train_lengths is not None:
+            fields["train_lengths"] = parse_length_range(train_lengths, "--train-lengths")
+        if test_lengths is not None:
+            fields["test_lengths"] = parse_lengths(test_lengths, "--test-lengths", max_count=MAX_TEST_LENGTHS)
+        fields["task_params"] = parse_params(param, "--param")
         cfg = make_preset(preset, task, **fields) if preset else RunConfig.from_dict({"task": task, **fields})
-        store = ResultStore(db)
     out_dir = out or Path("runs") / cfg.run_id
+    output_path(out_dir, "--out", kind="dir")
+    output_path(db, "--db")
+    with user_errors():
+        check_run_memory(cfg)
+        store = ResultStore(db)
     console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}")
-    with _progress() as progress:
-        bar = progress.add_task("training", total=cfg.steps, status="")
-        eval_bar = progress.add_task("evaluating", total=None, status="", start=False)
+    try:
+        with _progress() as progress:
+            bar = progress.add_task("training", total=cfg.steps, status="")
+            eval_bar = progress.add_task("evaluating", total=None, status="", start=False)
 
-        def on_step(step: int, loss: float) -> None:
-            progress.update(bar, completed=step, status=f"loss {loss:.4f}")
+            def on_step(step: int, loss: float) -> None:
+                progress.update(bar, completed=step, status=f"loss {loss:.4f}")
 
-        def on_eval(done: int, total: int) -> None:
-            if done == 1:
-                progress.start_task(eval_bar)
-            progress.update(eval_bar, completed=done, total=total, status="test lengths")
+            def on_eval(done: int, total: int) -> None:
+                if done == 0:
+                    progress.start_task(eval_bar)
+                progress.update(eval_bar, completed=done, total=total, status="test lengths")
 
-        result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval)
-    if not store.record_result(result):
-        console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
-    store.close()
+            with user_errors():
+                result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart)
+        if not store.record_result(result):
+            console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
+    finally:
+        store.close()
+    if result.status == "diverged":
+        console.print(f"[yellow]diverged[/]: the training loss was not finite at step {result.diverged_at} "
+                      f"(try a smaller --lr); recorded as diverged in {db}", highlight=False)
+        return
     _metrics_table(result.metrics, f"{cfg.label()} ({result.duration:.1f} s)")
     scores = protocol_score([dict(m) for m in result.metrics], cfg.protocol)
     console.print("  ".join(f"{k} = {v:.4f}" for k, v in scores.items()) + f"   recorded in {db}")
@@ -109,9 +117,19 @@ def _metrics_table(metrics, title: str, max_rows: int = 12) -> None:
     for col in ("length", "accuracy", "CE (bits)", "optimum (bits)", "excess (bits)"):
         table.add_column(col, justify="right")
     for m in rows:
-        table.add_row(str(m["length"]), f"{m['accuracy']:.3f}", f"{m['ce_bits']:.4f}", f"{m['optimal_bits']:.4f}",
-                      f"{m['excess_bits']:.4f}")
+        table.add_row(str(m["length"]), _num(m["accuracy"], 3), _num(m["ce_bits"]), _num(m["optimal_bits"]),
+                      _num(m["excess_bits"]))
     console.print(table)
+
+
+def _num(x, digits: int = 4) -> str:
+    """A metric for a table; NULL/NaN → 'nan'."""
+    return "nan" if x is None else f"{x:.{digits}f}"
+
+
+def _mean(values) -> float | None:
+    vals = [v for v in values if v is not None]
+    return sum(vals) / len(vals) if vals else None
 
 
 @app.command()
@@ -124,16 +142,24 @@ def sweep(
     out: Path | None = typer.Option(None, help="checkpoint root, one directory per run (default: "
                                     "checkpoints/ next to --db; interrupted runs resume from there)"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="re-run runs that failed before"),
+    restart: bool = typer.Option(False, "--restart", help="runs started now discard their checkpoints and "
+                                 "train from scratch (with --retry-errors: redo runs whose checkpoint was corrupt)"),
 ) -> None:
-    """Run a grid of training runs; results go to --db as each run finishes."""
-    from ..train import load_sweep, run_sweep
+    """Run a grid of training runs; results go to --db as each run finishes.
+
+    Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
+    from ..checks import check_choice, check_int
+    from ..train import ResultStore, load_sweep, run_sweep
 
     with user_errors():
-        if backend not in ("local", "ray"):
-            raise ValueError(f"unknown backend {backend!r}; choose 'local' or 'ray'")
+        check_choice(backend, "--backend", ("local", "ray"))
+        if workers is not None:
+            check_int(workers, "--workers", min=1, max=1024)
         configs = load_sweep(config)
-        from ..train import ResultStore
-
+    out_dir = out if out is not None else db.parent / "checkpoints"
+    output_path(db, "--db")
+    output_path(out_dir, "--out", kind="dir")
+    with user_errors():
         ResultStore(db).close()  # fail early on a database that is not ours
     with _progress() as progress:
         bar = progress.add_task("sweep", total=len(configs), status="")
@@ -143,13 +169,16 @@ def sweep(
             progress.update(bar, status=f"{kind}: {cfg.label()}")
 
         with user_errors():
-            out_dir = out if out is not None else db.parent / "checkpoints"
             summary = run_sweep(configs, db, backend=backend, workers=workers, address=address, out_dir=out_dir,
-                                retry_errors=retry_errors, on_event=on_event)
+                                retry_errors=retry_errors, on_event=on_event, restart=restart)
+    diverged = f", {summary.diverged} diverged" if summary.diverged else ""
     console.print(f"{summary.total} runs: {summary.done} done, {summary.skipped} skipped (already in {db}), "
-                  f"{summary.errors} failed")
+                  f"{summary.errors} failed{diverged}")
     for msg in summary.error_messages:
         console.print(f"[yellow]failed:[/] {msg}", highlight=False)
+    if not summary.ok:
+        console.print("some runs failed: fix the cause, then rerun with --retry-errors", highlight=False)
+        raise typer.Exit(code=1)
 
 
 @app.command()
@@ -160,12 +189,17 @@ def results(
     """Print a table of recorded runs and optionally plot metrics against length."""
     from ..train import ResultStore, protocol_score
 
+    output_path(plot, "--plot")
     with user_errors():
+        if db.is_dir():
+            raise ValueError(f"--db {db} is a directory; give the results database file")
         if not db.is_file():
-            raise FileNotFoundError(f"no such results database: {db}")
+            raise ValueError(f"--db {db} does not exist (no results database there yet)")
         store = ResultStore(db)
-    rows, runs = store.rows(), store.runs()
-    store.close()
+        try:
+            rows, runs = store.rows(), store.runs()
+        finally:
+            store.close()
     by_run = defaultdict(list)
     for r in rows:
         by_run[r["run_id"]].append(r)
@@ -178,15 +212,15 @@ def results(
         cfg = json.loads(run["config"])
         name = f"{cfg['task']} {cfg['kind']} {cfg['model']} s{cfg['seed']}"
         rs = by_run.get(run["run_id"], [])
-        if run["status"] == "error":
-            table.add_row(name, cfg["protocol"], "", "[red]error[/]", (run["error"] or "").splitlines()[0][:50], "", "")
+        if run["status"] in ("error", "diverged"):
+            table.add_row(name, cfg["protocol"], "", f"[red]{run['status']}[/]",
+                          ((run["error"] or "").splitlines() or [""])[0][:50], "", "")
             continue
-        scores = protocol_score(rs, cfg["protocol"])
+        scores = protocol_score([r for r in rs if r["accuracy"] is not None], cfg["protocol"])
         bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in scores.items() if k != "mean_accuracy")
-        n = max(len(rs), 1)
         table.add_row(name, cfg["protocol"], f"{min(r['length'] for r in rs)}–{max(r['length'] for r in rs)}" if rs else "",
-                      f"{scores.get('mean_accuracy', float('nan')):.3f}", bins,
-                      f"{sum(r['ce_bits'] for r in rs) / n:.4f}", f"{sum(r['excess_bits'] for r in rs) / n:.4f}")
+                      _num(scores.get("mean_accuracy"), 3), bins,
+                      _num(_mean(r["ce_bits"] for r in rs)), _num(_mean(r["excess_bits"] for r in rs)))
     console.print(table)
     if plot is not None:
         _plot(rows, plot)
@@ -207,8 +241,10 @@ def _plot(rows: list[dict], path: Path) -> None:
     fig, (ax_acc, ax_ce) = plt.subplots(1, 2, figsize=(11, 4))
     for (task, kind, model), by_len in sorted(groups.items()):
         lengths = sorted(by_len)
-        acc = [np.mean([r["accuracy"] for r in by_len[n]]) for n in lengths]
-        ce = [np.mean([r["ce_bits"] for r in by_len[n]]) for n in lengths]
+        acc = [_mean(r["accuracy"] for r in by_len[n]) for n in lengths]
+        ce = [_mean(r["ce_bits"] for r in by_len[n]) for n in lengths]
+        acc = [np.nan if a is None else a for a in acc]
+        ce = [np.nan if c is None else c for c in ce]
         ax_acc.plot(lengths, acc, label=f"{task} {kind} {model}")
         ax_ce.plot(lengths, ce, label=f"{task} {kind} {model}")
     ax_acc.set(xlabel="length n", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy vs length")

@@ -6,12 +6,15 @@ key), reuse it; otherwise run the measurement (locally in this process, or as a 
 So a run that is killed part-way and started again redoes only the unfinished claims.
 With ``timeout`` (local backend) every claim runs in its own process and is stopped when it
 exceeds the timeout: it is reported "not applicable" with the reason and not stored, so the
-rest of the report still comes out and a later run measures it again.
+rest of the report still comes out and a later run measures it again. The child dies with
+this process (``expressivity.train.procs.die_with_parent``): a ``reproduce`` killed with
+kill -9 leaves no claim process (nor, with it, multiprocessing's resource tracker) behind.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import queue
 import time
 from collections.abc import Callable
@@ -133,8 +136,12 @@ def reproduce(
     return ReproduceResult(tuple(claims), index, tuple(computed), tuple(reused), total)
 
 
-def _child(spec_or_id, size: str, seed: int, q) -> None:
+def _child(spec_or_id, size: str, seed: int, q, parent_pid: int | None = None) -> None:
     """Child process body: evaluate one claim, send progress and the result through ``q``."""
+    if parent_pid is not None:
+        from ..train.procs import die_with_parent  # here: the parent need not import torch
+
+        die_with_parent(parent_pid)
     spec = by_id(spec_or_id) if isinstance(spec_or_id, str) else spec_or_id
     ctx = Context(size=size, seed=seed, progress=lambda f: q.put(("progress", f)))
     q.put(("done", *evaluate(spec, ctx)))
@@ -146,7 +153,8 @@ def _evaluate_in_child(spec: ClaimSpec, size: str, seed: int, timeout: float, em
     ``timeout`` seconds."""
     mp = multiprocessing.get_context("spawn")
     q = mp.Queue()
-    proc = mp.Process(target=_child, args=(spec if custom_spec else spec.id, size, seed, q), daemon=True)
+    proc = mp.Process(target=_child, args=(spec if custom_spec else spec.id, size, seed, q, os.getpid()),
+                      daemon=True)
     t0 = time.perf_counter()
     proc.start()
     try:

@@ -16,6 +16,7 @@ import time
 from functools import cache
 from pathlib import Path
 
+from ..checks import check_output_path
 from .claims import Claim, ClaimSpec
 
 _SCHEMA = """
@@ -62,27 +63,56 @@ class Store:
     """``Store(path)``: get/put finished claims. Raises ValueError for a file that is not ours."""
 
     def __init__(self, path: str | Path) -> None:
+        if not isinstance(path, (str, Path)) or str(path).strip() == "":
+            raise ValueError(f"--db: expected a file path, got {path!r}")
         self.path = Path(path)
+        where = f"--db {self.path}"
+        if self.path.is_dir():
+            raise ValueError(f"{where} is a directory; give the report database file")
+        fresh = not self.path.exists() or self.path.stat().st_size == 0
+        if fresh:
+            check_output_path(self.path, "--db")
+        else:
+            try:
+                with open(self.path, "rb") as fh:
+                    head = fh.read(16)
+            except OSError as exc:
+                raise ValueError(f"{where} cannot be read ({exc.strerror or exc})") from None
+            if head != b"SQLite format 3\x00":
+                raise ValueError(f"{where} is not an SQLite database; give a report store or a new file name")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.con = sqlite3.connect(self.path)
-            self.con.executescript(_SCHEMA)
-            row = self.con.execute("SELECT value FROM meta WHERE name='magic'").fetchone()
+            tables = {r[0] for r in self.con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"--db {self.path}: not an SQLite database ({exc})") from None
-        if row is None:
-            other = self.con.execute(
-                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT IN ('claims','meta')"
-            ).fetchall()
-            if other:
-                raise ValueError(
-                    f"--db {self.path}: database holds other tables {[o[0] for o in other]};"
-                    " not a report store"
-                )
-            self.con.execute("INSERT INTO meta VALUES ('magic', ?)", (_MAGIC,))
-            self.con.commit()
-        elif row[0] != _MAGIC:
-            raise ValueError(f"--db {self.path}: not a report store (magic {row[0]!r})")
+            raise ValueError(f"{where}: not a usable SQLite database ({exc})") from None
+        try:
+            if tables and not {"claims", "meta"} <= tables:
+                if "runs" in tables and "results" in tables:
+                    what = "a training results database (expressivity train/sweep --db)"
+                else:
+                    what = f"tables: {', '.join(sorted(tables))}"
+                raise ValueError(f"{where} is an SQLite database but not a report store ({what}); "
+                                 "give another --db")
+            try:
+                row = None if not tables else self.con.execute(
+                    "SELECT value FROM meta WHERE name='magic'").fetchone()
+            except sqlite3.OperationalError:
+                raise ValueError(f"{where} is an SQLite database but not a report store "
+                                 "(its meta table is not ours)") from None
+            if tables and (row is None or row[0] != _MAGIC):
+                magic = "no magic" if row is None else f"magic {row[0]!r}"
+                raise ValueError(f"{where} is an SQLite database but not a report store ({magic})")
+            if not tables:
+                self.con.executescript(_SCHEMA)
+                self.con.execute("INSERT INTO meta VALUES ('magic', ?)", (_MAGIC,))
+                self.con.commit()
+        except ValueError:
+            self.con.close()
+            raise
+        except sqlite3.DatabaseError as exc:
+            self.con.close()
+            raise ValueError(f"{where}: cannot use this database ({exc})") from None
 
     def get(self, spec: ClaimSpec, size: str) -> tuple[Claim, bytes | None] | None:
         row = self.con.execute(

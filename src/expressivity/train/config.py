@@ -2,59 +2,44 @@
 
 Lengths: training strings have lengths drawn uniformly from the valid lengths in
 ``train_lengths`` = (lo, hi) (inclusive; e.g. only even lengths for Dyck); evaluation is per
-length in ``test_lengths`` (invalid lengths for the task are dropped).
+length in ``test_lengths`` (invalid lengths for the task are dropped). Both are read with the
+one parser of lengths, :func:`expressivity.checks.parse_lengths` / ``parse_length_range``
+("1-40", "41-500", "51-100,101-150", 12, (1, 40)), however the config is built; every other
+field is checked with its name (``RunConfig.grad_clip must be >= 0 …``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
+from .. import checks
+from ..checks import parse_lengths  # noqa: F401  (re-exported: the one parser of lengths)
 from ..languages import KINDS, get_task
 
-Model = Literal["transformer", "lstm"]
+Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "tape_rnn"]
+MODELS: tuple[str, ...] = ("transformer", "rnn", "lstm", "stack_rnn", "tape_rnn")  # see train/models/
+MAX_LENGTH = 10**7  # longest train/test length accepted (far past what fits in memory anyway)
+MAX_TEST_LENGTHS = 100_000  # test lengths per run (each is evaluated separately)
+MAX_SIZE = {"layers": 1024, "heads": 4096, "d_model": 2**20, "d_mlp": 2**24, "steps": 10**9,
+            "batch_size": 2**20, "eval_batch": 2**20, "checkpoint_every": 10**9}
 Accuracy = Literal["per_string", "per_position"]
-
-
-def parse_lengths(text: str | int | list | tuple) -> tuple[int, ...]:
-    """"41-500" -> (41, …, 500); "2,4,8" and "51-100,101-150" also work; ints/lists pass through."""
-    if isinstance(text, bool):
-        raise ValueError(f"bad length range {text!r}")
-    if isinstance(text, int):
-        text = str(text)
-    if isinstance(text, (list, tuple)):
-        out: list[int] = []
-        for part in text:
-            out.extend(parse_lengths(part))
-        return tuple(out)
-    out = []
-    for part in str(text).replace(" ", "").split(","):
-        try:
-            if "-" in part:
-                lo, hi = (int(x) for x in part.split("-"))
-            else:
-                lo = hi = int(part)
-        except ValueError:
-            raise ValueError(f"bad length range {text!r}: use 'LO-HI' or comma-separated ints, e.g. '41-500'") from None
-        if lo < 0 or hi < lo:
-            raise ValueError(f"bad length range {part!r}: need 0 <= LO <= HI")
-        out.extend(range(lo, hi + 1))
-    return tuple(out)
 
 
 @dataclass(frozen=True)
 class RunConfig:
     """One run: train ``model`` on ``kind`` of language ``task`` and test per length."""
 
-    task: str  # language name: parity | first | majority | dyck
-    kind: str = "recognition"  # recognition (label at CLS) | next_symbol (language modelling)
+    task: str  # a name of expressivity.languages.REGISTRY: parity | dyck | tomita3 | reverse_string | …
+    kind: str = "recognition"  # recognition | next_symbol (languages) | classification | transduction (function tasks)
     task_params: dict = field(default_factory=dict)  # e.g. {"k": 2, "max_depth": 3} for dyck
-    model: Model = "transformer"  # transformer (the project's Transformer) | lstm (torch.nn.LSTM)
-    layers: int = 2  # transformer blocks / stacked LSTM layers
+    model: Model = "transformer"  # transformer | rnn (Elman) | lstm | stack_rnn | tape_rnn (train/models/)
+    layers: int = 2  # transformer blocks / stacked RNN or LSTM layers (stack_rnn, tape_rnn: one core)
     heads: int = 2  # attention heads (transformer only); d_head = d_model / heads
-    d_model: int = 64  # residual width / LSTM hidden size
+    d_model: int = 64  # residual width / hidden size of the recurrent models
     d_mlp: int = 0  # FFN hidden width; 0 = 4·d_model
     train_lengths: tuple[int, int] = (1, 40)  # inclusive range of training lengths
     test_lengths: tuple[int, ...] = tuple(range(41, 501))  # evaluated one by one
@@ -77,29 +62,50 @@ class RunConfig:
             if not cond:
                 raise ValueError(f"RunConfig.{name} {msg}, got {getattr(self, name)!r}")
 
-        object.__setattr__(self, "task_params", dict(self.task_params or {}))
-        object.__setattr__(self, "train_lengths", tuple(int(x) for x in self.train_lengths))
-        object.__setattr__(self, "test_lengths", tuple(int(x) for x in self.test_lengths))
-        need(self.kind in KINDS, "kind", f"must be one of {KINDS}")
-        need(self.model in ("transformer", "lstm"), "model", "must be 'transformer' or 'lstm'")
+        def put(name: str, value) -> None:
+            object.__setattr__(self, name, value)
+
+        def field_name(name: str) -> str:
+            return f"RunConfig.{name}"
+
+        need(isinstance(self.task, str) and self.task != "", "task", "must be a language name")
+        if not isinstance(self.task_params, Mapping) and self.task_params is not None:
+            raise ValueError(f"RunConfig.task_params must be a mapping of language parameters "
+                             f"(e.g. {{'k': 2}}), got {self.task_params!r}")
+        put("task_params", dict(self.task_params or {}))
+        if not all(isinstance(k, str) for k in self.task_params):
+            raise ValueError(f"RunConfig.task_params keys must be parameter names, got {list(self.task_params)!r}")
+        put("train_lengths", checks.parse_length_range(self.train_lengths, field_name("train_lengths")))
+        put("test_lengths", checks.parse_lengths(self.test_lengths, field_name("test_lengths"),
+                                                 max_count=MAX_TEST_LENGTHS))
+        for name in ("train_lengths", "test_lengths"):
+            top = max(getattr(self, name))
+            if top > MAX_LENGTH:
+                raise ValueError(f"RunConfig.{name}: length {top} is over the limit of {MAX_LENGTH:,} "
+                                 "(no model here trains or runs at such lengths)")
+        checks.check_choice(self.kind, "RunConfig.kind", KINDS)
+        checks.check_choice(self.model, "RunConfig.model", MODELS)
         for name in ("layers", "heads", "d_model", "steps", "batch_size", "eval_batch", "checkpoint_every"):
-            v = getattr(self, name)
-            need(isinstance(v, int) and not isinstance(v, bool) and v >= 1, name, "must be a positive int")
-        need(isinstance(self.d_mlp, int) and self.d_mlp >= 0, "d_mlp", "must be an int >= 0")
+            put(name, checks.check_int(getattr(self, name), field_name(name), min=1, max=MAX_SIZE[name]))
+        put("d_mlp", checks.check_int(self.d_mlp, "RunConfig.d_mlp", min=0, max=MAX_SIZE["d_mlp"]))
+        put("seed", checks.check_int(self.seed, "RunConfig.seed", min=0, max=2**63 - 1))
         need(self.d_model % self.heads == 0, "d_model", f"must be divisible by heads = {self.heads}")
-        need(self.lr > 0, "lr", "must be > 0")
-        need(isinstance(self.seed, int) and self.seed >= 0, "seed", "must be an int >= 0")
-        need(self.positional in ("learned", "sinusoidal", "none"), "positional", "must be learned|sinusoidal|none")
-        need(self.layer_norm in ("none", "pre", "post"), "layer_norm", "must be none|pre|post")
-        need(self.ln_eps >= 0, "ln_eps", "must be >= 0")
-        need(self.accuracy in ("per_string", "per_position"), "accuracy", "must be per_string|per_position")
-        need(len(self.train_lengths) == 2 and 0 <= self.train_lengths[0] <= self.train_lengths[1],
-             "train_lengths", "must be (lo, hi) with 0 <= lo <= hi")
-        need(len(self.test_lengths) >= 1, "test_lengths", "must not be empty")
-        task = self.make_task()  # raises ValueError for unknown tasks / bad params
+        put("lr", checks.check_float(self.lr, "RunConfig.lr", min=0, min_open=True))
+        put("ln_eps", checks.check_float(self.ln_eps, "RunConfig.ln_eps", min=0))
+        put("grad_clip", checks.check_float(self.grad_clip, "RunConfig.grad_clip (max gradient norm; 0 = off)", min=0))
+        need(isinstance(self.log_length_scaling, bool), "log_length_scaling", "must be True or False")
+        checks.check_choice(self.positional, "RunConfig.positional", ("learned", "sinusoidal", "none"))
+        checks.check_choice(self.layer_norm, "RunConfig.layer_norm", ("none", "pre", "post"))
+        checks.check_choice(self.accuracy, "RunConfig.accuracy", ("per_string", "per_position"))
+        need(isinstance(self.protocol, str), "protocol", "must be a name")
+        task = self.make_task()  # raises ValueError for unknown tasks / bad params / a kind the task lacks
+        if self.model == "transformer" and task.n_tokens(self.max_length) > self.max_length + 2:
+            raise ValueError(f"RunConfig.kind {self.kind!r}: {self.task} needs {task.n_tokens(self.max_length)} "
+                             f"positions at length {self.max_length}, but the transformer's n_ctx is "
+                             f"max_length + 2 = {self.max_length + 2}; use model='lstm'")
         lo, hi = self.train_lengths
-        if not task.valid_lengths(range(lo, hi + 1)):
-            raise ValueError(f"RunConfig.train_lengths {self.train_lengths} holds no valid length for "
+        if next(filter(task.valid_length, range(lo, hi + 1)), None) is None:
+            raise ValueError(f"RunConfig.train_lengths {lo}-{hi} holds no valid length for "
                              f"{self.task} {self.kind}")
         if not task.valid_lengths(self.test_lengths):
             raise ValueError(f"RunConfig.test_lengths holds no valid length for {self.task} {self.kind}")
@@ -122,18 +128,18 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """A RunConfig from a mapping (a YAML run, ``to_dict()`` output); unknown keys refused."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"RunConfig.from_dict needs a mapping of fields, got {type(data).__name__}")
+        if not all(isinstance(k, str) for k in data):
+            raise ValueError(f"RunConfig: field names must be strings, got {sorted(map(repr, data))}")
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"RunConfig: unknown fields {sorted(unknown)}; allowed: {sorted(known)}")
-        data = dict(data)
-        for key in ("train_lengths", "test_lengths"):
-            if key in data and isinstance(data[key], (str, int)):
-                data[key] = parse_lengths(data[key])
-        if "train_lengths" in data and len(data["train_lengths"]) != 2:
-            lengths = data["train_lengths"]
-            data["train_lengths"] = (min(lengths), max(lengths))
-        return cls(**data)
+        if "task" not in data:
+            raise ValueError("RunConfig: 'task' is required (a language name, e.g. parity)")
+        return cls(**data)  # lengths are parsed in __post_init__
 
     @property
     def run_id(self) -> str:

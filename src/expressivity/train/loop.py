@@ -17,6 +17,14 @@ training):
 Determinism: the model is initialised from ``seed`` and batches come from
 ``numpy.random.default_rng(seed)``; with an output directory the run checkpoints the model
 (safetensors), the optimiser and the data-rng state, and resumes from them.
+
+Faults: a training loss that is not finite (NaN/inf: the run diverged, e.g. lr too high)
+stops the run at once; it is returned with ``status == "diverged"`` and no metrics (nothing
+is evaluated on NaN weights), so a sweep records it and goes on. A checkpoint is two files,
+each written to a temporary name and renamed; both carry the step and the run id, and a
+resume refuses a pair that disagrees (a torn checkpoint) or that cannot be read, with a
+one-line error that points at ``restart=True`` (``train --restart``). Before anything is
+allocated the run's memory is estimated (:func:`memory_estimate`) and refused over the budget.
 """
 
 from __future__ import annotations
@@ -32,9 +40,11 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-from ..transformer import Transformer, load_transformer, save_transformer
+from .. import checks
+from ..transformer import Transformer, save_transformer
 from .config import RunConfig
 from .models import build_model
 
@@ -50,11 +60,14 @@ class RunResult:
     n_params: int
     resumed_from: int = 0  # step the run resumed from (0 = fresh)
     extra: dict = field(default_factory=dict)
+    status: str = "done"  # done | diverged (non-finite training loss; metrics empty)
+    diverged_at: int | None = None  # the step whose loss was not finite
 
     @property
     def score(self) -> float:
-        """Mean accuracy over test lengths (Delétang et al.'s score)."""
-        return float(np.mean([m["accuracy"] for m in self.metrics]))
+        """Mean accuracy over test lengths (Delétang et al.'s score); NaN without metrics."""
+        acc = [m["accuracy"] for m in self.metrics if m["accuracy"] is not None and math.isfinite(m["accuracy"])]
+        return float(np.mean(acc)) if acc else float("nan")
 
 
 def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -65,13 +78,21 @@ def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor, mask: torch.T
 
 def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
               on_step: Callable[[int, float], None] | None = None,
-              on_eval: Callable[[int, int], None] | None = None) -> RunResult:
+              on_eval: Callable[[int, int], None] | None = None, *, restart: bool = False) -> RunResult:
     """Train one run and evaluate it per test length (see the module docstring).
 
     ``on_step(step, loss)`` is called after every optimiser step, ``on_eval(done, total)``
-    after every evaluated test length (progress bars).
+    before the first and after every evaluated test length (progress bars). ``restart``:
+    discard a checkpoint of this run in ``out_dir`` (e.g. a corrupt one) and start afresh.
     """
+    if not isinstance(cfg, RunConfig):
+        raise ValueError(f"cfg must be a RunConfig, got {type(cfg).__name__}")
+    for name, fn in (("on_step", on_step), ("on_eval", on_eval)):
+        if fn is not None and not callable(fn):
+            raise ValueError(f"{name} must be callable, got {type(fn).__name__}")
     t0 = time.perf_counter()
+    out = None if out_dir is None else checks.check_output_path(out_dir, "out_dir", kind="dir")
+    check_run_memory(cfg)
     task = cfg.make_task()
     train_lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
     model = build_model(cfg, len(task.vocab), task.n_outputs)
@@ -79,38 +100,95 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     rng = np.random.default_rng(cfg.seed)
     losses: list[float] = []
     start = 0
-    out = Path(out_dir) if out_dir is not None else None
     if out is not None:
+        _check_checkpoint_owner(out, cfg)  # before anything is written into the directory
+        if restart:
+            clear_checkpoint(out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=1))
         start, losses = _load_checkpoint(out, cfg, model, opt, rng)
+        _atomic(out / "config.json", lambda p: p.write_text(json.dumps(cfg.to_dict(), indent=1)))
     resumed_from = start
 
     model.train()
+    diverged_at = None
     for step in range(start, cfg.steps):
         n = int(rng.choice(train_lengths))
         batch = task.sample_batch(rng, cfg.batch_size, n)
         logits = model(batch["input"])  # (B, T, C)
         mask = batch["mask"]
         loss = soft_cross_entropy(logits, batch["output"], mask).sum() / mask.sum()
+        value = loss.item()
+        if not math.isfinite(value):  # diverged: stop, keep the last good checkpoint
+            diverged_at = step + 1
+            losses.append(value)
+            break
         opt.zero_grad(set_to_none=True)
         loss.backward()
         if cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
-        losses.append(loss.item())
+        losses.append(value)
         if on_step is not None:
             on_step(step + 1, losses[-1])
         if out is not None and ((step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps):
             _save_checkpoint(out, cfg, model, opt, rng, step + 1, losses)
 
+    n_params = sum(p.numel() for p in model.parameters())
+    if diverged_at is not None:
+        result = RunResult(cfg, (), float("nan"), time.perf_counter() - t0, n_params, resumed_from,
+                           status="diverged", diverged_at=diverged_at)
+        if out is not None:
+            _atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(
+                {"status": "diverged", "diverged_at": diverged_at, "loss": str(losses[-1])}, indent=1)))
+        return result
     metrics = evaluate(model, cfg, task, on_length=on_eval)
     tail = losses[-max(1, len(losses) // 10):] if losses else [float("nan")]
-    n_params = sum(p.numel() for p in model.parameters())
     result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from)
     if out is not None:
-        (out / "metrics.json").write_text(json.dumps(list(metrics), indent=1))
+        _atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(list(metrics), indent=1)))
     return result
+
+
+def memory_estimate(cfg: RunConfig, d_vocab: int = 8, d_out: int = 8) -> dict[str, float]:
+    """Rough peak bytes of a run: ``{"training": …, "evaluation": …, "parameters": …}``.
+
+    float32 throughout; training keeps every layer's activations for the backward pass
+    (attention: batch × heads × T² scores and weights; MLP: batch × T × (8·d_model +
+    2·d_mlp)); evaluation holds one layer's at a time at the longest test length; parameters
+    count ×4 (weights, gradients, two Adam moments). An estimate to refuse hopeless runs up
+    front, not a promise (the true peak is usually lower).
+    """
+    f = 4.0
+    d, d_mlp, L = cfg.d_model, cfg.d_mlp or 4 * cfg.d_model, cfg.layers
+    t_train, t_test = cfg.train_lengths[1] + 1, max(cfg.test_lengths) + 1
+    n_ctx = cfg.max_length + 2
+    if cfg.model == "transformer":
+        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if cfg.positional != "none" else 0)
+
+        def acts(batch: int, t: int, layers: int) -> float:
+            return layers * batch * (3 * cfg.heads * t * t + t * (8 * d + 2 * d_mlp)) * f
+    else:
+        params = L * 8 * d * d + (d_vocab + d_out) * d
+
+        def acts(batch: int, t: int, layers: int) -> float:
+            return layers * batch * t * 10 * d * f
+    lengths_list = (cfg.train_lengths[1] - cfg.train_lengths[0] + 1) * 40.0
+    training = acts(cfg.batch_size, t_train, L) + cfg.batch_size * t_train * d_out * 4 * f + lengths_list
+    evaluation = acts(cfg.eval_batch, t_test, 1) + cfg.eval_batch * t_test * d_out * 6 * 8.0
+    return {"training": training, "evaluation": evaluation, "parameters": 4 * params * f}
+
+
+def check_run_memory(cfg: RunConfig) -> None:
+    """Refuse (ValueError with the estimate) a run whose :func:`memory_estimate` is over
+    :func:`expressivity.checks.memory_budget`."""
+    est = memory_estimate(cfg)
+    phase = "training" if est["training"] >= est["evaluation"] else "evaluation"
+    hint = ("use shorter train lengths or a smaller batch size" if phase == "training"
+            else "use shorter test lengths or a smaller eval batch")
+    if cfg.model == "transformer":
+        hint += " (attention memory grows with length²)"
+    checks.check_memory(est[phase] + est["parameters"], f"this run ({phase} at length "
+                        f"{(cfg.train_lengths[1] if phase == 'training' else max(cfg.test_lengths))})", hint=hint)
 
 
 @torch.no_grad()
@@ -123,6 +201,12 @@ def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
     model.eval()
     rows = []
     lengths = task.valid_lengths(cfg.test_lengths)
+    n_ctx = getattr(getattr(model, "cfg", None), "n_ctx", None)
+    if isinstance(model, Transformer) and model.W_pos is not None and lengths and max(lengths) + 2 > n_ctx:
+        raise ValueError(f"test_lengths: the model's context is n_ctx = {n_ctx} positions, too short for "
+                         f"length {max(lengths)} (+2 for BOS/CLS); test at most length {n_ctx - 2}")
+    if on_length is not None:
+        on_length(0, len(lengths))
     for i, n in enumerate(lengths):
         batch = task.sample_batch(rng, cfg.eval_batch, n)
         rows.append(batch_metrics(model(batch["input"]), batch, task.kind, cfg.accuracy) | {"length": n})
@@ -156,36 +240,120 @@ def batch_metrics(logits: torch.Tensor, batch: dict, kind: str, accuracy: str = 
 
 
 # ------------------------------------------------------------------------- checkpoints
+CHECKPOINT_FILES = ("model.safetensors", "trainer.pt")
+
+
 def _atomic(path: Path, write: Callable[[Path], None]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, path)
+    """Write through a temporary file in the same directory, then rename over ``path``."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def _save_checkpoint(out: Path, cfg, model, opt, rng, step: int, losses: list[float]) -> None:
-    if isinstance(model, Transformer):
-        _atomic(out / "model.safetensors", lambda p: save_transformer(
-            model, p, extra={"run_config": cfg.to_json(), "step": str(step)}))
-    else:
-        state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
-        _atomic(out / "model.safetensors", lambda p: save_file(
-            state, str(p), metadata={"run_config": cfg.to_json(), "step": str(step)}))
-    trainer = {"run_id": cfg.run_id, "step": step, "optimizer": opt.state_dict(),
-               "rng": rng.bit_generator.state, "losses": losses}
-    _atomic(out / "trainer.pt", lambda p: torch.save(trainer, p))
+    """Both halves are written in full under temporary names before either is renamed, and
+    both carry ``step`` and the run id, so a reader can tell a torn pair."""
+    meta = {"run_config": cfg.to_json(), "run_id": cfg.run_id, "step": str(step)}
+    tmp_model = out / f".model.safetensors.{os.getpid()}.tmp"
+    tmp_trainer = out / f".trainer.pt.{os.getpid()}.tmp"
+    try:
+        if isinstance(model, Transformer):
+            save_transformer(model, tmp_model, extra=meta)
+        else:
+            state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+            save_file(state, str(tmp_model), metadata=meta)
+        trainer = {"run_id": cfg.run_id, "step": step, "optimizer": opt.state_dict(),
+                   "rng": rng.bit_generator.state, "losses": losses}
+        torch.save(trainer, tmp_trainer)
+        os.replace(tmp_model, out / "model.safetensors")
+        os.replace(tmp_trainer, out / "trainer.pt")
+    finally:
+        for tmp in (tmp_model, tmp_trainer):
+            if tmp.exists():
+                tmp.unlink()
+
+
+def clear_checkpoint(out: str | Path) -> None:
+    """Remove the checkpoint files (and metrics.json) of a run directory: a fresh start."""
+    out = Path(out)
+    for name in (*CHECKPOINT_FILES, "metrics.json"):
+        (out / name).unlink(missing_ok=True)
+
+
+def _restart_hint(out: Path) -> str:
+    return f"rerun with --restart (restart=True) to train this run from scratch in {out}"
+
+
+def _model_meta(path: Path) -> dict:
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return dict(f.metadata() or {})
+    except Exception:  # safetensors raises its own error types for a damaged file
+        raise ValueError(f"checkpoint {path} is not a readable safetensors file (truncated or "
+                         f"corrupt); {_restart_hint(path.parent)}") from None
+
+
+def _check_checkpoint_owner(out: Path, cfg: RunConfig) -> None:
+    """Refuse a directory that holds a readable checkpoint of another run (never overwritten)."""
+    model_path = out / "model.safetensors"
+    if not out.is_dir() or not model_path.is_file():
+        return
+    try:
+        meta = _model_meta(model_path)
+    except ValueError:
+        return  # unreadable: _load_checkpoint says so (and --restart discards it)
+    owner = meta.get("run_id")
+    if owner is None and "run_config" in meta:
+        try:
+            owner = RunConfig.from_dict(json.loads(meta["run_config"])).run_id
+        except (ValueError, TypeError):
+            owner = "?"
+    if owner is not None and owner != cfg.run_id:
+        raise ValueError(f"--out {out} holds the checkpoint of another run ({owner}, this run is "
+                         f"{cfg.run_id}); give another --out")
 
 
 def _load_checkpoint(out: Path, cfg, model, opt, rng) -> tuple[int, list[float]]:
-    """Restore model, optimiser and data rng from ``out`` if it holds this run's checkpoint."""
+    """Restore model, optimiser and data rng from ``out`` if it holds this run's checkpoint.
+
+    One-line ValueErrors for a missing half, an unreadable file, another run's checkpoint and
+    a torn pair (the two halves from different steps)."""
     trainer_path, model_path = out / "trainer.pt", out / "model.safetensors"
-    if not (trainer_path.is_file() and model_path.is_file()):
+    have = [p.is_file() for p in (model_path, trainer_path)]
+    if not any(have):
         return 0, []
-    trainer = torch.load(trainer_path, weights_only=False)
+    if not all(have):
+        missing = trainer_path if have[0] else model_path
+        raise ValueError(f"checkpoint in {out} is incomplete ({missing.name} is missing); {_restart_hint(out)}")
+    meta = _model_meta(model_path)
+    try:
+        trainer = torch.load(trainer_path, weights_only=True)
+        if not isinstance(trainer, dict) or not {"run_id", "step", "optimizer", "rng", "losses"} <= set(trainer):
+            raise ValueError("not a trainer state")
+    except Exception:  # torch raises many types for a damaged pickle
+        raise ValueError(f"checkpoint {trainer_path} is not readable (truncated or corrupt); "
+                         f"{_restart_hint(out)}") from None
     if trainer.get("run_id") != cfg.run_id:
-        raise ValueError(f"{out} holds a checkpoint of a different run; use another --out")
-    state = load_transformer(model_path).state_dict() if isinstance(model, Transformer) else load_file(str(model_path))
-    with torch.no_grad():
-        model.load_state_dict(state)
-    opt.load_state_dict(trainer["optimizer"])
-    rng.bit_generator.state = trainer["rng"]
-    return int(trainer["step"]), list(trainer["losses"])
+        raise ValueError(f"--out {out} holds the checkpoint of another run ({trainer.get('run_id')}, "
+                         f"this run is {cfg.run_id}); give another --out")
+    if str(meta.get("step")) != str(trainer["step"]):
+        raise ValueError(f"checkpoint in {out} is torn: model.safetensors is from step {meta.get('step')}, "
+                         f"trainer.pt from step {trainer['step']}; {_restart_hint(out)}")
+    try:
+        state = load_file(str(model_path))
+        with torch.no_grad():
+            model.load_state_dict(state, strict=True)
+        opt.load_state_dict(trainer["optimizer"])
+        rng.bit_generator.state = trainer["rng"]
+        step, losses = int(trainer["step"]), [float(x) for x in trainer["losses"]]
+    except Exception:  # shapes or keys that do not fit this run's model
+        raise ValueError(f"checkpoint in {out} does not fit this run's model (wrong tensors or shapes); "
+                         f"{_restart_hint(out)}") from None
+    if not 0 < step <= cfg.steps or len(losses) != step:
+        raise ValueError(f"checkpoint in {out} is inconsistent (step {step}, {len(losses)} losses, run of "
+                         f"{cfg.steps} steps); {_restart_hint(out)}")
+    return step, losses
