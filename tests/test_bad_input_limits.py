@@ -121,6 +121,8 @@ CLI_CASES = [
          ("needs about", "lengths")),
     Case("sensitivity: --plot is a directory", ["sensitivity", "--lengths", "8", "--plot", "adir"],
          ("--plot", "directory"), _dir),
+    Case("sensitivity: --plot of an unknown format", ["sensitivity", "--lengths", "8", "--plot", "fig.txt"],
+         ("--plot", ".txt", ".png")),
     Case("sensitivity: --json under a file", ["sensitivity", "--lengths", "8", "--json", "afile/s.json"],
          ("--json", "is a file"), _file),
     Case("sensitivity: --json unwritable", ["sensitivity", "--lengths", "8", "--json",
@@ -327,6 +329,19 @@ def test_cli_lengths_take_ranges_and_params_take_exponents():
                                    "--lengths", "8", "--strings", "1"])
     assert res.exit_code == 0, res.output
     assert "Lemma 5 applies" in res.output  # eps = 1e-5 arrived as a number, not as the string '1e-5'
+
+
+def test_plot_without_suffix_is_written_where_asked(tmp_path):
+    """`--plot figx` used to write figx.png while printing 'wrote figx'."""
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+
+    res = CliRunner().invoke(app, ["dyck-ce", "--lengths", "4", "--steps", "1", "--models", "lstm",
+                                   "--plot", str(tmp_path / "figx")])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figx"]
+    assert (tmp_path / "figx").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_cross_entropy_labels_bool_and_01_agree():
