@@ -254,6 +254,8 @@ API_CASES = [
     ("lemma5_bound: flip position beyond n",
      lambda: lemma5_bound(_soft(), token_embedding_table(_soft(), 8), [(0, 1)], flip_positions=[3, 8]),
      "flip_positions"),
+    ("lemma5_bound: readout beyond n",
+     lambda: lemma5_bound(_soft(), token_embedding_table(_soft(), 8), [(0, 1)], readout=100), "readout"),
     ("measure_flips: chunk -1", lambda: measure_flips(__import__("expressivity.limits", fromlist=["x"]).InputAdapter(
         _soft()), np.zeros((1, 8), dtype=np.int64), torch.arange(8), chunk=-1), "chunk"),
     # ---- restrictions and depth reduction
@@ -272,6 +274,9 @@ API_CASES = [
     ("dependence: interface tokens beyond the vocabulary",
      lambda: dependence_under_restriction(_hard(), [8], interface=SymbolInterface(symbols=(0, 1), suffix=(5,))),
      ("interface", "vocabulary")),
+    ("dependence: interface readout beyond the input",
+     lambda: dependence_under_restriction(_hard(), [8], interface=SymbolInterface(suffix=(2,), readout=20)),
+     "readout"),
     ("dependence: softmax model", lambda: dependence_under_restriction(_soft(), [8]), "hard attention"),
     ("depth_reduction: fractional n", lambda: depth_reduction(_hard(), 8.5, interface=_IFACE), "n must"),
     ("depth_reduction: n as text", lambda: depth_reduction(_hard(), "24", interface=_IFACE), "n must"),
