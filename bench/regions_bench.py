@@ -9,6 +9,13 @@ regions/s and the ratio ours/regioncam of regions/s. Times include lowering the 
 
 Run single-threaded for fairness (regioncam is single-threaded):
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 .venv/bin/python bench/regions_bench.py
+
+d-D rows (``--dd``): ``count_regions(net, Box(−1, 1))`` (float64, the subdivision counter) vs
+Berzins' edge subdivision (``skeletal_subdivision`` from a checkout given by ``--berzins PATH``,
+torch on CPU, its default float32, one thread; the column is left out without the path). Its
+region count is derived from its vertex sign vectors (every region is one perturbation of the
+zeros of a vertex; general position). Each tool runs in a fresh child process per row: best of
+``--repeat`` times (≤ 3), and the peak resident memory the count added (ru_maxrss after − before).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from expressivity.regions import Plane, Segment, count_regions
 
 NETS_2D = ([2, 64, 64, 64], [2, 128, 128, 128], [2, 256, 256, 256], [2, 1024])
 NETS_1D = ([1, 1024], [1, 256, 256, 256, 256], [1, 1024, 1024, 1024])
+NETS_DD = ([3, 16, 16, 16], [3, 32, 32, 32], [3, 64, 64], [4, 32, 32], [5, 16, 16, 16], [6, 16, 16])
 
 
 def random_layers(widths, seed):
@@ -67,12 +75,112 @@ def run_ours(layers, dim):
     return r.activation_regions, time.perf_counter() - t
 
 
+def _peak_kib() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _dd_child(tool, widths, seed, repeat, path, queue):
+    """One row of one tool in a fresh process: (regions, best seconds, peak KiB added)."""
+    torch.set_num_threads(1)
+    layers = random_layers(widths, seed)
+    if tool == "ours":
+        from expressivity.regions import Box
+
+        net = as_sequential(layers)
+        count_regions(as_sequential(random_layers([widths[0], 4], 99)), Box(-1.0, 1.0))  # load kernels
+        base = _peak_kib()
+
+        def run():
+            return count_regions(net, Box(-1.0, 1.0)).activation_regions
+    else:
+        import sys
+
+        sys.path.insert(0, path)
+        from edge_subdivision import skeletal_subdivision
+        from NN import Net
+
+        f = Net(ks=list(widths))
+        with torch.no_grad():
+            for lin, (W, b) in zip(f.fcs, layers):
+                lin.weight.copy_(torch.from_numpy(W.T.copy()))
+                lin.bias.copy_(torch.from_numpy(b))
+        base = _peak_kib()
+
+        def run():
+            with torch.no_grad():
+                _, _, v_sv = skeletal_subdivision(f, bbox=(-1, 1), device="cpu", verbose=False)
+            return v_sv
+
+    best, out = np.inf, None
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = run()
+        best = min(best, time.perf_counter() - t)
+    peak = _peak_kib() - base
+    if tool != "ours":
+        out = _berzins_regions(out.numpy(), len(widths) and widths[0])
+    queue.put((int(out), best, peak))
+
+
+def _berzins_regions(v_sv: np.ndarray, d: int) -> int:
+    """Regions from vertex sign vectors (V, 2d + N) int8 (box entries: 1 inside, 0 on a facet;
+    neurons ±1, 0 on): in general position the regions at a vertex are all sign choices of its
+    neuron zeros (box zeros → inside); every region has a vertex. Distinct rows counted."""
+    seen = set()
+    nb = 2 * d
+    for chunk in range(0, len(v_sv), 4096):
+        sv = v_sv[chunk:chunk + 4096].copy()
+        sv[:, :nb][sv[:, :nb] == 0] = 1
+        zi = [np.nonzero(r == 0)[0] for r in sv]
+        for r, z in zip(sv, zi):
+            for bits in itertools.product((1, -1), repeat=len(z)):
+                r[z] = bits
+                seen.add(r.tobytes())
+    return len(seen)
+
+
+def run_dd(widths, seed, repeat, berzins=None):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    res = {}
+    for tool in ("ours", "berzins") if berzins else ("ours",):
+        q = ctx.Queue()
+        p = ctx.Process(target=_dd_child, args=(tool, widths, seed, repeat, berzins, q))
+        p.start()
+        res[tool] = q.get()
+        p.join()
+    return res
+
+
+def main_dd(args):
+    print(f"{'net':<18}{'ours n':>9}{'peer n':>9}{'ours s':>9}{'peer s':>9}{'ours reg/s':>12}"
+          f"{'peer reg/s':>12}{'ratio':>7}{'ours MiB':>10}{'peer MiB':>10}", flush=True)
+    rows = []
+    for widths in NETS_DD:
+        r = run_dd(widths, args.seed, min(args.repeat, 3), args.berzins)
+        n_o, t_o, m_o = r["ours"]
+        n_p, t_p, m_p = r.get("berzins", (0, np.nan, 0))
+        ro, rp = n_o / t_o, n_p / t_p
+        name = "-".join(map(str, widths))
+        rows.append((name, n_o, n_p, t_o, t_p, ro, rp, ro / rp, m_o / 1024, m_p / 1024))
+        print(f"{name:<18}{n_o:>9}{n_p:>9}{t_o:>9.3f}{t_p:>9.3f}{ro:>12.0f}{rp:>12.0f}{ro / rp:>7.2f}"
+              f"{m_o / 1024:>10.1f}{m_p / 1024:>10.1f}", flush=True)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=5, help="best of N runs (rows under 10 s)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="only the two smallest 2-D nets and the first 1-D net")
+    ap.add_argument("--dd", action="store_true", help="the d-D box rows (subdivision counter)")
+    ap.add_argument("--berzins", default=None, help="path to a checkout of relu_edge_subdivision (d-D rows)")
     args = ap.parse_args(argv)
+    if args.dd:
+        return main_dd(args)
     rows = []
     nets = [(w, 2) for w in NETS_2D] + [(w, 1) for w in NETS_1D]
     if args.quick:

@@ -23,8 +23,9 @@ ALLOWED: dict[str, set[str]] = {
     "constructions": {"transformer", "compile", "cpwl", "languages"},
     "limits": {"transformer", "languages", "constructions", "train"},
     "report": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits"},
+    "interop": {"transformer", "cpwl", "compile", "languages", "train", "constructions", "limits"},
     "cli": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits",
-            "report"},
+            "report", "interop"},
 }
 LEAVES = {"checks"}  # importable from everywhere
 

@@ -45,6 +45,7 @@ def test_parse_length_range_refuses(value):
 def test_parse_params():
     assert checks.parse_params(["k=2", "p_open=0.4", "flag=true", "name=abc"]) == \
         {"k": 2, "p_open": 0.4, "flag": True, "name": "abc"}
+    assert checks.parse_params(["eps=1e-5", "lam=2E3", "x=-1.5e+2"]) == {"eps": 1e-5, "lam": 2000.0, "x": -150.0}
     for bad, word in ((["k"], "KEY=VALUE"), (["k=1", "k=2"], "twice"), (["=3"], "bad key"),
                       (["k=[1, 2]"], "scalar"), (["k=: :"], "k")):
         api_rejects(checks.parse_params, bad, mentions=word)

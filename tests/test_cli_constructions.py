@@ -84,10 +84,10 @@ def test_evaluate_agrees_with_cross_entropy_bits_and_membership():
 @pytest.mark.parametrize("args, message", [
     (["construct", "nope"], "unknown construction"),
     (["construct", "dyck", "--param", "depth=2"], "allowed parameters"),
-    (["construct", "dyck", "--param", "k=two"], "expects an int"),
+    (["construct", "dyck", "--param", "k=two"], "must be an integer"),
     (["construct", "dyck", "--param", "k"], "KEY=VALUE"),
     (["construct", "dyck", "--param", "method=cancel"], "method"),
-    (["construct", "parity", "--param", "layer_norm=maybe"], "true/false"),
+    (["construct", "parity", "--param", "layer_norm=maybe"], "true or false"),
     (["construct", "dyck", "--lengths", "a,b"], "--lengths"),
     (["construct", "dyck", "--samples", "0"], "--samples"),
     (["construct", "parity-compiled", "--lengths", "20", "--samples", "4"], "max_length"),

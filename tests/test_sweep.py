@@ -146,6 +146,9 @@ def test_crashing_run_records_error_and_sweep_goes_on(tmp_path):
 def test_ray_backend_runs_the_same_sweep(tmp_path):
     ray = pytest.importorskip("ray")
     db = tmp_path / "r.sqlite"
+    local = tmp_path / "local.sqlite"  # first: forking workers after ray.init is unsafe (its threads)
+    here = run_sweep(expand_grid(SPEC), local, workers=1)
+    assert (here.done, here.errors) == (3, 0), here.error_messages
     ray.init(num_cpus=1, include_dashboard=False, logging_level="WARNING")
     try:
         summary = run_sweep(expand_grid(SPEC), db, backend="ray")
@@ -153,8 +156,6 @@ def test_ray_backend_runs_the_same_sweep(tmp_path):
         ray.shutdown()
     assert (summary.done, summary.errors) == (3, 0), summary.error_messages
     assert counts(db) == ((3, 3), (6, 6))
-    local = tmp_path / "local.sqlite"
-    run_sweep(expand_grid(SPEC), local, workers=1)
     key = lambda r: (r["run_id"], r["length"])
     assert [(key(r), r["accuracy"], r["ce_bits"]) for r in sorted(ResultStore(db).rows(), key=key)] == \
         [(key(r), r["accuracy"], r["ce_bits"]) for r in sorted(ResultStore(local).rows(), key=key)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -168,8 +169,12 @@ def parse_length_range(value, name: str = "train_lengths") -> tuple[int, int]:
     return lo, hi
 
 
+_FLOAT_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 def parse_params(items: Iterable[str] | None, name: str = "--param") -> dict:
-    """["k=2", "p_open=0.4", "flag=true"] → {"k": 2, "p_open": 0.4, "flag": True} (YAML scalars)."""
+    """["k=2", "p_open=0.4", "flag=true"] → {"k": 2, "p_open": 0.4, "flag": True} (YAML scalars;
+    exponent notation such as 1e-5, a string in YAML 1.1, is read as a float)."""
     import yaml
 
     out: dict = {}
@@ -191,6 +196,8 @@ def parse_params(items: Iterable[str] | None, name: str = "--param") -> dict:
             raise ValueError(f"{name}: cannot read the value of {key}: {text!r}") from None
         if isinstance(value, (dict, list)) or value is None and text.lower() not in ("null", "none", "~"):
             raise ValueError(f"{name}: {key} needs a scalar value, got {text!r}")
+        if isinstance(value, str) and _FLOAT_TEXT.fullmatch(text):  # YAML 1.1 reads 1e-5 as a string
+            value = float(text)
         out[key] = value
     return out
 

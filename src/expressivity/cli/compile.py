@@ -14,17 +14,21 @@ from ._common import console, user_errors
 
 @app.command("compile")
 def compile_cmd(
-    spec: Path = typer.Argument(..., help="JSON network spec (maxout | relu | random; see docs/compile.md)"),
+    spec: Path = typer.Argument(..., help="JSON network spec (maxout | relu | random; see docs/compile.md), "
+                                "or a torch nn.Sequential's state dict (.pt / .safetensors) with --layers"),
     out: Path = typer.Option(..., "--out", "-o", help="where to write the .safetensors model"),
+    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights "
+                                       "(default: beside them, net.pt -> net.json)"),
     attention: str = typer.Option("hardmax", help="hardmax (exact) or softmax (σ_λ)"),
     lam: float | None = typer.Option(None, "--lam", help="λ for softmax attention"),
     show_channels: bool = typer.Option(False, "--channels", help="print the residual channel map"),
 ) -> None:
     """Compile a Maxout/ReLU network into a transformer and save it (weights + channel map)."""
-    from ..compile import compile_maxout, complexity_report, load_spec
+    from ..compile import compile_maxout, complexity_report
+    from ..interop.torch_in import load_source
 
     with user_errors():
-        net, domain = load_spec(spec)
+        net, domain = load_source(spec, layers, need_domain=True)
         cm = compile_maxout(net, domain=domain, attention=attention, lam=lam)
         out.parent.mkdir(parents=True, exist_ok=True)
         cm.save(out)
@@ -38,15 +42,17 @@ def compile_cmd(
 @app.command("verify")
 def verify_cmd(
     model: Path = typer.Argument(..., help="a model written by `expressivity compile`"),
-    spec: Path = typer.Argument(..., help="the JSON spec it was compiled from"),
+    spec: Path = typer.Argument(..., help="the JSON spec (or torch weights) it was compiled from"),
+    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights"),
     points: int = typer.Option(10_000, help="random points in the domain (corners are added)"),
     seed: int = typer.Option(0),
 ) -> None:
     """Measure the compiled model against its source network: error, bound, sizes."""
-    from ..compile import complexity_report, load_compiled, load_spec
+    from ..compile import complexity_report, load_compiled
+    from ..interop.torch_in import load_source
 
     with user_errors():
-        net, _ = load_spec(spec)
+        net, _ = load_source(spec, layers)
         cm = load_compiled(model, net)
         if cm.in_dim != net.in_dim or cm.transformer.cfg.d_out != net.out_dim:
             raise ValueError(f"{model} has input/output sizes ({cm.in_dim}, {cm.transformer.cfg.d_out}) "

@@ -16,11 +16,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..checks import check_int, parse_params
 from . import app
 from ._common import console, user_errors
-
-_TRUE = {"true", "yes", "1", "on"}
-_FALSE = {"false", "no", "0", "off"}
 
 
 def _defaults(name: str) -> dict:
@@ -37,61 +35,6 @@ def _description(name: str) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
-def _coerce(name: str, key: str, text: str, default):
-    """Parse ``text`` as the type of the parameter's default (bool, int, float or str)."""
-    if isinstance(default, bool):
-        if text.lower() in _TRUE:
-            return True
-        if text.lower() in _FALSE:
-            return False
-        raise ValueError(f"{name}: parameter {key} expects true/false, got {text!r}")
-    if isinstance(default, int):
-        try:
-            return int(text)
-        except ValueError:
-            raise ValueError(f"{name}: parameter {key} expects an int, got {text!r}") from None
-    if isinstance(default, float):
-        try:
-            return float(text)
-        except ValueError:
-            raise ValueError(f"{name}: parameter {key} expects a number, got {text!r}") from None
-    if default is inspect.Parameter.empty or default is None:
-        for cast in (int, float):
-            try:
-                return cast(text)
-            except ValueError:
-                pass
-    return text
-
-
-def parse_params(name: str, items: list[str] | None) -> dict:
-    """``["k=2", "max_depth=3"]`` -> {"k": 2, "max_depth": 3}, typed by the builder's defaults."""
-    from ..constructions import REGISTRY
-
-    if name not in REGISTRY:
-        raise ValueError(f"unknown construction {name!r}; choose one of {sorted(REGISTRY)}")
-    defaults = _defaults(name)
-    out = {}
-    for item in items or []:
-        if "=" not in item:
-            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
-        key, value = (x.strip() for x in item.split("=", 1))
-        if key not in defaults:
-            raise ValueError(f"construction {name!r} does not take {key!r}; allowed parameters: {list(defaults)}")
-        out[key] = _coerce(name, key, value, defaults[key])
-    return out
-
-
-def parse_lengths(text: str) -> list[int]:
-    try:
-        out = [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise ValueError(f"--lengths expects comma-separated ints, e.g. 10,100,1000, got {text!r}") from None
-    if not out or min(out) < 0:
-        raise ValueError(f"--lengths expects ints >= 0, got {text!r}")
-    return out
-
-
 def sample_strings(language, rng: np.random.Generator, count: int, n: int) -> list[str]:
     """⌈count/2⌉ members and the rest non-members of length n (one class if the other is empty)."""
     has_pos, has_neg = language.supports(n, True), language.supports(n, False)
@@ -103,7 +46,7 @@ def sample_strings(language, rng: np.random.Generator, count: int, n: int) -> li
     return out
 
 
-def evaluate(c, lengths: list[int], samples: int, seed: int, progress: Progress | None = None) -> list[dict]:
+def evaluate(c, lengths, samples: int, seed: int, progress: Progress | None = None) -> list[dict]:
     """One row per length: accuracy, CE (bits), member/non-member counts, model size."""
     from ..constructions import ce_bits_from_logits
 
@@ -141,7 +84,7 @@ def constructions_cmd() -> None:
 def construct_cmd(
     name: str = typer.Argument(..., help="construction name (see `expressivity constructions`)"),
     param: list[str] = typer.Option([], "--param", "-p", help="KEY=VALUE, repeatable (e.g. k=2)"),  # noqa: B008
-    lengths: str = typer.Option("10,100,1000", help="comma-separated string lengths n"),
+    lengths: str = typer.Option("10,100,1000", help="string lengths n: 10,100,1000 or a range 8-16"),
     samples: int = typer.Option(200, help="strings per length (half members when both exist)"),
     seed: int = typer.Option(0, help="seed of the string sampler"),
 ) -> None:
@@ -149,11 +92,10 @@ def construct_cmd(
     from ..constructions import get
 
     with user_errors():
-        if samples < 1:
-            raise ValueError(f"--samples must be >= 1, got {samples}")
-        params = parse_params(name, param)
-        ns = parse_lengths(lengths)
-        c = get(name, **params)
+        check_int(samples, "--samples", min=1)
+        check_int(seed, "--seed", min=0)
+        c = get(name, **parse_params(param))  # the library validates and types each parameter
+        ns = c.check_lengths(lengths, samples, "--lengths")
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=console, transient=True) as progress:
             rows = evaluate(c, ns, samples, seed, progress)

@@ -5,7 +5,8 @@ compile`` (a compiled model is read at token 0, like ``evaluate``; a plain hardm
 at every token of ``--n-tokens`` copies of x) or a JSON spec: the network specs of
 ``expressivity compile`` (maxout | relu | random) or a constructed family
 ``{"type": "sawtooth", "q": 3, "L": 4}`` | ``{"type": "tent", "L": 5}`` |
-``{"type": "serra", "widths": [3, 4]}``. Vectors are comma-separated: ``--segment 0 1`` or
+``{"type": "serra", "widths": [3, 4]}``, or a torch ``nn.Sequential``'s state dict (``.pt`` /
+``.safetensors``) with its layer-shapes JSON (``--layers``, see ``expressivity.interop.torch_in``). Vectors are comma-separated: ``--segment 0 1`` or
 ``--segment=-1,0 1,0`` (use ``=`` for values starting with ``-``).
 """
 
@@ -29,10 +30,19 @@ def _vec(text: str, what: str) -> np.ndarray:
         raise ValueError(f"{what}: expected comma-separated numbers, got {text!r}") from None
 
 
-def load_model(path: Path, compile_it: bool = False):
+def load_model(path: Path, compile_it: bool = False, layers: Path | None = None):
     """A model object that :func:`expressivity.regions.lower` accepts."""
     if not path.is_file():
         raise FileNotFoundError(f"no such model file: {path}")
+    from ..interop.torch_in import is_torch_weights, load_network, load_sequential
+
+    if is_torch_weights(path):  # a saved nn.Sequential (+ its layers JSON)
+        if compile_it:
+            from ..compile import compile_maxout
+
+            net, domain = load_network(path, layers, need_domain=True)
+            return compile_maxout(net, domain=domain)
+        return load_sequential(path, layers)[0]
     if path.suffix == ".safetensors":
         from ..transformer import load_transformer, read_metadata
 
@@ -73,7 +83,10 @@ def load_model(path: Path, compile_it: bool = False):
 
 @app.command("regions")
 def regions_cmd(
-    model: Path = typer.Argument(..., help="a .safetensors transformer or a JSON network spec"),
+    model: Path = typer.Argument(..., help="a .safetensors transformer, a JSON network spec, or a torch "
+                                 "nn.Sequential's state dict (.pt / .safetensors) with --layers"),
+    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights "
+                                       "(default: beside them, net.pt -> net.json)"),
     segment: tuple[str, str] | None = typer.Option(None, "--segment", help="A B: the segment from A to B"),
     plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
     bounds: str = typer.Option("-1,1,-1,1", "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane"),
@@ -95,7 +108,7 @@ def regions_cmd(
             raise ValueError("give exactly one of --segment A B, --plane O U V, --box")
         if plot is not None and plane is None:
             raise ValueError("--plot draws a plane slice: use it with --plane")
-        m = load_model(model, compile_it)
+        m = load_model(model, compile_it, layers)
         kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
         if segment is not None:
             dom = Segment(_vec(segment[0], "segment A"), _vec(segment[1], "segment B"))

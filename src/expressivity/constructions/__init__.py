@@ -23,8 +23,9 @@ import dataclasses
 import inspect
 from collections.abc import Callable
 
+from ..checks import check_choice
 from . import dyck, dyck_yao, first, parity, parity_compiled
-from .base import Construction, Encoded, ce_bits_closed_form, ce_bits_from_logits
+from .base import Construction, Encoded, ce_bits_closed_form, ce_bits_from_logits, check_labels
 
 DYCK_METHODS = {"depth-lookup": dyck.build, "yao": dyck_yao.build}
 
@@ -32,8 +33,8 @@ DYCK_METHODS = {"depth-lookup": dyck.build, "yao": dyck_yao.build}
 def _dyck(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float = 10.0,
           method: str = "depth-lookup") -> Construction:
     """Dyck-(k, D) by hard attention: 4 layers ("depth-lookup") or D + 1 layers ("yao")."""
-    if method not in DYCK_METHODS:
-        raise ValueError(f"dyck: method must be one of {sorted(DYCK_METHODS)}, got {method!r}")
+    if not isinstance(method, str) or method not in DYCK_METHODS:
+        raise ValueError(f"dyck: unknown method {method!r}; choose one of: {', '.join(DYCK_METHODS)}")
     c = DYCK_METHODS[method](k=k, max_depth=max_depth, max_length=max_length, scale=scale)
     return dataclasses.replace(c, params={**c.params, "method": method})
 
@@ -48,13 +49,13 @@ REGISTRY: dict[str, Callable[..., Construction]] = {
 
 def allowed_params(name: str) -> list[str]:
     """Parameter names accepted by construction ``name``."""
+    check_choice(name, "construction", sorted(REGISTRY))
     return list(inspect.signature(REGISTRY[name]).parameters)
 
 
 def get(name: str, **params) -> Construction:
     """Construction ``name`` built with ``params``; ValueError lists what is allowed."""
-    if name not in REGISTRY:
-        raise ValueError(f"unknown construction {name!r}; choose one of {sorted(REGISTRY)}")
+    check_choice(name, "construction", sorted(REGISTRY))
     allowed = allowed_params(name)
     unknown = sorted(set(params) - set(allowed))
     if unknown:
@@ -62,4 +63,5 @@ def get(name: str, **params) -> Construction:
     return REGISTRY[name](**params)
 
 
-__all__ = ["REGISTRY", "Construction", "Encoded", "allowed_params", "ce_bits_closed_form", "ce_bits_from_logits", "get"]
+__all__ = ["REGISTRY", "Construction", "Encoded", "allowed_params", "ce_bits_closed_form", "ce_bits_from_logits",
+           "check_labels", "get"]

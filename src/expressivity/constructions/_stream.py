@@ -26,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from ..checks import check_float
 from ..languages import Language
 from ..transformer import ChannelMap, Transformer, TransformerConfig
 from .base import Construction, Encoded, load_weights
@@ -159,10 +160,10 @@ def softmax_construction(name: str, ideal: Callable[[], IdealStream], language: 
     Validates ``layer_norm`` (bool) and ``eps`` (finite, ≥ 0). ``info`` records the closed-form
     logit: ``plain_logit`` without layer norm, ±√(d/2) with it (ε = 0; ``ln_margin`` = √(d/2)).
     """
-    if not isinstance(layer_norm, bool):
-        raise ValueError(f"{name}: layer_norm must be a bool, got {layer_norm!r}")  # noqa: TRY004
-    if not (isinstance(eps, (int, float)) and math.isfinite(eps) and eps >= 0):
-        raise ValueError(f"{name}: eps must be a finite number >= 0, got {eps!r}")
+    if not isinstance(layer_norm, (bool, np.bool_)):
+        raise ValueError(f"{name}: layer_norm must be true or false, got {layer_norm!r}")  # noqa: TRY004
+    layer_norm = bool(layer_norm)
+    eps = check_float(eps, f"{name}: eps", min=0.0)
     model = ideal().build(layer_norm=layer_norm, eps=float(eps), attention="softmax")
     d = model.cfg.d_model
     info = {

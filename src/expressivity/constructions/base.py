@@ -21,13 +21,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..checks import as_real_array, check_memory, chunk_rows, parse_lengths
 from ..languages import Language
 from ..transformer import Transformer
 
 AttentionKind = Literal["hardmax", "softmax"]
 
-# elements of a (B, T, T) score tensor per forward chunk (memory guard for n = 1000)
-_CHUNK_ELEMENTS = 2_000_000
+# bytes of the (B, H, T, T) float64 score tensor per forward chunk (2e6 entries; guard for n = 1000)
+_CHUNK_BYTES = 8 * 2_000_000
 
 
 class Encoded(NamedTuple):
@@ -54,6 +55,8 @@ class Construction:
     params: dict = field(default_factory=dict)  # the parameters the registry was called with
     description: str = ""  # one line: the idea of the construction
     info: dict = field(default_factory=dict)  # construction-specific facts (closed forms, sizes)
+    n_tokens: Callable[[int], int] | None = field(default=None, repr=False)  # string length n -> T
+    max_length: int | None = None  # longest string the construction is built for (None: any)
 
     def __post_init__(self) -> None:
         if self.attention != self.transformer.cfg.attention:
@@ -67,15 +70,48 @@ class Construction:
 
     def _check_strings(self, strings) -> list[str]:
         if isinstance(strings, str):
-            raise ValueError("pass a list of strings, not a single string")  # noqa: TRY004 (house rule: ValueError)
-        strings = list(strings)
+            raise ValueError("strings: pass a list of strings, not a single string")  # noqa: TRY004 (house rule: ValueError)
+        try:
+            strings = list(strings)
+        except TypeError:
+            raise ValueError(f"strings: expected a list of strings, got {type(strings).__name__}") from None
         for s in strings:
             if not isinstance(s, str):
                 raise ValueError(f"{self.name}: strings must be str, got {type(s).__name__}")  # noqa: TRY004
         bad = set("".join(strings)) - set(self.alphabet)
         if bad:
             raise ValueError(f"{self.name}: symbols {sorted(bad)} are not in the alphabet {self.alphabet!r}")
+        for n in sorted({len(s) for s in strings}):
+            self._check_length(n)
         return strings
+
+    def _check_length(self, n: int, name: str = "strings") -> None:
+        if self.max_length is not None and n > self.max_length:
+            raise ValueError(f"{self.name}: length {n} ({name}) exceeds max_length = {self.max_length}; "
+                             "build the construction with a larger max_length")
+
+    def tokens(self, n: int) -> int:
+        """Number of tokens T the model reads for a string of length n."""
+        return self.n_tokens(n) if self.n_tokens is not None else n + 1
+
+    def _bytes_per_string(self, n: int) -> float:
+        """Working set of one string of length n in a forward pass (float64): attention scores,
+        pattern and a temporary (3·H·T²) plus the residual stream and FFN activations."""
+        cfg = self.transformer.cfg
+        T = self.tokens(n)
+        return 8.0 * T * (3.0 * cfg.n_heads * T + 6.0 * cfg.d_model + 2.0 * cfg.d_mlp + (cfg.d_input or 1))
+
+    def check_lengths(self, lengths, count: int = 1, name: str = "lengths") -> tuple[int, ...]:
+        """``lengths`` parsed (:func:`~expressivity.checks.parse_lengths`) and checked: each n
+        within ``max_length``, and ``count`` strings of each length (sampled, encoded and run one
+        chunk at a time) within the memory budget. Returns the lengths."""
+        ns = parse_lengths(lengths, name)
+        for n in ns:
+            self._check_length(n, name)
+            need = self._bytes_per_string(n) + count * 8.0 * (3 * n + self.tokens(n) * (self.transformer.cfg.d_input or 1))
+            check_memory(need, f"{self.name} on {count} string(s) of length {n}",
+                         hint=f"use smaller {name} or fewer strings")
+        return ns
 
     def encode(self, strings: list[str]) -> Encoded:
         """Encode strings of ONE common length (see :meth:`logits` for mixed lengths)."""
@@ -93,10 +129,13 @@ class Construction:
         for i, s in enumerate(strings):
             by_len.setdefault(len(s), []).append(i)
         model = self.transformer
+        for n in by_len:
+            check_memory(self._bytes_per_string(n), f"{self.name} on a string of length {n}",
+                         hint="use shorter strings")
         with torch.no_grad():
             for _n, idx in sorted(by_len.items()):
                 T = self.encoder([strings[idx[0]]]).inputs.shape[1]
-                chunk = max(1, _CHUNK_ELEMENTS // (T * T * model.cfg.n_heads))
+                chunk = chunk_rows(8 * T * T * model.cfg.n_heads, budget=_CHUNK_BYTES)
                 for start in range(0, len(idx), chunk):
                     part = idx[start:start + chunk]
                     enc = self.encoder([strings[i] for i in part])
@@ -116,6 +155,11 @@ class Construction:
 
     def cross_entropy_bits(self, strings: list[str], labels=None) -> float:
         """Mean −log2 P(label | s); labels default to the language's exact membership."""
+        strings = self._check_strings(strings)
+        if not strings:
+            raise ValueError("strings: no strings given (the mean cross-entropy of none is undefined)")
+        if labels is not None:
+            labels = check_labels(labels, len(strings))
         z = self.logits(strings)
         if labels is None:
             labels = np.array([self.language.accepts(s) for s in strings], dtype=bool)
@@ -140,13 +184,33 @@ class Construction:
 
 
 def ce_bits_from_logits(z, labels) -> float:
-    """Mean −log2 P(y | s) for logits z (B,) and labels y (B,): mean softplus(∓z)/ln 2."""
-    z = np.asarray(z, dtype=np.float64)
-    y = np.asarray(labels, dtype=bool)
-    if y.shape != z.shape:
-        raise ValueError(f"labels must have shape {z.shape}, got {y.shape}")
+    """Mean −log2 P(y | s) for logits z (B,) and labels y (B,): mean softplus(∓z)/ln 2.
+
+    Labels must be 0/1 or bools (:func:`check_labels`); logits must be finite, at least one."""
+    z = as_real_array(z, "logits", ndim=1)
+    if not len(z):
+        raise ValueError("logits: none given (the mean cross-entropy of none is undefined)")
+    y = check_labels(labels, len(z))
     margin = np.where(y, z, -z)
     return float(np.mean(np.logaddexp(0.0, -margin)) / math.log(2.0))
+
+
+def check_labels(labels, count: int) -> np.ndarray:
+    """``labels`` as a bool array of ``count`` entries; only 0/1 (or False/True) are labels —
+    2, 0.5 or NaN are refused, never cast to True."""
+    y = np.asarray(labels)
+    if y.dtype == bool:
+        out = y
+    elif y.dtype.kind in "iuf":
+        if not np.isin(y, (0, 1)).all():
+            bad = y[~np.isin(y, (0, 1))].ravel()[0].item()
+            raise ValueError(f"labels must be 0/1 or booleans (1 = member), got {bad!r}")
+        out = y.astype(bool)
+    else:
+        raise ValueError(f"labels must be 0/1 or booleans (1 = member), got dtype {y.dtype}")
+    if out.shape != (count,):
+        raise ValueError(f"labels must have shape ({count},), got {out.shape}")
+    return out
 
 
 def ce_bits_closed_form(margin: float) -> float:

@@ -33,6 +33,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from ..checks import check_float, check_int, check_memory
 from ..languages import BOS, CLS, Language, Vocab
 from ..languages import get as get_language
 from ..transformer import ChannelMap, Transformer, TransformerConfig
@@ -46,6 +47,19 @@ def _channels(k: int, D: int) -> ChannelMap:
         ("a!", 1), ("b!", 1), ("dep_neg!", 1), ("dep", D + 1), ("dep_over!", 1), ("od", D + 1),
         ("mt", k), ("bad!", 1), ("anybad!", 1), ("acc!", 1),
     )
+
+
+def check_dyck_params(label: str, k, max_depth, max_length, scale) -> tuple[int, int, int, float]:
+    """(k, D, N, scale) validated: ints k ∈ [1, 30], D ≥ 1, N ≥ 1 (2.0 passes, 2.5 and bools
+    do not) and a finite scale > 0."""
+    from ..languages import PAIRS
+
+    def named(name):
+        return f"{label}: {name}"
+
+    return (check_int(k, named("k"), min=1, max=len(PAIRS)), check_int(max_depth, named("max_depth"), min=1),
+            check_int(max_length, named("max_length"), min=1),
+            check_float(scale, named("scale"), min=0.0, min_open=True))
 
 
 def embed_brackets(E: np.ndarray, vocab: Vocab, opens: list[int], closes: list[int], bos: int, cls: int) -> None:
@@ -80,16 +94,13 @@ def bracket_encoder(label: str, language: Language, vocab: Vocab, max_length: in
 
 def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float = 10.0) -> Construction:
     """Hardmax recogniser of Dyck-(k, D), D = ``max_depth``, for strings of length ≤ ``max_length``."""
-    for name, v, lo in (("k", k, 1), ("max_depth", max_depth, 1), ("max_length", max_length, 1)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
-            raise ValueError(f"dyck: {name} must be an int >= {lo}, got {v!r}")
-    if not (isinstance(scale, (int, float)) and np.isfinite(scale) and scale > 0):
-        raise ValueError(f"dyck: scale must be a finite number > 0, got {scale!r}")
-    language = get_language("dyck", k=int(k), max_depth=int(max_depth))
-    k, D, N = int(k), int(max_depth), int(max_length)
+    k, D, N, scale = check_dyck_params("dyck", k, max_depth, max_length, scale)
+    n_ctx = N + D + 3
+    check_memory(3 * 8.0 * n_ctx * (4 * k + 3 * D + 17), f"dyck with max_length = {N}",
+                 hint="use a smaller max_length (the positional table has max_length + D + 3 rows)")
+    language = get_language("dyck", k=k, max_depth=D)
     vocab = Vocab(language.alphabet)
     ch = _channels(k, D)
-    n_ctx = N + D + 3
     M = 4.0 * n_ctx  # matching bonus, larger than any position
     d_head = max(2, D + 3, k)
     cfg = TransformerConfig(
@@ -186,6 +197,7 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
     return Construction(
         name="dyck", transformer=model, attention="hardmax", language=language, encoder=encode,
         params={"k": k, "max_depth": D, "max_length": N, "scale": float(scale)},
+        n_tokens=lambda n: n + D + 3, max_length=N,
         description=f"Dyck-({k}, {D}) by hard attention: prefix averages, depth lookup, matching, any-error",
         info={"n_blocks": 4, "n_ctx": n_ctx, "closed_form_logit": f"±{scale} (hardmax, exact)"},
     )

@@ -44,11 +44,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_memory
 from ..languages import Vocab
 from ..languages import get as get_language
 from ..transformer import ChannelMap, Transformer, TransformerConfig
 from .base import Construction, load_weights
-from .dyck import bracket_encoder, embed_brackets
+from .dyck import bracket_encoder, check_dyck_params, embed_brackets
 
 # one FFN unit: (reads {channel: coef}, bias, writes {channel: coef})
 _Unit = tuple[dict[int, float], float, dict[int, float]]
@@ -81,13 +82,10 @@ def _step(units: list[_Unit], c_alpha: int, c_inv: int, gate: list[list[int]], m
 
 def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float = 10.0) -> Construction:
     """Hardmax recogniser of Dyck-(k, D) with D + 1 layers, one per depth level (Yao et al. 2021)."""
-    for name, v, lo in (("k", k, 1), ("max_depth", max_depth, 1), ("max_length", max_length, 1)):
-        if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < lo:
-            raise ValueError(f"dyck (yao): {name} must be an int >= {lo}, got {v!r}")
-    if not (isinstance(scale, (int, float)) and not isinstance(scale, bool) and np.isfinite(scale) and scale > 0):
-        raise ValueError(f"dyck (yao): scale must be a finite number > 0, got {scale!r}")
-    language = get_language("dyck", k=int(k), max_depth=int(max_depth))
-    k, D, N = int(k), int(max_depth), int(max_length)
+    k, D, N, scale = check_dyck_params("dyck (yao)", k, max_depth, max_length, scale)
+    check_memory(3 * 8.0 * (N + 2) * (5 * k + 2 * D + 12), f"dyck (yao) with max_length = {N}",
+                 hint="use a smaller max_length (the positional table has max_length + 2 rows)")
+    language = get_language("dyck", k=k, max_depth=D)
     vocab = Vocab(language.alphabet)
     ch = _channels(k, D)
     c, g = ch.index, ch.group
@@ -204,6 +202,7 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
     return Construction(
         name="dyck", transformer=model, attention="hardmax", language=language, encoder=encode,
         params={"k": k, "max_depth": D, "max_length": N, "scale": float(scale), "method": "yao"},
+        n_tokens=lambda n: n + 2, max_length=N,
         description=f"Dyck-({k}, {D}) by hard attention, one layer per depth level (Yao et al. 2021): "
                     f"{D + 1} layers",
         info={"n_blocks": D + 1, "n_ctx": n_ctx, "closed_form_logit": f"±{scale} (hardmax, float64 rounding)"},

@@ -28,6 +28,7 @@ import math
 import numpy as np
 import torch
 
+from ..checks import check_int, check_memory, parse_lengths
 from ..compile import compile_maxout
 from ..cpwl import MaxoutNetwork, interpolate_1d
 from ..languages import CLS, PAD, Vocab
@@ -71,11 +72,12 @@ def _encoder(T: int, N: int):
 
 def build(max_length: int = 12, method: str = "interpolate") -> Construction:
     """PARITY for all lengths n ≤ ``max_length`` (hardmax, exact)."""
-    if not isinstance(max_length, (int, np.integer)) or isinstance(max_length, bool) or max_length < 1:
-        raise ValueError(f"parity-compiled: max_length must be an int >= 1, got {max_length!r}")
+    N = check_int(max_length, "parity-compiled: max_length", min=1)
     if method not in METHODS:
         raise ValueError(f"parity-compiled: method must be one of {METHODS}, got {method!r}")
-    N = int(max_length)
+    if method == "interpolate":  # N + 1 heads on ~2N channels: parameters grow like 40·N²
+        check_memory(3 * 8.0 * (40.0 * (N + 1) ** 2 + 1000), f"parity-compiled (interpolate) with max_length = {N}",
+                     hint="use a smaller max_length, or method=sawtooth (depth log2 N instead of width N)")
     net, T = parity_net(N, method)
     compiled = compile_maxout(net, domain=(0.0, 1.0), attention="hardmax")
     src = compiled.transformer
@@ -123,6 +125,7 @@ def build(max_length: int = 12, method: str = "interpolate") -> Construction:
     return Construction(
         name="parity-compiled", transformer=model, attention="hardmax", language=LANGUAGE,
         encoder=_encoder(T, N), params={"max_length": N, "method": method},
+        n_tokens=lambda n: T, max_length=N,
         description=f"PARITY for n ≤ {N}: uniform attention computes k/T, compiled CPWL g(k/T) = ±1 ({method})",
         info=info,
     )
@@ -131,8 +134,8 @@ def build(max_length: int = 12, method: str = "interpolate") -> Construction:
 def growth_table(lengths, method: str = "interpolate") -> list[dict]:
     """Rows (N, blocks, heads, d_model, params, nonzero params) for each N in ``lengths``."""
     rows = []
-    for N in lengths:
-        c = build(int(N), method)
+    for N in parse_lengths(lengths, "lengths"):
+        c = build(N, method)
         cfg = c.transformer.cfg
         rows.append({"N": int(N), "method": method, "blocks": cfg.n_layers, "heads": cfg.n_heads,
                      "d_model": cfg.d_model, "d_mlp": cfg.d_mlp, "n_tokens": cfg.n_ctx,

@@ -1,41 +1,115 @@
-"""Formal languages with exact membership, samplers and optimal next-symbol distributions.
+"""Formal languages and function tasks with exact oracles and samplers.
 
-Entry points: ``get(name, **params) -> Language`` with names ``"parity"`` (odd number of 1s),
-``"first"`` (first bit is 1), ``"majority"`` (strictly more 1s than 0s; ties are out),
-``"dyck"`` (params ``k`` = 2, ``max_depth`` = None, ``p_open`` = 0.5; Dyck-2 alphabet ``()[]``);
-binary languages take ``p_end`` (end probability of the generative process, 0.5).
-``get_task(name, kind, **params)`` with kind ``"recognition"`` or ``"next_symbol"``.
+Entry points: ``get(name, **params)`` returns a :class:`Language` (membership, samplers,
+generative process; kinds ``recognition`` and ``next_symbol``) or a :class:`FunctionTask`
+(an exact function; kind ``classification`` or ``transduction``); ``get_task(name, kind,
+**params)`` wraps it in a :class:`Task` with ``sample_batch(rng, batch_size, length)``.
+
+Languages: ``parity`` (odd number of 1s), ``first`` (first bit is 1), ``majority`` (strictly
+more 1s than 0s; ties are out) — binary languages take ``p_end``; ``dyck`` (``k`` ≤ 256,
+``max_depth``, ``p_open``; Dyck-2 alphabet ``()[]``); ``shuffle_dyck``; ``tomita1`` …
+``tomita7``; ``anbn``, ``anbncn``, ``anbncndn``.
+Function tasks (Delétang et al. 2023): see :data:`REGISTRY` and :data:`LEVELS`.
 ``EOS`` ("$") is the end symbol in next-symbol distributions.
 """
 
 from __future__ import annotations
 
+import inspect
+
 from .base import EOS, Language, Task
+from .context_free.anbn import AnBn
+from .context_free.modular_arithmetic_brackets import ModularArithmeticBrackets
+from .context_free.reverse_string import ReverseString
+from .context_free.solve_equation import SolveEquation
+from .context_free.stack_manipulation import StackManipulation
+from .context_sensitive.anbncn import AnBnCn, AnBnCnDn
+from .context_sensitive.binary_addition import BinaryAddition
+from .context_sensitive.binary_multiplication import BinaryMultiplication
+from .context_sensitive.bucket_sort import BucketSort
+from .context_sensitive.compute_sqrt import ComputeSqrt
+from .context_sensitive.duplicate_string import DuplicateString
+from .context_sensitive.missing_duplicate import MissingDuplicate
+from .context_sensitive.odds_first import OddsFirst
+from .context_sensitive.shuffle_dyck import ShuffleDyck
 from .dyck import PAIRS, Dyck
 from .first import First
+from .function import Classification, FunctionTask, Transduction
 from .majority import Majority
 from .parity import Parity
-from .tasks import KINDS, NextSymbolTask, RecognitionTask, make_task
+from .regular.cycle_navigation import CycleNavigation
+from .regular.even_pairs import EvenPairs
+from .regular.modular_arithmetic import ModularArithmetic
+from .regular.parity_check import ParityCheck
+from .regular.tomita import TOMITA
+from .tasks import (
+    KINDS,
+    ClassificationTask,
+    NextSymbolTask,
+    RecognitionTask,
+    TransductionTask,
+    make_task,
+)
 from .vocab import BOS, CLS, EOS_TOKEN, PAD, Vocab
 
-REGISTRY: dict[str, type[Language]] = {"parity": Parity, "first": First, "majority": Majority, "dyck": Dyck}
+REGISTRY: dict[str, type[Language] | type[FunctionTask]] = {
+    # languages (recognition, next_symbol)
+    "parity": Parity, "first": First, "majority": Majority, **TOMITA,
+    "dyck": Dyck, "anbn": AnBn, "shuffle_dyck": ShuffleDyck, "anbncn": AnBnCn, "anbncndn": AnBnCnDn,
+    # Delétang et al. 2023: regular
+    "even_pairs": EvenPairs, "modular_arithmetic": ModularArithmetic, "parity_check": ParityCheck,
+    "cycle_navigation": CycleNavigation,
+    # deterministic context-free
+    "stack_manipulation": StackManipulation, "reverse_string": ReverseString,
+    "modular_arithmetic_brackets": ModularArithmeticBrackets, "solve_equation": SolveEquation,
+    # context-sensitive
+    "duplicate_string": DuplicateString, "missing_duplicate": MissingDuplicate, "odds_first": OddsFirst,
+    "binary_addition": BinaryAddition, "binary_multiplication": BinaryMultiplication,
+    "compute_sqrt": ComputeSqrt, "bucket_sort": BucketSort,
+}
+
+_REGULAR = ("parity", "first", "majority", *TOMITA, "even_pairs", "modular_arithmetic", "parity_check",
+            "cycle_navigation")
+_CONTEXT_FREE = ("dyck", "anbn", "stack_manipulation", "reverse_string", "modular_arithmetic_brackets",
+                 "solve_equation")
+# Chomsky level of each task (MAJORITY is a one-counter language, not regular; Shuffle-Dyck-1 = Dyck-1)
+LEVELS: dict[str, str] = {name: ("regular" if name in _REGULAR else "context-free" if name in _CONTEXT_FREE
+                                 else "context-sensitive") for name in REGISTRY}
+LEVELS["majority"] = "context-free"
 
 
-def get(name: str, **params) -> Language:
-    """The language ``name`` built with ``params``; ValueError names the allowed choices."""
-    if name not in REGISTRY:
-        raise ValueError(f"unknown language {name!r}; choose one of {sorted(REGISTRY)}")
-    try:
-        return REGISTRY[name](**params)
-    except TypeError as exc:
-        raise ValueError(f"bad parameters for language {name!r}: {exc}") from None
+def get(name: str, **params) -> Language | FunctionTask:
+    """The language or function task ``name`` built with ``params``; one-line ValueError
+    naming the allowed names or parameters."""
+    if not isinstance(name, str) or name not in REGISTRY:
+        raise ValueError(f"unknown language or task {name!r}; choose one of {sorted(REGISTRY)}")
+    cls = REGISTRY[name]
+    allowed = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+    unknown = sorted(set(params) - set(allowed))
+    if unknown:
+        raise ValueError(f"{name}: unknown parameters {unknown}; valid parameters: {allowed}")
+    return cls(**params)
+
+
+def kinds_of(name: str) -> tuple[str, ...]:
+    """The task kinds ``name`` supports."""
+    if not isinstance(name, str) or name not in REGISTRY:
+        raise ValueError(f"unknown language or task {name!r}; choose one of {sorted(REGISTRY)}")
+    cls = REGISTRY[name]
+    return (cls.kind,) if issubclass(cls, FunctionTask) else ("recognition", "next_symbol")
 
 
 def get_task(name: str, kind: str = "recognition", **params) -> Task:
-    """Task of ``kind`` ("recognition" | "next_symbol") on ``get(name, **params)``."""
+    """Task of ``kind`` on ``get(name, **params)``; kind ``recognition`` | ``next_symbol`` for
+    languages, ``classification`` | ``transduction`` (the task's own) for function tasks."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown task kind {kind!r}; choose one of {KINDS}")
+    if kind not in kinds_of(name):
+        raise ValueError(f"{name} supports kinds {kinds_of(name)}, not {kind!r}")
     return make_task(get(name, **params), kind)
 
 
-__all__ = ["BOS", "CLS", "EOS", "EOS_TOKEN", "KINDS", "PAD", "PAIRS", "REGISTRY", "Dyck", "First", "Language",
-           "Majority", "NextSymbolTask", "Parity", "RecognitionTask", "Task", "Vocab", "get", "get_task",
+__all__ = ["BOS", "CLS", "EOS", "EOS_TOKEN", "KINDS", "LEVELS", "PAD", "PAIRS", "REGISTRY", "Classification",
+           "ClassificationTask", "Dyck", "First", "FunctionTask", "Language", "Majority", "NextSymbolTask", "Parity",
+           "RecognitionTask", "Task", "Transduction", "TransductionTask", "Vocab", "get", "get_task", "kinds_of",
            "make_task"]

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_int, check_memory
+
 EOS = "$"  # end-of-string symbol in next-symbol distributions (never in an alphabet)
 
 
@@ -32,6 +34,12 @@ class Language(ABC):
 
     name: str = "language"
     alphabet: str = ""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Every ``accepts`` refuses a non-string with a ValueError (never AttributeError)."""
+        super().__init_subclass__(**kwargs)
+        if "accepts" in cls.__dict__:
+            cls.accepts = _checked_accepts(cls.__dict__["accepts"])
 
     # ------------------------------------------------------------------ to implement
     @abstractmethod
@@ -89,30 +97,11 @@ class Language(ABC):
 
     def to_ids(self, strings: list[str] | str) -> np.ndarray:
         """Strings of one common length -> ids (count, n); ValueError on foreign symbols."""
-        if isinstance(strings, str):
-            strings = [strings]
-        lengths = {len(s) for s in strings}
-        if len(lengths) > 1:
-            raise ValueError(f"to_ids needs strings of one length, got lengths {sorted(lengths)}")
-        n = lengths.pop() if lengths else 0
-        table = np.full(256, -1, dtype=np.int64)
-        table[np.frombuffer(self.alphabet.encode("latin-1"), dtype=np.uint8)] = np.arange(len(self.alphabet))
-        try:
-            raw = np.frombuffer("".join(strings).encode("latin-1"), dtype=np.uint8)
-        except UnicodeEncodeError:
-            raise ValueError(f"{self.name}: strings contain symbols outside the alphabet {self.alphabet!r}") from None
-        ids = table[raw].reshape(len(strings), n)
-        if (ids < 0).any():
-            bad = sorted({chr(c) for c in raw[table[raw] < 0]})
-            raise ValueError(f"{self.name}: symbols {bad} are not in the alphabet {self.alphabet!r}")
-        return ids
+        return strings_to_ids(self.alphabet, strings, self.name)
 
     def to_strings(self, ids: np.ndarray) -> list[str]:
         """ids (count, n) -> list of strings."""
-        chars = np.frombuffer(self.alphabet.encode("latin-1"), dtype=np.uint8)[ids]  # (count, n)
-        n = ids.shape[1]
-        raw = chars.astype(np.uint8).tobytes()
-        return [raw[i * n:(i + 1) * n].decode("latin-1") for i in range(ids.shape[0])]
+        return ids_to_strings(self.alphabet, ids)
 
     def accepts_batch(self, strings: list[str]) -> np.ndarray:
         """Vectorised membership for strings of one common length -> bool (count,)."""
@@ -127,9 +116,12 @@ class Language(ABC):
 
     def sample_ids(self, rng: np.random.Generator, count: int, length: int, positive: bool) -> np.ndarray:
         """Like :meth:`sample` but returns ids (count, length)."""
+        _check_rng(rng, f"{self.name}: rng")
         self._check_length(length, positive)
-        if count < 0:
-            raise ValueError(f"{self.name}: count must be >= 0, got {count}")
+        count = check_int(count, f"{self.name}: count", min=0)
+        # ids, a candidate copy and the membership scratch (int64), plus the sampler's own tables
+        check_memory(3 * 8.0 * count * length, f"{self.name}: {count} strings of length {length}",
+                     hint="use a smaller count or length")
         if positive:
             return self._sample_positive_ids(rng, count, length)
         n_near = count // 2 if self.supports(length, True) else 0
@@ -195,7 +187,9 @@ class Language(ABC):
                 break
             p = self._probs(state)  # (count, K + 1)
             p = np.where(live[:, None], p, np.concatenate([p[:, :-1], np.zeros((count, 1))], axis=1))
-            p = p / p.sum(axis=1, keepdims=True)  # finished strings idle on the EOS-free process
+            total = p.sum(axis=1, keepdims=True)  # finished strings idle on the EOS-free process
+            idle = np.r_[np.ones(p.shape[1] - 1), 0.0] / (p.shape[1] - 1)  # (only EOS left: any symbol)
+            p = np.where(total > 0, p / np.where(total > 0, total, 1.0), idle)
             u = rng.random(count)[:, None]
             sym = (u > np.cumsum(p, axis=1)).sum(axis=1).clip(max=p.shape[1] - 1)
             ended = live & (sym == self.eos_index)
@@ -212,6 +206,65 @@ class Language(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(alphabet={self.alphabet!r})"
+
+
+def _checked_accepts(accepts):
+    def checked(self, s):
+        if not isinstance(s, str):
+            raise ValueError(f"{self.name}.accepts: expected a str, got {type(s).__name__}")  # noqa: TRY004
+        return accepts(self, s)
+
+    checked.__doc__, checked.__name__, checked.__qualname__ = accepts.__doc__, accepts.__name__, accepts.__qualname__
+    return checked
+
+
+def _check_rng(rng, name: str) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{name} must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+
+
+def _checked_sample_batch(sample_batch):
+    def checked(self, generator, batch_size, length):
+        _check_rng(generator, f"{self.name}: generator")
+        batch_size = check_int(batch_size, f"{self.name}: batch_size", min=1)
+        length = check_int(length, f"{self.name}: length", min=0)
+        return sample_batch(self, generator, batch_size, length)
+
+    checked.__doc__, checked.__name__ = sample_batch.__doc__, sample_batch.__name__
+    checked.__qualname__ = sample_batch.__qualname__
+    return checked
+
+
+def strings_to_ids(alphabet: str, strings: list[str] | str, name: str = "strings") -> np.ndarray:
+    """Strings of one common length over ``alphabet`` -> symbol indices (count, n).
+
+    Any one-character Unicode symbols work (code points are looked up with a sorted table).
+    ValueError names the foreign symbols or the mixed lengths.
+    """
+    if isinstance(strings, str):
+        strings = [strings]
+    lengths = {len(s) for s in strings}
+    if len(lengths) > 1:
+        raise ValueError(f"{name}: to_ids needs strings of one length, got lengths {sorted(lengths)}")
+    n = lengths.pop() if lengths else 0
+    codes = np.array([ord(c) for c in alphabet], dtype=np.int64)
+    order = np.argsort(codes)
+    raw = np.frombuffer("".join(strings).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    pos = np.searchsorted(codes[order], raw).clip(max=len(codes) - 1)
+    found = codes[order][pos] == raw
+    if not found.all():
+        bad = sorted({chr(c) for c in raw[~found]})
+        raise ValueError(f"{name}: symbols {bad} are not in the alphabet {alphabet!r}")
+    return order[pos].reshape(len(strings), n)
+
+
+def ids_to_strings(alphabet: str, ids: np.ndarray) -> list[str]:
+    """Symbol indices (count, n) -> strings over ``alphabet``."""
+    ids = np.asarray(ids)
+    count, n = ids.shape
+    codes = np.array([ord(c) for c in alphabet], dtype=np.uint32)
+    text = codes[ids].tobytes().decode("utf-32-le")  # (count · n) characters
+    return [text[i * n:(i + 1) * n] for i in range(count)]
 
 
 def _substitute(rng: np.random.Generator, ids: np.ndarray, n_symbols: int) -> np.ndarray:
@@ -237,6 +290,12 @@ class Task(ABC):
     language: Language
     n_outputs: int
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Every ``sample_batch`` checks generator, batch_size (≥ 1) and length (an int ≥ 0)."""
+        super().__init_subclass__(**kwargs)
+        if "sample_batch" in cls.__dict__ and not getattr(cls.__dict__["sample_batch"], "__isabstractmethod__", False):
+            cls.sample_batch = _checked_sample_batch(cls.__dict__["sample_batch"])
+
     @abstractmethod
     def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
         ...
@@ -244,6 +303,10 @@ class Task(ABC):
     @abstractmethod
     def valid_length(self, length: int) -> bool:
         """Whether batches of this string length can be drawn."""
+
+    def n_tokens(self, length: int) -> int:
+        """Sequence length T of a batch of strings of ``length`` symbols (n + 1: CLS or BOS)."""
+        return length + 1
 
     def valid_lengths(self, lengths) -> list[int]:
         return [int(n) for n in lengths if self.valid_length(int(n))]

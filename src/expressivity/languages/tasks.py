@@ -11,6 +11,19 @@ position t and mask marks the scored positions. One string length per batch (no 
 - ``next_symbol``: language modelling on positives: input = BOS s_1 … s_n (T = n + 1);
   C = |Σ| + 1 (last class = EOS); output[b, t] = p*(· | s_1 … s_t), the optimal next-symbol
   distribution of the language's generative process; every position is scored.
+- ``classification`` (function tasks with C classes, e.g. modular arithmetic): input =
+  s_1 … s_n CLS (T = n + 1); C = the task's number of classes; only CLS is scored; inputs
+  come from the task's own input distribution (uniform strings for parity check, random
+  expressions for modular arithmetic, …), not balanced by class.
+- ``transduction`` (function tasks with an output string, e.g. reverse string): input =
+  s_1 … s_n EOS CLS^m with m = ``output_length(n)`` (T = n + 1 + m): EOS separates input
+  from output, and the model writes output symbol j at the j-th CLS placeholder, as the
+  benchmark's models predict the output after the input. C = |Γ| (+ 1 for END when the
+  output length varies); output[b, n + 1 + j] is the one-hot target y_j, mask marks the
+  scored placeholders (up to and including END).
+
+Languages (:class:`Language`) support ``recognition`` and ``next_symbol``; function tasks
+(:class:`FunctionTask`) support exactly their own kind.
 """
 
 from __future__ import annotations
@@ -19,9 +32,11 @@ import numpy as np
 import torch
 
 from .base import Language, Task
-from .vocab import BOS, CLS, Vocab
+from .function import Classification, FunctionTask, Transduction
+from .vocab import BOS, CLS, EOS_TOKEN, Vocab
 
-KINDS = ("recognition", "next_symbol")
+KINDS = ("recognition", "next_symbol", "classification", "transduction")
+LANGUAGE_KINDS = ("recognition", "next_symbol")
 
 
 class RecognitionTask(Task):
@@ -80,9 +95,84 @@ class NextSymbolTask(Task):
                 "mask": torch.ones(batch_size, length + 1, dtype=torch.bool)}
 
 
-def make_task(language: Language, kind: str) -> Task:
+class ClassificationTask(Task):
+    kind = "classification"
+
+    def __init__(self, function: Classification) -> None:
+        self.language = function  # the task's source (a FunctionTask here)
+        self.function = function
+        self.name = function.name
+        self.vocab = Vocab(function.alphabet)
+        self.n_outputs = function.n_classes
+
+    def valid_length(self, length: int) -> bool:
+        return self.function.supports(length)
+
+    def n_tokens(self, length: int) -> int:
+        """Sequence length T of a batch of inputs of ``length`` symbols."""
+        return length + 1
+
+    def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
+        if not self.valid_length(length):
+            raise ValueError(f"{self.name} classification: no inputs of length {length}")
+        ids = self.function.sample_ids(generator, batch_size, length)  # (B, n)
+        labels = self.function.outputs_ids(ids)  # (B,)
+        tokens = np.concatenate([self.vocab.ids_of(ids), np.full((batch_size, 1), CLS)], axis=1)  # (B, n+1)
+        output = torch.zeros(batch_size, length + 1, self.n_outputs)
+        output[torch.arange(batch_size), length, torch.from_numpy(labels)] = 1.0
+        mask = torch.zeros(batch_size, length + 1, dtype=torch.bool)
+        mask[:, length] = True
+        return {"input": torch.from_numpy(tokens).long(), "output": output, "mask": mask,
+                "label": torch.from_numpy(labels)}
+
+
+class TransductionTask(Task):
+    kind = "transduction"
+
+    def __init__(self, function: Transduction) -> None:
+        self.language = function
+        self.function = function
+        self.name = function.name
+        self.vocab = Vocab(function.alphabet)
+        self.n_outputs = function.n_classes
+
+    def valid_length(self, length: int) -> bool:
+        return self.function.supports(length)
+
+    def n_tokens(self, length: int) -> int:
+        """Sequence length T = n + 1 + output_length(n)."""
+        return length + 1 + self.function.output_length(length)
+
+    def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
+        if not self.valid_length(length):
+            raise ValueError(f"{self.name} transduction: no inputs of length {length}")
+        fn = self.function
+        ids = fn.sample_ids(generator, batch_size, length)  # (B, n)
+        targets = fn.outputs_ids(ids)  # (B, m), −1 = unscored
+        m = targets.shape[1]
+        tokens = np.concatenate([self.vocab.ids_of(ids), np.full((batch_size, 1), EOS_TOKEN),
+                                 np.full((batch_size, m), CLS)], axis=1)  # (B, n+1+m)
+        T = length + 1 + m
+        scored = np.zeros((batch_size, T), dtype=bool)
+        scored[:, length + 1:] = targets >= 0
+        onehot = np.zeros((batch_size, T, self.n_outputs), dtype=np.float32)
+        b, j = np.nonzero(targets >= 0)
+        onehot[b, length + 1 + j, targets[b, j]] = 1.0
+        return {"input": torch.from_numpy(tokens).long(), "output": torch.from_numpy(onehot),
+                "mask": torch.from_numpy(scored)}
+
+
+def make_task(source: Language | FunctionTask, kind: str) -> Task:
+    """The task of ``kind`` on a language or a function task; one-line ValueError otherwise."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown task kind {kind!r}; choose one of {KINDS}")
+    if isinstance(source, FunctionTask):
+        if kind != source.kind:
+            raise ValueError(f"{source.name} is a {source.kind} task; kind {kind!r} is not supported "
+                             f"(choose {source.kind!r})")
+        return ClassificationTask(source) if kind == "classification" else TransductionTask(source)
+    if kind not in LANGUAGE_KINDS:
+        raise ValueError(f"{source.name} is a language; kind {kind!r} is not supported (choose one of {LANGUAGE_KINDS})")
     if kind == "recognition":
-        return RecognitionTask(language)
-    if kind == "next_symbol":
-        return NextSymbolTask(language)
-    raise ValueError(f"unknown task kind {kind!r}; choose one of {KINDS}")
+        return RecognitionTask(source)
+    return NextSymbolTask(source)

@@ -6,10 +6,10 @@ Theorem 4.4 of paper 1, measured: :mod:`.theorem44`.
 """
 
 from .count import count_regions
-from .domains import Box, Plane, Segment
+from .domains import Box, Plane, Segment, Slice
 from .ir import Program
 from .lower import lower
 from .plot import plot_regions
 from .result import Regions
 
-__all__ = ["Box", "Plane", "Program", "Regions", "Segment", "count_regions", "lower", "plot_regions"]
+__all__ = ["Box", "Plane", "Program", "Regions", "Segment", "Slice", "count_regions", "lower", "plot_regions"]

@@ -148,3 +148,70 @@ class Box:
         if self.dim == 1:
             return Box(np.full(d, self.lo[0]), np.full(d, self.hi[0]))
         raise ValueError(f"Box has dimension {self.dim} but the model's input dimension is {d}")
+
+
+MAX_SLICE_DIM = 6  # the d-D subdivision counter works on boxes / slices of dimension ≤ 6
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A k-D affine slice x(α) = origin + Σ_i α_i basis[i] of the input space, α in the box
+    ``bounds`` = (lo, hi) (two length-k vectors) — k ≤ 6 for exact counting.
+
+    ``Slice.of_box(box)`` is the whole box (origin 0, basis I); a Plane with a rectangle and a
+    Segment are its 2-D and 1-D cases (``Slice.of_plane``, ``Slice.of_segment``).
+    """
+
+    origin: np.ndarray
+    basis: np.ndarray  # (k, n): row i is the direction of α_i
+    lo: np.ndarray
+    hi: np.ndarray
+
+    def __post_init__(self):
+        origin = _vec(self.origin, "Slice.origin")
+        try:
+            B = np.atleast_2d(np.array(self.basis, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ValueError("Slice.basis: not a numeric (k, n) array") from None
+        B = _arr(B, "Slice.basis", 2).copy()
+        if B.shape[1] != origin.size:
+            raise ValueError(f"Slice.basis must have {origin.size} columns (the input dimension), got {B.shape}")
+        s = np.linalg.svd(B, compute_uv=False)
+        if s[-1] <= 1e-12 * max(s[0], 1e-300) or B.shape[0] > B.shape[1]:
+            raise ValueError("Slice.basis is degenerate: its rows must be linearly independent")
+        box = Box(self.lo, self.hi).with_dim(B.shape[0]) if np.size(self.lo) == 1 and np.size(self.hi) == 1 \
+            else Box(self.lo, self.hi)
+        if box.dim != B.shape[0]:
+            raise ValueError(f"Slice.lo/hi have dimension {box.dim} but the basis has {B.shape[0]} rows")
+        B.setflags(write=False)
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "basis", B)
+        object.__setattr__(self, "lo", box.lo)
+        object.__setattr__(self, "hi", box.hi)
+
+    @property
+    def dim(self) -> int:
+        """Dimension n of the input space."""
+        return self.origin.size
+
+    @property
+    def k(self) -> int:
+        """Dimension of the slice (number of parameters α)."""
+        return self.basis.shape[0]
+
+    def points(self, alpha: np.ndarray) -> np.ndarray:
+        """x(α) for α (N, k) → (N, n)."""
+        return self.origin + np.asarray(alpha, dtype=np.float64) @ self.basis
+
+    @classmethod
+    def of_box(cls, box: Box) -> Slice:
+        return cls(np.zeros(box.dim), np.eye(box.dim), box.lo, box.hi)
+
+    @classmethod
+    def of_plane(cls, plane: Plane) -> Slice:
+        P = plane.polygon
+        return cls(plane.origin, np.stack([plane.u, plane.v]), P.min(axis=0), P.max(axis=0))
+
+    @classmethod
+    def of_segment(cls, seg: Segment) -> Slice:
+        return cls(seg.a, (seg.b - seg.a)[None], [0.0], [1.0])

@@ -18,7 +18,7 @@ from .loop import (
            memory_estimate,
            train_run,
 )
-from .models import LSTMModel, build_model, transformer_config
+from .models import MODELS, LSTMModel, RNNModel, StackRNN, TapeRNN, build_model, transformer_config
 from .protocols import PROTOCOLS, Protocol, get_protocol, preset, protocol_score
 from .store import ResultStore
 from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
@@ -26,11 +26,15 @@ from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
 __all__ = [
            "PROTOCOLS",
            "LSTMModel",
+           "MODELS",
            "Protocol",
+           "RNNModel",
            "ResultStore",
            "RunConfig",
            "RunResult",
+           "StackRNN",
            "SweepSummary",
+           "TapeRNN",
            "batch_metrics",
            "build_model",
            "check_run_memory",

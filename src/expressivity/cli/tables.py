@@ -1,0 +1,28 @@
+"""`expressivity claims-table`: regenerate the claims tables of Markdown files from claims.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from . import app
+from ._common import console, fail, user_errors
+
+
+@app.command("claims-table")
+def claims_table_cmd(
+    claims_json: Path = typer.Argument(..., help="claims.json of a reproduce run (e.g. docs/claims.json)."),
+    files: list[Path] = typer.Argument(..., help="Markdown files with claims-table blocks (README.md, docs/report.md)."),
+    check: bool = typer.Option(False, "--check", help="Write nothing; exit 2 if a file is stale."),
+) -> None:
+    """Rewrite every ``<!-- claims-table:start STYLE -->`` block from the run's claims.json."""
+    from ..report.tables import load_doc, update_file
+
+    with user_errors():
+        doc = load_doc(claims_json)
+        stale = [f for f in files if update_file(f, doc, check=check)]
+    for f in stale:
+        console.print(f"{'stale' if check else 'updated'}: {f}", highlight=False)
+    if check and stale:
+        fail(f"{len(stale)} file(s) do not match {claims_json}: run 'make tables' (or without --check)")

@@ -1,0 +1,46 @@
+"""Meet users in their tools: the hub layout, torch models in, ONNX and TransformerLens out.
+
+One module per format:
+
+* :mod:`.hub` — ``save_pretrained(model, dir)`` / ``from_pretrained(dir)``: config.json +
+  model.safetensors for every model kind (plain, compiled, hand-built, trained);
+* :mod:`.torch_in` — ``load_sequential(weights, layers_json)``: a saved ``nn.Sequential`` of
+  Linear/ReLU (plain state dict in ``.pt`` or ``.safetensors``) for ``compile`` and ``regions``;
+* :mod:`.onnx_export` — ``export_onnx(model, path)`` and ``check_onnx`` (onnxruntime; extra
+  ``expressivity[onnx]``);
+* :mod:`.transformer_lens` — ``to_transformer_lens(model)`` (TransformerLens 4.x
+  ``TransformerBridge``; extra ``expressivity[tl]``).
+
+The optional formats import their packages only when called, and a missing package is a
+one-line error naming the extra to install.
+"""
+
+from .hub import (
+    from_pretrained,
+    is_hub_dir,
+    load_any,
+    model_kind,
+    read_config,
+    save_pretrained,
+    transformer_of,
+)
+from .onnx_export import check_onnx, export_onnx
+from .torch_in import load_network, load_sequential, save_sequential
+from .transformer_lens import TLExport, to_transformer_lens
+
+__all__ = [
+    "TLExport",
+    "check_onnx",
+    "export_onnx",
+    "load_network",
+    "to_transformer_lens",
+    "from_pretrained",
+    "is_hub_dir",
+    "load_any",
+    "load_sequential",
+    "model_kind",
+    "read_config",
+    "save_pretrained",
+    "save_sequential",
+    "transformer_of",
+]

@@ -1,0 +1,236 @@
+"""Torch models in: a saved ``nn.Sequential`` of Linear/ReLU for ``compile`` and ``regions``.
+
+A state dict does not say where the ReLUs are, so the weights come with a small JSON of the
+layer shapes (by default beside them: ``net.pt`` → ``net.json``)::
+
+    {"layers": [{"linear": [2, 8]}, "relu", {"linear": [8, 8]}, "relu", {"linear": [8, 1]}],
+     "domain": {"lo": -1, "hi": 1}}
+
+``{"linear": [in, out]}`` is ``nn.Linear(in, out)`` (``"bias": false`` for none); ``"relu"``
+and ``"identity"`` have no weights. The Sequential's state-dict keys are then ``"0.weight"``,
+``"0.bias"``, ``"2.weight"``, … (the module index in the list). ``domain`` (numbers or
+per-coordinate lists, as in the compile spec) is needed by ``compile`` only.
+
+The weights are a *plain* state dict (names → tensors) in a ``.pt`` file, read with
+``torch.load(..., weights_only=True)`` — a pickled model, optimizer or anything that is not
+names → tensors is refused, never unpickled with ``weights_only=False`` — or in a
+``.safetensors`` file. :func:`save_sequential` writes both files for a Sequential.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..checks import as_real_array
+from ..cpwl import MaxoutNetwork, from_relu_mlp
+
+SUFFIXES = (".pt", ".pth", ".safetensors")
+_OURS = "expressivity."  # metadata "format" prefix of our own safetensors files
+
+
+def is_torch_weights(path: str | Path) -> bool:
+    """Whether ``path`` looks like torch weights for :func:`load_sequential`: a ``.pt``/``.pth``
+    file, or a ``.safetensors`` file not written by expressivity (no ``expressivity.*`` format)."""
+    p = Path(path)
+    if p.suffix in (".pt", ".pth"):
+        return True
+    if p.suffix != ".safetensors" or not p.is_file():
+        return False
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(p), framework="pt") as f:
+            meta = f.metadata() or {}
+    except Exception:  # not a safetensors file: let the model loader say so
+        return False
+    return not str(meta.get("format", "")).startswith(_OURS)
+
+
+def default_layers_path(weights: str | Path) -> Path:
+    """``net.pt`` → ``net.json`` (where :func:`save_sequential` writes the layer shapes)."""
+    return Path(weights).with_suffix(".json")
+
+
+def load_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
+    """A plain state dict (str → Tensor) from ``.pt``/``.pth`` (weights_only) or ``.safetensors``."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"weights file {p} does not exist")
+    if p.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        try:
+            state = load_file(str(p))
+        except Exception as exc:  # safetensors raises its own error types
+            raise ValueError(f"weights file {p} is not a safetensors file: {' '.join(str(exc).split())}") from None
+    elif p.suffix in (".pt", ".pth"):
+        try:
+            state = torch.load(p, map_location="cpu", weights_only=True)
+        except Exception as exc:  # UnpicklingError (a pickled object), RuntimeError (not a zip), EOFError, …
+            raise ValueError(f"weights file {p} is not a plain state dict: torch.load(weights_only=True) refused "
+                             f"it ({type(exc).__name__}); save model.state_dict(), not the model") from None
+    else:
+        raise ValueError(f"weights file {p}: expected one of {', '.join(SUFFIXES)}, got {p.suffix or 'no suffix'}")
+    if not isinstance(state, dict) or not state:
+        raise ValueError(f"weights file {p} is not a plain state dict (names → tensors); "
+                         f"got {type(state).__name__}{' (empty)' if isinstance(state, dict) else ''}")
+    for key, value in state.items():
+        if not isinstance(key, str) or not isinstance(value, torch.Tensor):
+            raise ValueError(f"weights file {p} is not a plain state dict (names → tensors): entry {key!r} is "
+                             f"a {type(value).__name__} (save model.state_dict() alone, not a checkpoint dict)")
+    return state
+
+
+def read_layers(path: str | Path) -> tuple[list, tuple[np.ndarray, np.ndarray] | None]:
+    """The layer list and the optional domain ``(lo, hi)`` of a layers JSON file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"layers file {p} does not exist (the JSON of layer shapes that goes with the weights; "
+                         "see docs/compile.md)")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"layers file {p} is not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("layers"), list) or not data["layers"]:
+        raise ValueError(f"layers file {p}: expected an object with a non-empty 'layers' list")
+    unknown = sorted(set(data) - {"layers", "domain"})
+    if unknown:
+        raise ValueError(f"layers file {p}: unknown fields {unknown} (allowed: layers, domain)")
+    domain = None
+    if data.get("domain") is not None:
+        dom = data["domain"]
+        if not isinstance(dom, dict) or set(dom) - {"lo", "hi"}:
+            raise ValueError(f"layers file {p}: domain must be {{\"lo\": …, \"hi\": …}}, got {dom!r}")
+        lo = as_real_array(dom.get("lo", -1.0), "domain lo")
+        hi = as_real_array(dom.get("hi", 1.0), "domain hi")
+        domain = (lo, hi)
+    return data["layers"], domain
+
+
+def build_sequential(layers: list, dtype: torch.dtype = torch.float64) -> nn.Sequential:
+    """``[{"linear": [in, out]}, "relu", …]`` → an ``nn.Sequential`` (weights uninitialised)."""
+    mods: list[nn.Module] = []
+    width = None
+    for i, entry in enumerate(layers):
+        if entry == "relu":
+            mods.append(nn.ReLU())
+        elif entry == "identity":
+            mods.append(nn.Identity())
+        elif isinstance(entry, dict) and "linear" in entry and set(entry) <= {"linear", "bias"}:
+            shape = entry["linear"]
+            if (not isinstance(shape, list) or len(shape) != 2
+                    or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape)):
+                raise ValueError(f"layers[{i}]: linear needs [in, out] with positive ints, got {shape!r}")
+            if width is not None and shape[0] != width:
+                raise ValueError(f"layers[{i}]: linear has {shape[0]} inputs but the previous linear has {width} outputs")
+            bias = entry.get("bias", True)
+            if not isinstance(bias, bool):
+                raise ValueError(f"layers[{i}]: bias must be true or false, got {bias!r}")
+            mods.append(nn.Linear(shape[0], shape[1], bias=bias, dtype=dtype))
+            width = shape[1]
+        else:
+            raise ValueError(f"layers[{i}]: expected {{\"linear\": [in, out]}}, \"relu\" or \"identity\", got {entry!r}")
+    if width is None:
+        raise ValueError("layers: no linear layer (input dimension unknown)")
+    return nn.Sequential(*mods)
+
+
+def load_sequential(weights: str | Path, layers: str | Path | None = None,
+                    ) -> tuple[nn.Sequential, tuple[np.ndarray, np.ndarray] | None]:
+    """The saved ``nn.Sequential`` (float64, eval mode) and the domain of its layers JSON.
+
+    ``layers`` defaults to :func:`default_layers_path`. The state dict must match the layers
+    exactly (same keys and shapes) and hold finite real numbers.
+    """
+    layers_path = Path(layers) if layers is not None else default_layers_path(weights)
+    entries, domain = read_layers(layers_path)
+    mlp = build_sequential(entries)
+    state = load_state_dict(weights)
+    want = mlp.state_dict()
+    missing, extra = sorted(set(want) - set(state)), sorted(set(state) - set(want))
+    if missing or extra:
+        raise ValueError(f"weights file {weights} does not match {layers_path}: "
+                         f"missing {missing[:4]}, unexpected {extra[:4]}")
+    for key, value in state.items():
+        if tuple(value.shape) != tuple(want[key].shape):
+            raise ValueError(f"weights file {weights}: {key} has shape {tuple(value.shape)}, "
+                             f"{layers_path} says {tuple(want[key].shape)}")
+        if value.is_complex() or not value.is_floating_point():
+            raise ValueError(f"weights file {weights}: {key} must hold real floats, got {value.dtype}")
+        as_real_array(value, f"weights {key}")  # NaN / inf refused
+    with torch.no_grad():
+        mlp.load_state_dict({k: v.to(torch.float64) for k, v in state.items()}, strict=True)
+    return mlp.eval(), domain
+
+
+def load_network(weights: str | Path, layers: str | Path | None = None, need_domain: bool = False,
+                 ) -> tuple[MaxoutNetwork, tuple[np.ndarray, np.ndarray] | None]:
+    """:func:`load_sequential` then the exact conversion to a :class:`MaxoutNetwork`."""
+    mlp, domain = load_sequential(weights, layers)
+    if need_domain and domain is None:
+        where = Path(layers) if layers is not None else default_layers_path(weights)
+        raise ValueError(f"layers file {where} has no domain; compiling needs one: add "
+                         '"domain": {"lo": -1, "hi": 1} (numbers or per-coordinate lists)')
+    return from_relu_mlp(mlp), domain
+
+
+def load_source(path: str | Path, layers: str | Path | None = None, need_domain: bool = False,
+                ) -> tuple[MaxoutNetwork, tuple[np.ndarray, np.ndarray] | None]:
+    """The network to compile or verify against: torch weights (+ layers JSON) when
+    :func:`is_torch_weights`, else a JSON network spec (:func:`expressivity.compile.load_spec`)."""
+    if is_torch_weights(path):
+        return load_network(path, layers, need_domain=need_domain)
+    if layers is not None:
+        raise ValueError(f"--layers goes with torch weights (.pt or .safetensors), not with {Path(path).name}")
+    from ..compile import load_spec
+
+    return load_spec(path)
+
+
+def layers_of(mlp: nn.Sequential) -> list:
+    """The layers JSON list of a Sequential of Linear/ReLU/Identity."""
+    if not isinstance(mlp, nn.Sequential):
+        raise ValueError(f"model must be a torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
+    out: list = []
+    for i, mod in enumerate(mlp):
+        if isinstance(mod, nn.Linear):
+            entry: dict = {"linear": [mod.in_features, mod.out_features]}
+            if mod.bias is None:
+                entry["bias"] = False
+            out.append(entry)
+        elif isinstance(mod, nn.ReLU):
+            out.append("relu")
+        elif isinstance(mod, nn.Identity):
+            out.append("identity")
+        else:
+            raise ValueError(f"model: module {i} ({type(mod).__name__}) is not Linear, ReLU or Identity")
+    return out
+
+
+def save_sequential(mlp: nn.Sequential, weights: str | Path, domain: tuple | None = None,
+                    layers: str | Path | None = None) -> tuple[Path, Path]:
+    """Write ``mlp.state_dict()`` to ``weights`` (.pt or .safetensors) and its layers JSON
+    (default beside it); returns both paths."""
+    entries = layers_of(mlp)
+    w = Path(weights)
+    if w.suffix not in SUFFIXES:
+        raise ValueError(f"weights: expected a path ending in {', '.join(SUFFIXES)}, got {w.name}")
+    lpath = Path(layers) if layers is not None else default_layers_path(w)
+    doc: dict = {"layers": entries}
+    if domain is not None:
+        lo, hi = domain
+        doc["domain"] = {"lo": np.asarray(lo, dtype=np.float64).tolist(), "hi": np.asarray(hi, dtype=np.float64).tolist()}
+    state = {k: v.detach().contiguous().cpu() for k, v in mlp.state_dict().items()}
+    if w.suffix == ".safetensors":
+        from safetensors.torch import save
+
+        w.write_bytes(save(state, metadata={"format": "pt"}))  # save_file would ignore the umask (0o600)
+    else:
+        torch.save(state, w)
+    lpath.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return w, lpath

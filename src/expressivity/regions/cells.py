@@ -1,0 +1,103 @@
+"""The structure of a d-D complex from :mod:`.subdivide`, derived on demand.
+
+Cells are given by their vertex sets and the vertices' zero sets Z(v) (bitsets over the
+hyperplanes). From those alone (combinatorially):
+
+* edges: (a, b) is an edge iff it is one of some cell P, i.e. no other vertex r of P has
+  Z(r) ⊇ Z(a) ∩ Z(b);
+* facets of P: the inclusion-maximal sets S_h = {v ∈ P : h ∈ Z(v)} ≠ P; two cells are
+  adjacent iff they have a facet with the same vertex set (the complex is face-to-face);
+* affine maps: least squares of the output over each cell's vertices (exact: affine there);
+* linear regions: connected components of "adjacent and the same map (gradients within
+  LINEAR_RTOL of the largest)" together with "the same activation region".
+
+:class:`CellPieces` is the ``Regions.pieces`` dict of a box/slice count: the keys ``edges``,
+``facets``, ``adjacent``, ``maps``, ``linear``, ``A``/``b`` are computed on first access.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import complex_kernels as ck
+from .merge import components
+from .result import LINEAR_RTOL
+
+
+def edges(p: dict) -> np.ndarray:
+    """The 1-skeleton: (E, 2) vertex pairs, a < b, each edge once."""
+    k = p["vertices"].shape[1]
+    e = ck.cell_edges(p["Z"], p["cstart"], p["cverts"], k)
+    return np.unique(e, axis=0) if len(e) else e.reshape(0, 2)
+
+
+def facets(p: dict) -> tuple[np.ndarray, np.ndarray]:
+    """((F,) facet keys, (F,) cell): every facet of every cell (interior facets appear twice)."""
+    rng = np.random.default_rng(2023)
+    vkey = rng.integers(1, 2**63, size=len(p["vertices"]), dtype=np.uint64)
+    return ck.cell_facets(p["Z"], p["cstart"], p["cverts"], vkey)
+
+
+def adjacent_cells(p: dict) -> np.ndarray:
+    """Pairs of cells sharing a facet: (n, 2)."""
+    keys, cells = p["facets"]
+    order = np.argsort(keys, kind="stable")
+    keys, cells = keys[order], cells[order]
+    same = keys[1:] == keys[:-1]
+    return np.stack([cells[:-1][same], cells[1:][same]], axis=1)
+
+
+def linear_labels(p: dict) -> np.ndarray:
+    maps = p["maps"]
+    pairs = p["adjacent"]
+    n = len(maps)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    G = np.abs(maps[..., :-1]).max() if maps.size else 0.0
+    same = np.all(np.abs(maps[pairs[:, 0], :, :-1] - maps[pairs[:, 1], :, :-1]) <= LINEAR_RTOL * G, axis=(1, 2))
+    region = p["region"]
+    same |= region[pairs[:, 0]] == region[pairs[:, 1]]
+    return components(n, pairs[same])
+
+
+def h_representations(p: dict) -> tuple[list, list]:
+    """A, b with {α : A α ≤ b} ⊇ the cell (the constraints of its activation pattern, in the
+    domain's parameters α), one pair per cell (via the LP counter's affine pass)."""
+    from .box import _affine_pass, _clean
+
+    prog, dom = p["program"], p["domain"]
+    B, o = dom.basis, dom.origin
+    A_list, b_list = [], []
+    for x in p["points"]:
+        _, _, _, G, h = _affine_pass(prog, x)
+        G, h = _clean(G @ B.T, h + G @ o) if len(G) else (G[:, : B.shape[0]], h)
+        A_list.append(-G)
+        b_list.append(h)
+    return A_list, b_list
+
+
+class CellPieces(dict):
+    """``Regions.pieces`` of a d-D count; derived keys are computed on first access."""
+
+    def __missing__(self, key):
+        if key == "edges":
+            val = edges(self)
+        elif key == "facets":
+            val = facets(self)
+        elif key == "adjacent":
+            val = adjacent_cells(self)
+        elif key == "maps":
+            X = np.ascontiguousarray(self["vertices"])
+            val = ck.cell_maps(X, np.ascontiguousarray(self["out"]), self["cstart"], self["cverts"])
+        elif key == "linear":
+            val = linear_labels(self)
+        elif key in ("A", "b"):
+            self["A"], self["b"] = h_representations(self)
+            return self[key]
+        else:
+            raise KeyError(key)
+        self[key] = val
+        return val
+
+
+__all__ = ["CellPieces", "adjacent_cells", "edges", "facets", "linear_labels"]

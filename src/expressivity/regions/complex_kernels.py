@@ -1,0 +1,563 @@
+"""Compiled (numba) loops of the d-D subdivision counter (:mod:`.subdivide`). Single-threaded.
+
+The complex is stored as
+
+* ``store`` (cap_V, ncol) float64: vertex fields (coordinates in the domain's parameters and the
+  network state), rows < V used;
+* ``Z`` (cap_V, W) uint64: the zero set of every vertex as a bitset over the hyperplanes seen so
+  far (bit h set: the vertex lies on hyperplane h; hyperplanes 0 … 2k − 1 are the box facets
+  α_i = lo_i, α_i = hi_i);
+* cells in CSR form: cell c has the vertices ``cverts[cstart[c]:cstart[c + 1]]`` (each cell is a
+  convex polytope, given by its vertex set).
+
+Adjacency (the combinatorial test of the double-description method; Motzkin et al. 1953,
+Fukuda & Prodon 1996): two vertices a, b of a cell P are the ends of an edge of P iff no other
+vertex r of P has Z(r) ⊇ Z(a) ∩ Z(b). (The smallest face of P containing a and b is P ∩ {the
+hyperplanes in Z(a) ∩ Z(b)}; its vertices are those r; it is an edge iff it has no others.)
+The test is exact for degenerate polytopes as well, which is why it is used instead of a count
+of common zeros; |Z(a) ∩ Z(b)| ≥ k − 1 is only a quick necessary condition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.typed import Dict
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x):
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True)
+def _adjacent(Z, cverts, lo, hi, a, b, common, kdim):
+    """Are vertices a, b of the cell cverts[lo:hi] the ends of one of its edges?"""
+    W = Z.shape[1]
+    n = 0
+    for w in range(W):
+        common[w] = Z[a, w] & Z[b, w]
+        n += _popcount(common[w])
+    if n < kdim - 1:
+        return False
+    for q in range(lo, hi):
+        r = cverts[q]
+        if r == a or r == b:
+            continue
+        sup = True
+        for w in range(W):
+            if (Z[r, w] & common[w]) != common[w]:
+                sup = False
+                break
+        if sup:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _grow_rows(a, n, need):
+    if need <= a.shape[0]:
+        return a
+    cap = max(2 * a.shape[0], need)
+    b = np.empty((cap,) + a.shape[1:], a.dtype)
+    b[:n] = a[:n]
+    return b
+
+
+@njit(cache=True, nogil=True)
+def _grow1(a, n, need):
+    if need <= len(a):
+        return a
+    b = np.empty(max(2 * len(a), need), a.dtype)
+    b[:n] = a[:n]
+    return b
+
+
+@njit(cache=True, nogil=True)
+def cut_cells(store, Z, V, cstart, cverts, col, word, mask, eps, kdim, max_rows):
+    """Cut every cell along g = 0, g = store[:, col] (affine on every cell).
+
+    Vertices with |g| ≤ eps lie on the cut: bit (word, mask) is set in their zero set. A cell
+    with vertices g > eps and g < −eps is split: for each edge (a, b) of it with g_a > 0 > g_b
+    (the adjacency test) a vertex at t = g_a / (g_a − g_b) on it (every field interpolated,
+    column ``col`` set to 0, zero set Z(a) ∩ Z(b) plus the new bit) — made once per edge and
+    shared by all cells containing the edge; the cell becomes {g ≥ 0 vertices, new vertices}
+    and {g ≤ 0 vertices, new vertices}, written next to each other. Other cells are copied.
+
+    Returns (store, Z, V, cstart, cverts, cells cut, status): status 0 = done, 1 = the vertex
+    store would exceed ``max_rows`` rows (nothing is usable then; the caller refuses).
+    """
+    C = len(cstart) - 1
+    W = Z.shape[1]
+    ncol = store.shape[1]
+    sgn = np.empty(V, np.int8)
+    for v in range(V):
+        g = store[v, col]
+        if g > eps:
+            sgn[v] = 1
+        elif g < -eps:
+            sgn[v] = -1
+        else:
+            sgn[v] = 0
+            Z[v, word] |= mask
+    maxlen = 0
+    for c in range(C):
+        maxlen = max(maxlen, cstart[c + 1] - cstart[c])
+    pos = np.empty(maxlen, np.int64)
+    neg = np.empty(maxlen, np.int64)
+    zer = np.empty(maxlen, np.int64)
+    new = np.empty(maxlen * maxlen, np.int64)
+    common = np.empty(W, np.uint64)
+    made = Dict.empty(key_type=types.int64, value_type=types.int64)
+    stride = np.int64(V + 1)
+    ostart = np.empty(C + 1 + C // 4 + 16, np.int64)
+    overts = np.empty(len(cverts) + len(cverts) // 2 + 64, np.int64)
+    oc = 0
+    on = 0
+    ostart[0] = 0
+    n_cut = 0
+    for c in range(C):
+        lo, hi = cstart[c], cstart[c + 1]
+        npos = 0
+        nneg = 0
+        nzer = 0
+        for q in range(lo, hi):
+            v = cverts[q]
+            s = sgn[v]
+            if s > 0:
+                pos[npos] = v
+                npos += 1
+            elif s < 0:
+                neg[nneg] = v
+                nneg += 1
+            else:
+                zer[nzer] = v
+                nzer += 1
+        if npos == 0 or nneg == 0:
+            ostart = _grow1(ostart, oc + 1, oc + 2)
+            overts = _grow1(overts, on, on + hi - lo)
+            for q in range(lo, hi):
+                overts[on] = cverts[q]
+                on += 1
+            oc += 1
+            ostart[oc] = on
+            continue
+        n_cut += 1
+        nnew = 0
+        for i in range(npos):
+            a = pos[i]
+            for j in range(nneg):
+                b = neg[j]
+                if not _adjacent(Z, cverts, lo, hi, a, b, common, kdim):
+                    continue
+                key = min(a, b) * stride + max(a, b)
+                vid = made.get(key, -1)
+                if vid < 0:
+                    if V + 1 > max_rows:
+                        return store, Z, V, cstart, cverts, n_cut, 1
+                    store = _grow_rows(store, V, V + 1)
+                    Z = _grow_rows(Z, V, V + 1)
+                    ga, gb = store[a, col], store[b, col]
+                    t = ga / (ga - gb)
+                    for k in range(ncol):
+                        store[V, k] = store[a, k] + t * (store[b, k] - store[a, k])
+                    store[V, col] = 0.0
+                    for w in range(W):
+                        Z[V, w] = common[w]
+                    Z[V, word] |= mask
+                    vid = V
+                    made[key] = V
+                    V += 1
+                new[nnew] = vid
+                nnew += 1
+        ostart = _grow1(ostart, oc + 1, oc + 3)
+        overts = _grow1(overts, on, on + npos + nneg + 2 * (nzer + nnew))
+        for i in range(npos):
+            overts[on] = pos[i]
+            on += 1
+        for i in range(nzer):
+            overts[on] = zer[i]
+            on += 1
+        for i in range(nnew):
+            overts[on] = new[i]
+            on += 1
+        oc += 1
+        ostart[oc] = on
+        for i in range(nneg):
+            overts[on] = neg[i]
+            on += 1
+        for i in range(nzer):
+            overts[on] = zer[i]
+            on += 1
+        for i in range(nnew):
+            overts[on] = new[i]
+            on += 1
+        oc += 1
+        ostart[oc] = on
+    return store, Z, V, ostart[: oc + 1].copy(), overts[:on].copy(), n_cut, 0
+
+
+# ----------------------------------------------------------------- edge → new vertex table
+# open addressing, keys a·stride + b ≥ 0, entries valid only with the current generation stamp
+# (no clearing between hyperplanes)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _h_slot(key, m):
+    h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64((h ^ (h >> np.uint64(31))) & np.uint64(m))
+
+
+@njit(cache=True, nogil=True)
+def _h_find(tkey, tval, tgen, gen, key):
+    m = len(tkey) - 1
+    i = _h_slot(key, m)
+    while tgen[i] == gen:
+        if tkey[i] == key:
+            return tval[i]
+        i = (i + 1) & m
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _h_put(tkey, tval, tgen, gen, key, val):
+    m = len(tkey) - 1
+    i = _h_slot(key, m)
+    while tgen[i] == gen:
+        i = (i + 1) & m
+    tkey[i] = key
+    tval[i] = val
+    tgen[i] = gen
+
+
+@njit(cache=True, nogil=True)
+def _h_grow(tkey, tval, tgen, gen):
+    nk = np.empty(2 * len(tkey), np.int64)
+    nv = np.empty(2 * len(tkey), np.int64)
+    ng = np.zeros(2 * len(tkey), np.int64)
+    for i in range(len(tkey)):
+        if tgen[i] == gen:
+            _h_put(nk, nv, ng, gen, tkey[i], tval[i])
+    return nk, nv, ng
+
+
+@njit(cache=True, nogil=True)
+def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, max_rows):
+    """Cut the complex along the B ≤ 64 functions g_j = store[:, gcol + j], one after the other
+    (hyperplane plane0 + j), each affine on every cell of the complex at the block's start.
+
+    Cells: cell c has the vertices pool[cs[c] : cs[c] + cl[c]]. Vertices with |g_j| ≤ eps[j] lie
+    on the cut (their zero bit is set). A cell with vertices g_j > eps[j] and g_j < −eps[j] is
+    split: for each of its edges (a, b) with g_a > 0 > g_b (the adjacency test) a vertex at
+    t = g_a / (g_a − g_b) (every field interpolated, column gcol + j set to 0, zero set
+    Z(a) ∩ Z(b) plus the new bit), made once per edge and shared by every cell containing it;
+    the cell keeps its id for {g ≥ 0 vertices, new} and cell C becomes {g ≤ 0 vertices, new}.
+    g_j can only cut a cell whose block-start ancestor has vertices of both strict signs (it is
+    affine there), so only those cells are visited (one bit per function and ancestor).
+
+    Returns (store, Z, V, cs, cl, pool, npool, C, cells cut, status); status 1: the vertex store
+    would exceed ``max_rows`` rows (the caller refuses; the complex is unusable then).
+    """
+    W = Z.shape[1]
+    ncol = store.shape[1]
+    one = np.uint64(1)
+    pw = np.zeros(V, np.uint64)
+    nw = np.zeros(V, np.uint64)
+    for v in range(V):
+        p_ = np.uint64(0)
+        n_ = np.uint64(0)
+        for j in range(B):
+            x = store[v, gcol + j]
+            if x > eps[j]:
+                p_ |= one << np.uint64(j)
+            elif x < -eps[j]:
+                n_ |= one << np.uint64(j)
+        pw[v] = p_
+        nw[v] = n_
+    mixed = np.empty(C, np.uint64)
+    maxlen = 1
+    for c in range(C):
+        p_ = np.uint64(0)
+        n_ = np.uint64(0)
+        for q in range(cs[c], cs[c] + cl[c]):
+            p_ |= pw[pool[q]]
+            n_ |= nw[pool[q]]
+        mixed[c] = p_ & n_
+        maxlen = max(maxlen, cl[c])
+    origin = np.arange(max(C, 16), dtype=np.int64)
+    pos = np.empty(maxlen, np.int64)
+    neg = np.empty(maxlen, np.int64)
+    zer = np.empty(maxlen, np.int64)
+    new = np.empty(maxlen, np.int64)
+    common = np.empty(W, np.uint64)
+    sgn = np.empty(2 * V, np.int8)
+    tkey = np.empty(1024, np.int64)
+    tval = np.empty(1024, np.int64)
+    tgen = np.zeros(1024, np.int64)
+    n_cut = 0
+    garbage = 0
+    for j in range(B):
+        h = plane0 + j
+        word = h // 64
+        mask = one << np.uint64(h % 64)
+        col = gcol + j
+        e = eps[j]
+        bit = one << np.uint64(j)
+        gen = j + 1
+        n_made = 0
+        if len(sgn) < V:
+            sgn = np.empty(2 * V, np.int8)
+        for v in range(V):  # one sequential pass; cells then read the small sign array
+            x = store[v, col]
+            if x > e:
+                sgn[v] = 1
+            elif x < -e:
+                sgn[v] = -1
+            else:
+                sgn[v] = 0
+                Z[v, word] |= mask
+        stride = np.int64(V + 1)
+        C0 = C
+        for c in range(C0):
+            if not (mixed[origin[c]] & bit):
+                continue
+            lo = cs[c]
+            n = cl[c]
+            if n > len(pos):
+                pos = np.empty(2 * n, np.int64)
+                neg = np.empty(2 * n, np.int64)
+                zer = np.empty(2 * n, np.int64)
+            npos = 0
+            nneg = 0
+            nzer = 0
+            for q in range(lo, lo + n):
+                v = pool[q]
+                sv = sgn[v]
+                if sv > 0:
+                    pos[npos] = v
+                    npos += 1
+                elif sv < 0:
+                    neg[nneg] = v
+                    nneg += 1
+                else:
+                    zer[nzer] = v
+                    nzer += 1
+            if npos == 0 or nneg == 0:
+                continue
+            n_cut += 1
+            nnew = 0
+            for i in range(npos):
+                a = pos[i]
+                for k in range(nneg):
+                    b = neg[k]
+                    if not _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
+                        continue
+                    key = min(a, b) * stride + max(a, b)
+                    vid = _h_find(tkey, tval, tgen, gen, key)
+                    if vid < 0:
+                        if V + 1 > max_rows:
+                            return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
+                        store = _grow_rows(store, V, V + 1)
+                        Z = _grow_rows(Z, V, V + 1)
+                        ga, gb = store[a, col], store[b, col]
+                        t = ga / (ga - gb)
+                        for r in range(ncol):
+                            store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
+                        store[V, col] = 0.0
+                        for w in range(W):
+                            Z[V, w] = common[w]
+                        Z[V, word] |= mask
+                        vid = V
+                        V += 1
+                        if 2 * (n_made + 1) > len(tkey):
+                            tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen)
+                        _h_put(tkey, tval, tgen, gen, key, vid)
+                        n_made += 1
+                    if nnew == len(new):
+                        new = _grow1(new, nnew, nnew + 1)
+                    new[nnew] = vid
+                    nnew += 1
+            need = npos + nneg + 2 * (nzer + nnew)
+            pool = _grow1(pool, npool, npool + need)
+            cs = _grow1(cs, C, C + 1)
+            cl = _grow1(cl, C, C + 1)
+            origin = _grow1(origin, C, C + 1)
+            garbage += n
+            cs[c] = npool
+            for i in range(npos):
+                pool[npool] = pos[i]
+                npool += 1
+            for i in range(nzer):
+                pool[npool] = zer[i]
+                npool += 1
+            for i in range(nnew):
+                pool[npool] = new[i]
+                npool += 1
+            cl[c] = npool - cs[c]
+            cs[C] = npool
+            for i in range(nneg):
+                pool[npool] = neg[i]
+                npool += 1
+            for i in range(nzer):
+                pool[npool] = zer[i]
+                npool += 1
+            for i in range(nnew):
+                pool[npool] = new[i]
+                npool += 1
+            cl[C] = npool - cs[C]
+            origin[C] = origin[c]
+            C += 1
+        if 2 * garbage > npool:  # compact the pool (cells in order)
+            out = np.empty(npool - garbage + 64, np.int64)
+            at = 0
+            for c in range(C):
+                s0 = cs[c]
+                cs[c] = at
+                for q in range(s0, s0 + cl[c]):
+                    out[at] = pool[q]
+                    at += 1
+            pool = out
+            npool = at
+            garbage = 0
+    return store, Z, V, cs, cl, pool, npool, C, n_cut, 0
+
+
+@njit(cache=True, nogil=True)
+def centroids(X, cs, cl, pool):
+    """Mean of each cell's vertices (inside the cell: it is convex): (C, k)."""
+    C = len(cl)
+    k = X.shape[1]
+    out = np.zeros((C, k))
+    for c in range(C):
+        for q in range(cs[c], cs[c] + cl[c]):
+            for i in range(k):
+                out[c, i] += X[pool[q], i]
+        for i in range(k):
+            out[c, i] /= cl[c]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def cell_edges(Z, cstart, cverts, kdim):
+    """All edges of the complex: pairs (a < b) adjacent in some cell, one row each (with
+    repeats across cells; the caller de-duplicates)."""
+    C = len(cstart) - 1
+    W = Z.shape[1]
+    common = np.empty(W, np.uint64)
+    out = np.empty((64, 2), np.int64)
+    n = 0
+    for c in range(C):
+        lo, hi = cstart[c], cstart[c + 1]
+        for i in range(lo, hi):
+            for j in range(i + 1, hi):
+                a, b = cverts[i], cverts[j]
+                if _adjacent(Z, cverts, lo, hi, a, b, common, kdim):
+                    out = _grow_rows(out, n, n + 1)
+                    out[n, 0] = min(a, b)
+                    out[n, 1] = max(a, b)
+                    n += 1
+    return out[:n].copy()
+
+
+@njit(cache=True, nogil=True)
+def cell_facets(Z, cstart, cverts, vkey):
+    """Facets of every cell as (key, cell) rows: a facet of the cell P is an inclusion-maximal
+    set S_h = {v ∈ P : h ∈ Z(v)} ≠ P over the hyperplanes h (every facet lies on a hyperplane,
+    and a maximal S_h is not inside another face, so it is a facet). key = Σ_{v ∈ S_h} vkey[v]
+    (random 64-bit words, wrapping): equal keys ⇔ the same vertex set, i.e. the same facet of the
+    complex (face-to-face), seen from its two sides."""
+    C = len(cstart) - 1
+    W = Z.shape[1]
+    H = 64 * W
+    keys = np.empty(64, np.uint64)
+    cells = np.empty(64, np.int64)
+    n = 0
+    for c in range(C):
+        lo, hi = cstart[c], cstart[c + 1]
+        k = hi - lo
+        # hyperplanes tight somewhere on the cell but not everywhere
+        anyz = np.zeros(W, np.uint64)
+        allz = np.full(W, np.uint64(0xFFFFFFFFFFFFFFFF))
+        for q in range(lo, hi):
+            for w in range(W):
+                anyz[w] |= Z[cverts[q], w]
+                allz[w] &= Z[cverts[q], w]
+        hs = np.empty(H, np.int64)
+        nh = 0
+        for h in range(H):
+            w, m = h // 64, np.uint64(1) << np.uint64(h % 64)
+            if (anyz[w] & m) and not (allz[w] & m):
+                hs[nh] = h
+                nh += 1
+        inc = np.zeros((nh, k), np.bool_)
+        for i in range(nh):
+            w, m = hs[i] // 64, np.uint64(1) << np.uint64(hs[i] % 64)
+            for q in range(k):
+                inc[i, q] = (Z[cverts[lo + q], w] & m) != 0
+        for i in range(nh):
+            maximal = True
+            for j in range(nh):
+                if j == i:
+                    continue
+                sub = True
+                strict = False
+                for q in range(k):
+                    if inc[i, q] and not inc[j, q]:
+                        sub = False
+                        break
+                    if inc[j, q] and not inc[i, q]:
+                        strict = True
+                if sub and (strict or j < i):  # strictly inside, or a duplicate seen first
+                    maximal = False
+                    break
+            if maximal:
+                key = np.uint64(0)
+                for q in range(k):
+                    if inc[i, q]:
+                        key += vkey[cverts[lo + q]]
+                keys = _grow1(keys, n, n + 1)
+                cells = _grow1(cells, n, n + 1)
+                keys[n] = key
+                cells[n] = c
+                n += 1
+    return keys[:n].copy(), cells[:n].copy()
+
+
+@njit(cache=True, nogil=True)
+def cell_maps(X, out, cstart, cverts):
+    """Affine map of ``out`` on every cell by least squares over its vertices (exact: the output
+    is affine on the cell): (C, n_out, k + 1), last column the offset."""
+    C = len(cstart) - 1
+    k = X.shape[1]
+    m = out.shape[1]
+    maps = np.empty((C, m, k + 1))
+    for c in range(C):
+        lo, hi = cstart[c], cstart[c + 1]
+        n = hi - lo
+        A = np.empty((n, k + 1))
+        B = np.empty((n, m))
+        cen = np.zeros(k)
+        for q in range(lo, hi):
+            for i in range(k):
+                cen[i] += X[cverts[q], i] / n
+        for q in range(n):
+            v = cverts[lo + q]
+            for i in range(k):
+                A[q, i] = X[v, i] - cen[i]
+            A[q, k] = 1.0
+            for j in range(m):
+                B[q, j] = out[v, j]
+        sol = np.linalg.lstsq(A, B)[0]  # (k + 1, m)
+        for j in range(m):
+            off = sol[k, j]
+            for i in range(k):
+                maps[c, j, i] = sol[i, j]
+                off -= sol[i, j] * cen[i]
+            maps[c, j, k] = off
+    return maps
+
+
+__all__ = ["cell_edges", "cell_facets", "cell_maps", "centroids", "cut_block", "cut_cells"]

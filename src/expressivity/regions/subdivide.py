@@ -1,0 +1,345 @@
+"""Exact d-D partition (d ≤ 6) of a box or a k-D slice by subdivision, one hyperplane at a time.
+
+The complex K starts as the box [lo, hi]^k (2^k vertices, one cell) and is refined by every
+neuron in turn (the idea of Berzins, "Polyhedral complex extraction from ReLU networks using
+edge subdivision", ICML 2023; our own formulation and code):
+
+* Every vertex v carries the network state (continuous, affine on every cell) and its zero set
+  Z(v) ⊆ {hyperplanes so far} (the box facets α_i = lo_i, α_i = hi_i and every cut made).
+* A neuron's pre-activation g (ReLU: g = z_j; maxout round j: g = z_j − max_{i<j} z_i; hardmax:
+  score differences with constant queries) is affine on every cell of K, because the cell fixes
+  every earlier sign. A cell P is cut iff it has vertices with g > 0 and g < 0. For every edge
+  (a, b) of P with g_a > 0 > g_b the new vertex is x = x_a + t (x_b − x_a), t = g_a / (g_a − g_b),
+  every field interpolated, Z = Z(a) ∩ Z(b) ∪ {g}; P becomes P⁺ = {v : g_v ≥ 0} ∪ new and
+  P⁻ = {v : g_v ≤ 0} ∪ new. Vertices with g = 0 (within the tolerance) get g in their zero set.
+* Edges are not stored: (a, b) is an edge of the cell P iff no other vertex r of P has
+  Z(r) ⊇ Z(a) ∩ Z(b) (the double-description adjacency test, exact in degenerate position).
+  In general position it reduces to Berzins' rule — the new vertices of the edges e, e′ are
+  joined iff e, e′ lie on a common 2-face, i.e. their zero sets share k − 2 hyperplanes.
+
+So the number of cells grows by one per cut cell and the vertex count by one per cut edge;
+the work per hyperplane is linear in the number of (cell, vertex) incidences. Cells are
+activation regions for ReLU nets (every cut separates two patterns); maxout units of rank ≥ 3
+and hardmax selections are cut in rounds against a running maximum (as in :mod:`.plane`),
+which may over-split, so activation regions are the distinct patterns at cell centroids (the
+set of one pattern is convex — an intersection of half-spaces once earlier patterns are fixed).
+
+Tolerance (float64): a vertex with |g| ≤ ZERO_RTOL · max |g| over the vertices at the start of
+the layer lies on the cut (ZERO_RTOL = 1e-12, see below). Everything else is combinatorial.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..checks import fmt_bytes, memory_budget
+from . import complex_kernels as ck
+from .domains import MAX_SLICE_DIM, Slice
+from .ir import Program, evaluate, scores, select_output, tied
+from .plane import _tokenwise
+
+# a vertex with |g| ≤ ZERO_RTOL · max |g| (over the vertices at the layer's start) lies on the cut.
+# Smaller than the plane counter's 1e-9: vertices are interpolated from the box corners, so
+# their rounding error is ≈ 1e-16 of the box scale, and 1e-9 would snap true vertices 0.3 from a
+# hyperplane onto it in a box of half-width 1e8 (the nested-box test); 1e-12 leaves a margin of
+# about 10^4 over float64 rounding.
+ZERO_RTOL = 1e-12
+
+
+_BMAX = 64
+
+
+class _Complex:
+    """Vertices (fields in one float store, zero sets as bitsets) and cells (CSR)."""
+
+    def __init__(self, lo: np.ndarray, hi: np.ndarray, n_planes: int, max_rows: int, bytes_per_row: int):
+        k = len(lo)
+        corners = (np.arange(2**k)[:, None] >> np.arange(k)[None, :]) & 1  # (2^k, k) bits
+        self.k = k
+        self.V = 2**k
+        self.store = np.where(corners == 1, hi, lo).astype(np.float64)
+        self.cols: dict[str, slice] = {"X": slice(0, k)}
+        self.W = max(1, (n_planes + 63) // 64)
+        self.Z = np.zeros((self.V, self.W), np.uint64)
+        for i in range(k):
+            for h, on in ((i, corners[:, i] == 0), (k + i, corners[:, i] == 1)):
+                self.Z[on, h // 64] |= np.uint64(1) << np.uint64(h % 64)
+        self.next_plane = 2 * k
+        self.cs = np.zeros(16, np.int64)  # cell c: vertices pool[cs[c] : cs[c] + cl[c]]
+        self.cl = np.zeros(16, np.int64)
+        self.cl[0] = self.V
+        self.pool = np.arange(self.V, dtype=np.int64)
+        self.npool = self.V
+        self.C = 1
+        self.max_rows = max_rows
+        self.bytes_per_row = bytes_per_row
+        self.what = self.what_step = ""
+
+    def field(self, name: str) -> np.ndarray:
+        return self.store[: self.V, self.cols[name]]
+
+    def set_fields(self, new: dict) -> None:
+        """Set (values (V, w)) or drop (None) fields; one re-layout of the store."""
+        new = {k: (None if v is None else np.asarray(v, np.float64).reshape(self.V, -1)) for k, v in new.items()}
+        keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k not in new}
+        keep.update({k: v for k, v in new.items() if v is not None})
+        width = sum(v.shape[1] for v in keep.values())
+        store = np.empty((max(self.store.shape[0], self.V), width))
+        cols, at = {}, 0
+        for k, v in keep.items():
+            store[: self.V, at:at + v.shape[1]] = v
+            cols[k] = slice(at, at + v.shape[1])
+            at += v.shape[1]
+        self.store, self.cols = store, cols
+
+    def cut(self, name: str, j0: int, B: int, eps: np.ndarray) -> int:
+        """Cut every cell along columns j0 … j0 + B − 1 (B ≤ 64) of field ``name``, one after
+        the other; returns the number of cells cut."""
+        h = self.next_plane
+        self.next_plane += B
+        while self.next_plane > 64 * self.W:  # more hyperplanes than planned: widen the bitsets
+            self.Z = np.hstack([self.Z, np.zeros((self.Z.shape[0], self.W), np.uint64)])
+            self.W *= 2
+        col = self.cols[name].start + j0
+        out = ck.cut_block(self.store, self.Z, self.V, self.cs, self.cl, self.pool, self.npool, self.C,
+                           col, B, np.ascontiguousarray(eps, np.float64), h, self.k, self.max_rows)
+        store, Z, V, cs, cl, pool, npool, C, n, status = out
+        if status:
+            need = self.max_rows * self.bytes_per_row
+            raise ValueError(
+                f"domain: the complex outgrows {self.max_rows:,} vertices (≈ {fmt_bytes(need)} at "
+                f"{self.bytes_per_row} B each) while cutting {self.what}, over the memory budget of "
+                f"{fmt_bytes(memory_budget())} (set EXPRESSIVITY_MEMORY_BUDGET to change it); use a smaller "
+                f"box or a lower-dimensional Slice")
+        self.store, self.Z, self.V, self.pool, self.npool, self.C = store, Z, V, pool, npool, C
+        self.cs, self.cl = cs, cl
+        return n
+
+    def cut_all(self, name: str, eps: np.ndarray, tick=None) -> None:
+        """Cut along every column of field ``name`` in blocks of ≤ 64 (small blocks while the
+        complex is small, so that the per-cell candidate bits are refreshed often)."""
+        n = self.cols[name].stop - self.cols[name].start
+        lo = 0
+        while lo < n:
+            B = min(int(np.clip(2 * self.C, 8, _BMAX)), n - lo)
+            self.what = f"columns {lo}…{lo + B - 1} of {self.what_step}"
+            self.cut(name, lo, B, eps[lo:lo + B])
+            lo += B
+            if tick is not None:
+                tick()
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """Cells as (cstart (C + 1), cverts) with the vertices of cell c at cverts[cstart[c]:cstart[c+1]]."""
+        cs, cl = self.cs[: self.C], self.cl[: self.C]
+        cstart = np.zeros(self.C + 1, np.int64)
+        np.cumsum(cl, out=cstart[1:])
+        idx = np.repeat(cs - cstart[:-1], cl) + np.arange(cstart[-1])
+        return cstart, self.pool[idx]
+
+
+def _n_planes(prog: Program, k: int) -> tuple[int, int]:
+    """(hyperplanes incl. the 2k box facets, widest state) for the bitset and memory plans."""
+    T = prog.n_tokens
+    n, widest = 2 * k, prog.ops[0].E.shape[2] * T
+    for step in prog.steps():
+        if step[0] == "relu":
+            w = (step[1].shape[1] if step[1] is not None else widest // T) * T
+            n += w
+            widest = max(widest, 2 * w)
+        elif step[0] == "max":
+            m, p = step[3].shape
+            w = step[1].shape[1] * T if step[1] is not None else widest
+            n += T * m * (p - 1)
+            widest = max(widest, w + 2 * T * m)
+        elif step[0] == "select":
+            n += step[1].W_Q.shape[0] * T * max(T - 1, 1)
+        elif step[0] == "affine":
+            widest = max(widest, step[1].shape[1] * T)
+    return n, widest
+
+
+def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
+    """Cells of ``prog`` on the slice ``dom`` (a Box is ``Slice.of_box``): see the module doc."""
+    k = dom.k
+    if k > MAX_SLICE_DIM:
+        raise ValueError(f"domain: dimension {k} > {MAX_SLICE_DIM}; exact counting is limited to "
+                         f"{MAX_SLICE_DIM}-D, count on a Slice(origin, basis, lo, hi) of dimension ≤ {MAX_SLICE_DIM}")
+    if dom.dim != prog.in_dim:
+        raise ValueError(f"domain has dimension {dom.dim} but the model's input dimension is {prog.in_dim}")
+    n_planes, widest = _n_planes(prog, k)
+    W = max(1, (n_planes + 63) // 64)
+    # per vertex: its fields and zero set, ≈ 2^k cell incidences (8 B each, double-buffered)
+    per_row = 8 * (k + widest + 8) + 8 * W + 16 * 2**k
+    max_rows = max(2**k + 1, memory_budget() // per_row)
+    cx = _Complex(dom.lo, dom.hi, n_planes, max_rows, per_row)
+    steps = prog.steps()
+    T = prog.n_tokens
+    E, c = steps[0][1], steps[0][2]
+    x = dom.points(cx.field("X"))
+    cx.set_fields({"Y": (np.einsum("nk,ktd->ntd", x, E) + c).reshape(cx.V, -1)})
+    d_tok = E.shape[2]
+    oversplit, n_stack, done = False, 0, 0
+    def tick():
+        progress(min(1.0, (cx.next_plane - 2 * k) / max(1, n_planes - 2 * k)))
+
+    tick = tick if progress is not None else None
+    for li, step in enumerate(steps[1:], 1):
+        kind = step[0]
+        if kind == "affine":
+            Wb, bb = _tokenwise(step[1], step[2], T)
+            cx.set_fields({"Y": cx.field("Y") @ Wb + bb})
+            d_tok = step[1].shape[1]
+        elif kind == "save":
+            cx.set_fields({f"S{n_stack}": cx.field("Y")})
+            n_stack += 1
+        elif kind == "add":
+            n_stack -= 1
+            cx.set_fields({"Y": cx.field(f"S{n_stack}") + cx.field("Y"), f"S{n_stack}": None})
+        elif kind == "read" and list(step[1]) != list(range(T)):
+            Y = cx.field("Y").reshape(cx.V, T, d_tok)
+            cx.set_fields({"Y": Y[:, list(step[1])].reshape(cx.V, -1)})
+        elif kind == "relu":
+            d_tok = _relu_layer(cx, step, T, d_tok, li, tick)
+        elif kind == "max":
+            d_tok = _max_layer(cx, step, T, li, tick)
+            oversplit |= step[3].shape[1] >= 3
+        elif kind == "select":
+            _select_layer(cx, step[1], T, d_tok, li, tick)
+            oversplit |= T >= 3
+        done += 1
+    X = cx.field("X").copy()
+    out = cx.field("Y").copy()
+    cstart, cverts = cx.csr()
+    cen = ck.centroids(X, cstart[:-1], np.diff(cstart), cverts)
+    points = dom.points(cen)
+    if oversplit:
+        _, code = evaluate(prog, points)
+        _, first, region = np.unique(code, return_index=True, return_inverse=True)
+        order = np.argsort(first)  # region ids in order of first appearance
+        remap = np.empty(len(order), np.int64)
+        remap[order] = np.arange(len(order))
+        region = remap[region.ravel()]
+    else:
+        region = np.arange(cx.C)
+    if progress is not None:
+        progress(1.0)
+    return {"vertices": X, "cstart": cstart, "cverts": cverts, "Z": cx.Z[: cx.V].copy(),
+            "out": out, "points": points, "centroids": cen, "region": region,
+            "n_regions": int(region.max()) + 1 if len(region) else 0}
+
+
+def _eps(G: np.ndarray) -> np.ndarray:
+    return ZERO_RTOL * np.abs(G).max(axis=0, initial=0.0)
+
+
+def _relu_layer(cx: _Complex, step, T: int, d_tok: int, li: int, tick) -> int:
+    """Cut along every channel of G = H W + b (G affine on every cell of the layer's start
+    complex, so interpolated exactly at new vertices), then H ← relu(G)."""
+    W, b = step[1], step[2]
+    if W is None:
+        W, b = np.eye(d_tok), np.zeros(d_tok)
+    Wb, bb = _tokenwise(W, b, T)
+    G = cx.field("Y") @ Wb + bb
+    eps = _eps(G)
+    cx.set_fields({"G": G, "Y": None})
+    cx.what_step = f"the ReLU layer at step {li}"
+    cx.cut_all("G", eps, tick)
+    cx.set_fields({"Y": np.maximum(cx.field("G"), 0.0), "G": None})
+    return W.shape[1]
+
+
+def _max_layer(cx: _Complex, step, T: int, li: int, tick) -> int:
+    """Maxout units in rounds: round j cuts unit u along z_j − M_u, M_u = max_{i<j} z_i (affine
+    on every cell once the rounds before are done), then M_u ← max(M_u, z_j)."""
+    W, b, idx = step[1], step[2], step[3]
+    Y = cx.field("Y")
+    if W is not None:
+        Wb, bb = _tokenwise(W, b, T)
+        Zs = Y @ Wb + bb
+        n = W.shape[1]
+    else:
+        Zs, n = Y, Y.shape[1] // T
+    gidx = (np.arange(T)[:, None, None] * n + idx[None]).reshape(-1, idx.shape[1])  # (T·m, p)
+    A = np.abs(Zs).max(axis=0)[gidx] if len(Zs) else np.zeros(gidx.shape)
+    cx.set_fields({"Z": Zs, "Y": None, "M": Zs[:, gidx[:, 0]]})
+    for j in range(1, idx.shape[1]):
+        eps = ZERO_RTOL * A[:, : j + 1].max(axis=1)
+        cx.set_fields({"G": cx.field("Z")[:, gidx[:, j]] - cx.field("M")})
+        cx.what_step = f"round {j} of the maxout layer at step {li}"
+        cx.cut_all("G", eps, tick)
+        cx.set_fields({"M": np.maximum(cx.field("M"), cx.field("Z")[:, gidx[:, j]])})
+    cx.set_fields({"Y": cx.field("M"), "Z": None, "M": None, "G": None})
+    return idx.shape[0]
+
+
+def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
+    """Hardmax with constant queries: for every head and query, keys in rounds against the
+    running maximum of the (affine) scores; then the selected values must be continuous."""
+    Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
+    q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
+    qscale = 1 + np.abs(q).max()
+    if np.ptp(q, axis=0).max(initial=0.0) > 1e-9 * qscale:
+        raise ValueError(
+            "hardmax attention whose queries depend on the input has quadratic region boundaries: "
+            "exact counting is available on a Segment only (boxes and slices need constant queries, "
+            "as in compiled models)")
+    q0 = q[0]
+    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
+    for h in range(q0.shape[0]):
+        seen = []
+        for i in range(T):
+            keyq = (tuple(np.round(q0[h, i] / qscale, 12)), tuple(allowed[i]))
+            if keyq in seen:
+                continue
+            seen.append(keyq)
+            keys = np.nonzero(allowed[i])[0]
+            for jj in range(1, len(keys)):
+                Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
+                kk = np.einsum("vtd,de->vte", Y3[:, keys[: jj + 1]], op.W_K[h]) + op.b_K[h]
+                a = op.lam * kk @ q0[h, i]  # (V, jj + 1)
+                cx.set_fields({"G": (a[:, jj] - a[:, :jj].max(axis=1))[:, None]})
+                cx.what = f"hardmax head {h}, query {i}, key {keys[jj]} of step {li}"
+                cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]))
+                cx.set_fields({"G": None})
+                if tick is not None:
+                    tick()
+    Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
+    a, v = scores(op, Y3)
+    sel = tied(a)
+    vmax = np.abs(v).max() + 1e-300
+    vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)
+    spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
+    if np.nanmax(spread, initial=0.0) > 1e-6 * vmax:
+        raise ValueError(
+            "hardmax attention selects tokens with different values on the two sides of a switch: the "
+            "output jumps there, which the d-D complex does not represent; count on a Segment")
+    cx.set_fields({"Y": select_output(op, Y3).reshape(cx.V, -1)})
+
+
+
+
+def subdivide_regions(prog: Program, domain, progress, start: float):
+    """``count_regions`` for a Box (d ≤ 6) or a Slice: a :class:`Regions` of kind "box"."""
+    import time
+
+    from .cells import CellPieces
+    from .domains import Box
+    from .result import Regions
+
+    if isinstance(domain, Box):
+        box = domain.with_dim(prog.in_dim)
+        if box.dim > MAX_SLICE_DIM:
+            raise ValueError(
+                f"domain: a Box of dimension {box.dim} > {MAX_SLICE_DIM} is too large for exact counting; "
+                f"count on a Slice(origin, basis, lo, hi) of dimension ≤ {MAX_SLICE_DIM}, or use method='lp' "
+                f"for a few regions")
+        dom = Slice.of_box(box)
+    else:
+        dom = domain
+    p = partition_subdivide(prog, dom, progress)
+    pieces = CellPieces(p)
+    pieces["program"], pieces["domain"] = prog, dom
+    return Regions("box", domain, p["n_regions"], len(p["region"]), pieces, time.perf_counter() - start)
+
+
+__all__ = ["partition_subdivide", "subdivide_regions"]

@@ -1,0 +1,91 @@
+"""Claims tables in the README and docs, generated from a ``reproduce`` run's claims.json.
+
+Numbers are never pasted by hand: a Markdown file holds a block
+
+    <!-- claims-table:start STYLE -->
+    ...generated...
+    <!-- claims-table:end -->
+
+and :func:`update_file` rewrites what lies between the markers from a claims.json document
+(``docs/claims.json`` keeps the run the docs show; ``make tables`` refreshes it from
+``report/claims.json``). Styles: ``readme`` (claim, source, bound, measured, status) and
+``detail`` (claim id, measured, status, time). A test checks that every block equals what
+the committed claims.json generates.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+START = "<!-- claims-table:start"
+END = "<!-- claims-table:end -->"
+STYLES = ("readme", "detail")
+_BLOCK = re.compile(r"(<!-- claims-table:start (\w+) -->\n)(.*?)(<!-- claims-table:end -->)", re.S)
+_SIZE_FLAG = {"quick": "--quick", "full": "--full", "test": "--size test", "standard": "--standard"}
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def load_doc(path) -> dict:
+    """A claims.json document, checked for the fields the tables use."""
+    from ..checks import read_text_file
+
+    try:
+        doc = json.loads(read_text_file(path, "claims.json"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"claims.json {path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list) or "size" not in doc:
+        raise ValueError(f"claims.json {path}: not a reproduce report (needs 'size' and 'claims')")
+    return doc
+
+
+def summary_line(doc: dict) -> str:
+    """"12 of 12 claims hold (`--quick`); the run took 122 s." (plus the other statuses)."""
+    claims = doc["claims"]
+    counts = {s: sum(c["status"] == s for c in claims) for s in ("holds", "violated", "not applicable")}
+    rest = "".join(f", {n} {s}" for s, n in counts.items() if s != "holds" and n)
+    flag = _SIZE_FLAG.get(doc["size"], doc["size"])
+    took = f"; the run took {doc['total_seconds']:.0f} s" if doc.get("total_seconds") else ""
+    return f"{counts['holds']} of {len(claims)} claims hold (`{flag}`){rest}{took}."
+
+
+def table(doc: dict, style: str = "readme") -> str:
+    """The Markdown table plus the summary line, in ``style``."""
+    if style not in STYLES:
+        raise ValueError(f"unknown table style {style!r}; choose one of: {', '.join(STYLES)}")
+    if style == "readme":
+        lines = ["| claim | source | bound / prediction | measured | status |", "|---|---|---|---|---|"]
+        for c in doc["claims"]:
+            status = f"**{c['status']}**" + (f": {c['reason']}" if c["status"] != "holds" else "")
+            lines.append(f"| {_cell(c['claim'])} (`{c['id']}`) | {_cell(c['source'])} | {_cell(c['bound'])} | "
+                         f"{_cell(c['measured'])} | {_cell(status)} |")
+    else:
+        lines = ["| claim id | measured | status | time |", "|---|---|---|---|"]
+        for c in doc["claims"]:
+            status = c["status"] + (f": {c['reason']}" if c["status"] != "holds" else "")
+            lines.append(f"| `{c['id']}` | {_cell(c['measured'])} | {_cell(status)} | {c['seconds']:.1f} s |")
+    return "\n".join(lines) + "\n\n" + summary_line(doc) + "\n"
+
+
+def render(text: str, doc: dict, where: str = "text") -> str:
+    """``text`` with every claims-table block regenerated from ``doc``."""
+    if START not in text:
+        raise ValueError(f"{where} has no '{START} STYLE -->' … '{END}' block")
+    return _BLOCK.sub(lambda m: m.group(1) + table(doc, m.group(2)) + m.group(4), text)
+
+
+def update_file(path, doc: dict, *, check: bool = False) -> bool:
+    """Rewrite the blocks of ``path`` from ``doc``; returns True if the file changed (with
+    ``check=True`` nothing is written: True means the file is stale)."""
+    from ..checks import read_text_file
+
+    p = Path(path)
+    old = read_text_file(p, "file")
+    new = render(old, doc, str(p))
+    if new != old and not check:
+        p.write_text(new, encoding="utf-8")
+    return new != old

@@ -1,0 +1,155 @@
+"""Hub layout (config.json + model.safetensors): every model kind round-trips to
+bitwise-identical outputs; bytes are deterministic; files respect the umask."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from expressivity import constructions
+from expressivity.compile import compile_maxout
+from expressivity.cpwl import MaxoutNetwork
+from expressivity.interop import from_pretrained, model_kind, read_config, save_pretrained
+from expressivity.limits.trained import TrainedModel
+from expressivity.transformer import Transformer, TransformerConfig, load_transformer
+
+X = np.random.default_rng(0).uniform(-1, 1, (500, 2))
+
+
+def _net():
+    return MaxoutNetwork.random(in_dim=2, widths=[4, 3], ranks=[3, 2], seed=1)
+
+
+def _same(a: torch.Tensor | np.ndarray, b) -> bool:
+    a, b = (x.detach().numpy() if isinstance(x, torch.Tensor) else np.asarray(x) for x in (a, b))
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("layer_norm,attention,dtype", [("none", "softmax", "float32"), ("pre", "hardmax", "float64"),
+                                                        ("post", "softmax", "float64")])
+def test_plain_transformer_round_trip(tmp_path, layer_norm, attention, dtype):
+    cfg = TransformerConfig(d_model=8, n_layers=2, n_heads=2, d_head=4, d_mlp=16, d_vocab=5, d_out=3,
+                            n_ctx=12, layer_norm=layer_norm, attention=attention, dtype=dtype, causal=True)
+    model = Transformer(cfg)
+    model.reset_parameters(seed=3)
+    save_pretrained(model, tmp_path / "m")
+    back = from_pretrained(tmp_path / "m")
+    assert isinstance(back, Transformer) and back.cfg == cfg and back.channels is None
+    ids = torch.randint(0, 5, (4, 12), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert _same(model(ids), back(ids))
+    # model.safetensors is the plain state dict: our Transformer loads it strictly
+    from safetensors.torch import load_file
+
+    fresh = Transformer(cfg)
+    fresh.load_state_dict(load_file(str(tmp_path / "m" / "model.safetensors")), strict=True)
+    with torch.no_grad():
+        assert _same(model(ids), fresh(ids))
+
+
+@pytest.mark.parametrize("attention,lam", [("hardmax", None), ("softmax", 100.0)])
+def test_compiled_round_trip_keeps_net_domain_and_bound(tmp_path, attention, lam):
+    net = _net()
+    cm = compile_maxout(net, domain=(-1.0, 1.0), attention=attention, lam=lam)
+    save_pretrained(cm, tmp_path / "cm")
+    back = from_pretrained(tmp_path / "cm")
+    assert model_kind(back) == "compiled"
+    assert _same(cm.evaluate(X), back.evaluate(X))
+    assert back.error_bound() == cm.error_bound() and back.lam == cm.lam and back.attention == attention
+    assert back.channels == cm.channels
+    assert _same(back.lo, cm.lo) and _same(back.hi, cm.hi)
+    assert back.net is not None and _same(back.net(X), net(X))  # verify needs no spec
+    with pytest.raises(ValueError, match="outside the compiled domain"):
+        back.evaluate(np.array([[2.0, 0.0]]))
+
+
+def test_compiled_without_source_net(tmp_path):
+    cm = compile_maxout(_net(), domain=(-1.0, 1.0))
+    save_pretrained(cm, tmp_path / "cm")  # first with its net …
+    bare = type(cm)(**{**cm.__dict__, "net": None})
+    save_pretrained(bare, tmp_path / "cm")  # … then over it without: no stale source net
+    assert not (tmp_path / "cm" / "source_net.safetensors").exists()
+    back = from_pretrained(tmp_path / "cm")
+    assert back.net is None and _same(back.evaluate(X), cm.evaluate(X))
+
+
+CONSTRUCTION_CASES = [
+    ("parity", {}, ["0101", "1100", "1110", ""]),
+    ("parity", {"layer_norm": True}, ["0101", "1100", "1110"]),
+    ("first", {}, ["0101", "1100", "1"]),
+    ("parity-compiled", {"max_length": 6}, ["0101", "1100", "111"]),
+    ("dyck", {"k": 2, "max_depth": 2, "max_length": 32}, ["()[]", "(())", "(]", "(("]),
+    ("dyck", {"method": "yao", "max_length": 16}, ["()[]", "([])", "(]"]),
+]
+
+
+@pytest.mark.parametrize("name,params,strings", CONSTRUCTION_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CONSTRUCTION_CASES)])
+def test_construction_round_trip(tmp_path, name, params, strings):
+    c = constructions.get(name, **params)
+    save_pretrained(c, tmp_path / "c")
+    back = from_pretrained(tmp_path / "c")
+    assert model_kind(back) == "construction" and back.name == name and back.params == c.params
+    assert _same(c.logits(strings), back.logits(strings))
+
+
+def test_construction_keeps_edited_weights(tmp_path):
+    """The weights come from the file, not from rebuilding: an edited model round-trips."""
+    c = constructions.get("first")
+    with torch.no_grad():
+        c.transformer.W_U.mul_(3.0)
+    save_pretrained(c, tmp_path / "c")
+    back = from_pretrained(tmp_path / "c")
+    assert _same(c.logits(["01", "10"]), back.logits(["01", "10"]))
+    assert not _same(constructions.get("first").logits(["01", "10"]), back.logits(["01", "10"]))
+
+
+def _tiny_trained(tmp_path):
+    from expressivity.train import RunConfig, train_run
+
+    cfg = RunConfig(task="dyck", task_params={"k": 1, "max_depth": 3}, layers=1, heads=1, d_model=8, d_mlp=8,
+                    steps=2, batch_size=4, train_lengths=(2, 4), test_lengths=(6,), eval_batch=4,
+                    checkpoint_every=1)
+    train_run(cfg, out_dir=tmp_path / "run")
+    return tmp_path / "run"
+
+
+def test_trained_round_trip_and_train_dir(tmp_path):
+    run = _tiny_trained(tmp_path)
+    from_run = from_pretrained(run)  # a train output directory loads as it is
+    assert isinstance(from_run, TrainedModel) and from_run.language.k == 1 and from_run.language.max_depth == 3
+    save_pretrained(from_run, tmp_path / "hub")
+    back = from_pretrained(tmp_path / "hub")
+    assert isinstance(back, TrainedModel) and back.kind == from_run.kind
+    assert back.language.k == 1 and back.language.max_depth == 3
+    enc = from_run.encode(["()()", "(())"])
+    with torch.no_grad():
+        assert _same(from_run.transformer(enc.inputs), back.transformer(back.encode(["()()", "(())"]).inputs))
+    assert _same(load_transformer(run / "model.safetensors").W_E, back.transformer.W_E)
+
+
+def test_bytes_are_deterministic_and_config_sorted(tmp_path):
+    cm = compile_maxout(_net(), domain=(-1.0, 1.0), attention="softmax", lam=10.0)
+    save_pretrained(cm, tmp_path / "a")
+    save_pretrained(from_pretrained(tmp_path / "a"), tmp_path / "b")
+    for name in ("config.json", "model.safetensors", "source_net.safetensors"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    text = (tmp_path / "a" / "config.json").read_text()
+    assert text == json.dumps(json.loads(text), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    assert read_config(tmp_path / "a")["kind"] == "compiled"
+
+
+def test_files_respect_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        save_pretrained(constructions.get("parity"), tmp_path / "new" / "dir")
+    finally:
+        os.umask(old)
+    d = tmp_path / "new" / "dir"
+    assert (d.stat().st_mode & 0o777) == 0o750
+    for f in d.iterdir():
+        assert (f.stat().st_mode & 0o777) == 0o640, f.name
+    assert not [f for f in d.iterdir() if f.name.startswith(".")]  # no temporary files left

@@ -1,0 +1,92 @@
+"""Claims tables in Markdown come from claims.json (report.tables), never pasted by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _bad_input import Case, api_rejects, cli_rejects
+from typer.testing import CliRunner
+
+from expressivity.cli import app
+from expressivity.report.tables import load_doc, render, summary_line, table, update_file
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = {"size": "quick", "total_seconds": 61.4, "claims": [
+    {"id": "a.one", "claim": "A holds", "source": "X 2020", "bound": "e ≤ 1", "measured": "e = 0.5 | tight",
+     "status": "holds", "reason": "", "seconds": 1.25},
+    {"id": "b.two", "claim": "B", "source": "Y", "bound": "≥ 2", "measured": "1", "status": "violated",
+     "reason": "FAILED: 1 ≥ 2", "seconds": 3.0},
+]}
+
+
+def test_table_styles():
+    readme = table(DOC, "readme")
+    assert readme.splitlines()[2] == "| A holds (`a.one`) | X 2020 | e ≤ 1 | e = 0.5 \\| tight | **holds** |"
+    assert "**violated**: FAILED: 1 ≥ 2" in readme
+    assert readme.rstrip().endswith("1 of 2 claims hold (`--quick`), 1 violated; the run took 61 s.")
+    detail = table(DOC, "detail")
+    assert "| `b.two` | 1 | violated: FAILED: 1 ≥ 2 | 3.0 s |" in detail
+    assert summary_line({**DOC, "total_seconds": 0}) == "1 of 2 claims hold (`--quick`), 1 violated."
+
+
+def test_render_replaces_only_the_blocks():
+    text = ("intro\n<!-- claims-table:start readme -->\nold numbers\n<!-- claims-table:end -->\nmiddle\n"
+            "<!-- claims-table:start detail -->\n<!-- claims-table:end -->\nend\n")
+    out = render(text, DOC)
+    assert out.startswith("intro\n<!-- claims-table:start readme -->\n| claim |") and "old numbers" not in out
+    assert "\nmiddle\n" in out and out.endswith("<!-- claims-table:end -->\nend\n")
+    assert render(out, DOC) == out  # idempotent
+    api_rejects(render, "no block here", DOC, mentions="claims-table")
+    api_rejects(table, DOC, "fancy", mentions=("style", "readme"))
+
+
+def test_update_file_and_check(tmp_path):
+    md = tmp_path / "x.md"
+    md.write_text("<!-- claims-table:start detail -->\n<!-- claims-table:end -->\n")
+    assert update_file(md, DOC, check=True) and "b.two" not in md.read_text()
+    assert update_file(md, DOC) and "b.two" in md.read_text()
+    assert not update_file(md, DOC, check=True)
+
+
+def test_docs_tables_match_the_committed_run():
+    """README and docs/report.md show exactly what docs/claims.json (the last run) says."""
+    doc = load_doc(ROOT / "docs" / "claims.json")
+    for name in ("README.md", "docs/report.md"):
+        text = (ROOT / name).read_text()
+        assert "<!-- claims-table:start" in text, name
+        assert render(text, doc) == text, f"{name} is stale: run 'make tables'"
+
+
+def test_cli_check_and_update(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps(DOC))
+    (tmp_path / "r.md").write_text("<!-- claims-table:start readme -->\n<!-- claims-table:end -->\n")
+    res = CliRunner().invoke(app, ["claims-table", "c.json", "r.md", "--check"])
+    assert res.exit_code == 2 and "stale: r.md" in res.stdout
+    res = CliRunner().invoke(app, ["claims-table", "c.json", "r.md"])
+    assert res.exit_code == 0 and "a.one" in (tmp_path / "r.md").read_text()
+    assert CliRunner().invoke(app, ["claims-table", "c.json", "r.md", "--check"]).exit_code == 0
+
+
+def _write(name, content):
+    def setup(tmp):
+        (tmp / name).write_bytes(content) if isinstance(content, bytes) else (tmp / name).write_text(content)
+    return setup
+
+
+CASES = [
+    Case("claims.json missing", ["claims-table", "none.json", "README.md"], ("claims.json", "does not exist")),
+    Case("claims.json not JSON", ["claims-table", "c.json", "r.md"], ("claims.json", "not json"),
+         _write("c.json", "{nope")),
+    Case("claims.json binary", ["claims-table", "c.json", "r.md"], ("claims.json", "utf-8"),
+         _write("c.json", b"\xff\xfe\x00")),
+    Case("claims.json of another kind", ["claims-table", "c.json", "r.md"], ("claims.json", "size"),
+         _write("c.json", "[1, 2]")),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_claims_table_bad_input(case, tmp_path, monkeypatch):
+    cli_rejects(case, tmp_path, monkeypatch)
