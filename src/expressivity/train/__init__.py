@@ -10,7 +10,7 @@ given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | `
 
 from .config import RunConfig, parse_lengths
 from .loop import RunResult, batch_metrics, evaluate, train_run
-from .models import LSTMModel, build_model, transformer_config
+from .models import MODELS, LSTMModel, RNNModel, StackRNN, TapeRNN, build_model, transformer_config
 from .protocols import PROTOCOLS, Protocol, get_protocol, preset, protocol_score
 from .store import ResultStore
 from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
@@ -18,11 +18,15 @@ from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
 __all__ = [
            "PROTOCOLS",
            "LSTMModel",
+           "MODELS",
            "Protocol",
+           "RNNModel",
            "ResultStore",
            "RunConfig",
            "RunResult",
+           "StackRNN",
            "SweepSummary",
+           "TapeRNN",
            "batch_metrics",
            "build_model",
            "evaluate",

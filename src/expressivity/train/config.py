@@ -20,7 +20,8 @@ from .. import checks
 from ..checks import parse_lengths  # noqa: F401  (re-exported: the one parser of lengths)
 from ..languages import KINDS, get_task
 
-Model = Literal["transformer", "lstm"]
+Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "tape_rnn"]
+MODELS: tuple[str, ...] = ("transformer", "rnn", "lstm", "stack_rnn", "tape_rnn")  # see train/models/
 MAX_LENGTH = 10**7  # longest train/test length accepted (far past what fits in memory anyway)
 MAX_TEST_LENGTHS = 100_000  # test lengths per run (each is evaluated separately)
 MAX_SIZE = {"layers": 1024, "heads": 4096, "d_model": 2**20, "d_mlp": 2**24, "steps": 10**9,
@@ -35,10 +36,10 @@ class RunConfig:
     task: str  # a name of expressivity.languages.REGISTRY: parity | dyck | tomita3 | reverse_string | …
     kind: str = "recognition"  # recognition | next_symbol (languages) | classification | transduction (function tasks)
     task_params: dict = field(default_factory=dict)  # e.g. {"k": 2, "max_depth": 3} for dyck
-    model: Model = "transformer"  # transformer (the project's Transformer) | lstm (torch.nn.LSTM)
-    layers: int = 2  # transformer blocks / stacked LSTM layers
+    model: Model = "transformer"  # transformer | rnn (Elman) | lstm | stack_rnn | tape_rnn (train/models/)
+    layers: int = 2  # transformer blocks / stacked RNN or LSTM layers (stack_rnn, tape_rnn: one core)
     heads: int = 2  # attention heads (transformer only); d_head = d_model / heads
-    d_model: int = 64  # residual width / LSTM hidden size
+    d_model: int = 64  # residual width / hidden size of the recurrent models
     d_mlp: int = 0  # FFN hidden width; 0 = 4·d_model
     train_lengths: tuple[int, int] = (1, 40)  # inclusive range of training lengths
     test_lengths: tuple[int, ...] = tuple(range(41, 501))  # evaluated one by one
@@ -83,7 +84,7 @@ class RunConfig:
                 raise ValueError(f"RunConfig.{name}: length {top} is over the limit of {MAX_LENGTH:,} "
                                  "(no model here trains or runs at such lengths)")
         checks.check_choice(self.kind, "RunConfig.kind", KINDS)
-        checks.check_choice(self.model, "RunConfig.model", ("transformer", "lstm"))
+        checks.check_choice(self.model, "RunConfig.model", MODELS)
         for name in ("layers", "heads", "d_model", "steps", "batch_size", "eval_batch", "checkpoint_every"):
             put(name, checks.check_int(getattr(self, name), field_name(name), min=1, max=MAX_SIZE[name]))
         put("d_mlp", checks.check_int(self.d_mlp, "RunConfig.d_mlp", min=0, max=MAX_SIZE["d_mlp"]))

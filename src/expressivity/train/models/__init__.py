@@ -1,0 +1,57 @@
+"""Models for a task, all ids (B, T) → logits (B, T, C), one module each:
+
+- ``transformer``: the project's Transformer (:mod:`.transformer`; position encodings in
+  :mod:`expressivity.transformer.positions`);
+- ``rnn``: Elman RNN (:mod:`.rnn`); ``lstm``: torch.nn.LSTM (:mod:`.lstm`);
+- ``stack_rnn``: Elman RNN + differentiable stack (:mod:`.stack_rnn`, Joulin & Mikolov 2015);
+- ``tape_rnn``: Elman RNN + differentiable tape (:mod:`.tape_rnn`, Delétang et al. 2023).
+
+``build_model(cfg, d_vocab, d_out)`` builds ``cfg.model``, initialised deterministically from
+``cfg.seed``. ``MODELS`` is the registry (a plain dict of builders).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+from ... import checks
+from ...transformer import Transformer
+from ..config import MODELS as MODEL_NAMES
+from ..config import RunConfig
+from .lstm import LSTMModel
+from .rnn import RNNModel
+from .stack_rnn import StackRNN, stack_update
+from .tape_rnn import TapeRNN, tape_update
+from .transformer import transformer_config
+
+
+def _transformer(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
+    return Transformer(transformer_config(cfg, d_vocab, d_out))
+
+
+MODELS: dict[str, Callable[[RunConfig, int, int], nn.Module]] = {
+    "transformer": _transformer,
+    "rnn": lambda cfg, v, c: RNNModel(v, cfg.d_model, cfg.layers, c),
+    "lstm": lambda cfg, v, c: LSTMModel(v, cfg.d_model, cfg.layers, c),
+    "stack_rnn": lambda cfg, v, c: StackRNN(v, cfg.d_model, c),
+    "tape_rnn": lambda cfg, v, c: TapeRNN(v, cfg.d_model, c, jumps=cfg.kind != "next_symbol"),
+}
+assert tuple(MODELS) == MODEL_NAMES
+
+
+def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
+    """The model of ``cfg``, initialised deterministically from ``cfg.seed``."""
+    checks.check_choice(cfg.model, "model", MODELS)
+    with torch.random.fork_rng():
+        torch.manual_seed(cfg.seed)
+        model = MODELS[cfg.model](cfg, d_vocab, d_out)
+    if isinstance(model, Transformer):
+        model.reset_parameters(cfg.seed)
+    return model
+
+
+__all__ = ["MODELS", "LSTMModel", "RNNModel", "StackRNN", "TapeRNN", "build_model", "stack_update",
+           "tape_update", "transformer_config"]
