@@ -163,7 +163,7 @@ def memory_estimate(cfg: RunConfig, d_vocab: int = 8, d_out: int = 8) -> dict[st
     t_train, t_test = cfg.train_lengths[1] + 1, max(cfg.test_lengths) + 1
     n_ctx = cfg.max_length + 2
     if cfg.model == "transformer":
-        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if cfg.positional != "none" else 0)
+        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if cfg.positional == "learned" else 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
             return layers * batch * (3 * cfg.heads * t * t + t * (8 * d + 2 * d_mlp)) * f
@@ -202,7 +202,7 @@ def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
     rows = []
     lengths = task.valid_lengths(cfg.test_lengths)
     n_ctx = getattr(getattr(model, "cfg", None), "n_ctx", None)
-    if isinstance(model, Transformer) and model.W_pos is not None and lengths and max(lengths) + 2 > n_ctx:
+    if isinstance(model, Transformer) and model.cfg.positional == "learned" and lengths and max(lengths) + 2 > n_ctx:
         raise ValueError(f"test_lengths: the model's context is n_ctx = {n_ctx} positions, too short for "
                          f"length {max(lengths)} (+2 for BOS/CLS); test at most length {n_ctx - 2}")
     if on_length is not None:
