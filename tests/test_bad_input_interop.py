@@ -170,3 +170,73 @@ def test_missing_optional_dependency_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "transformer_lens", None)
     api_rejects(_optional.need, "onnxruntime", mentions=("onnxruntime", "pip install 'expressivity[onnx]'"))
     api_rejects(_optional.need, "transformer_lens", mentions=("transformer_lens", "pip install 'expressivity[tl]'"))
+
+
+# ------------------------------------------------------------------------------ export
+def zero_eps_hub(tmp: Path):
+    from expressivity import constructions
+
+    save_pretrained(constructions.get("parity", layer_norm=True), tmp / "ln0")
+
+
+def compiled_file(tmp: Path):
+    from expressivity.compile import compile_maxout
+    from expressivity.cpwl import MaxoutNetwork
+
+    compile_maxout(MaxoutNetwork.random(in_dim=1, widths=[2], ranks=2, seed=0), (0.0, 1.0)).save(tmp / "m.safetensors")
+
+
+EXPORT_CASES = [
+    Case("layer norm eps 0 to onnx", ["export", "ln0", "--onnx", "out.onnx"], ("eps = 0", "onnx", "--allow-zero-eps"),
+         zero_eps_hub),
+    Case("no target", ["export", "m.safetensors"], ("--onnx", "--hub"), compiled_file),
+    Case("negative check", ["export", "m.safetensors", "--onnx", "o.onnx", "--check", "-1"], "--check", compiled_file),
+    Case("missing model", ["export", "nope.safetensors", "--onnx", "o.onnx"], ("nope.safetensors", "does not exist")),
+    Case("not a model", ["export", "m.txt", "--onnx", "o.onnx"], ("m.txt", ".safetensors"),
+         lambda tmp: (tmp / "m.txt").write_text("x") and None),
+    Case("onnx into a directory", ["export", "m.safetensors", "--onnx", "."], ("--onnx", "directory"), compiled_file),
+]
+
+
+@pytest.mark.parametrize("case", EXPORT_CASES, ids=lambda c: c.name)
+def test_cli_bad_export(case, tmp_path, monkeypatch):
+    cli_rejects(case, tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("module", ["onnx", "onnxruntime"])
+def test_cli_export_without_onnx_names_the_extra(module, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, module, None)
+    case = Case(f"no {module}", ["export", "m.safetensors", "--onnx", "o.onnx"],
+                (module, "pip install 'expressivity[onnx]'"), compiled_file)
+    cli_rejects(case, tmp_path, monkeypatch)
+
+
+# ------------------------------------------------------------------- TransformerLens
+def _tr(**over):
+    from expressivity.transformer import Transformer, TransformerConfig
+
+    base = dict(d_model=4, n_layers=1, n_heads=1, d_head=2, d_mlp=4, d_vocab=3, d_out=2, n_ctx=8, dtype="float64")
+    return Transformer(TransformerConfig(**{**base, **over}))
+
+
+def test_api_transformer_lens_refusals():
+    from expressivity import constructions
+    from expressivity.compile import compile_maxout
+    from expressivity.cpwl import MaxoutNetwork
+    from expressivity.interop.transformer_lens import to_transformer_lens
+
+    cm = compile_maxout(MaxoutNetwork.random(in_dim=1, widths=[2], ranks=2, seed=0), (0.0, 1.0))
+    api_rejects(to_transformer_lens, cm, mentions=("no hardmax", "lam"))
+    api_rejects(to_transformer_lens, type(cm)(**{**cm.__dict__, "net": None}), lam=100.0, mentions=("source network",))
+    api_rejects(to_transformer_lens, constructions.get("dyck", max_length=8), lam=100.0, mentions=("hardmax", "bound"))
+    api_rejects(to_transformer_lens, _tr(), lam=10.0, mentions=("lam", "hardmax models only"))
+    api_rejects(to_transformer_lens, _tr(layer_norm="post"), mentions=("post-LN", "pre-LN"))
+    api_rejects(to_transformer_lens, _tr(log_length_scaling=True), mentions=("log-length", "attn_scale"))
+    api_rejects(to_transformer_lens, _tr(), n_ctx=9, mentions=("n_ctx", "<= 8"))
+
+
+def test_api_transformer_lens_missing_names_the_extra(monkeypatch):
+    from expressivity.interop.transformer_lens import to_transformer_lens
+
+    monkeypatch.setitem(sys.modules, "transformer_lens", None)
+    api_rejects(to_transformer_lens, _tr(), mentions=("transformer_lens", "pip install 'expressivity[tl]'"))

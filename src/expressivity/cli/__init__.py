@@ -22,6 +22,7 @@ app = typer.Typer(
 
 from . import compile as _compile  # noqa: E402,F401  (registers `compile`, `verify`)
 from . import constructions as _constructions  # noqa: E402,F401
+from . import export as _export  # noqa: E402,F401  (registers `export`)
 from . import limits as _limits  # noqa: E402,F401
 from . import regions as _regions  # noqa: E402,F401
 from . import report as _report  # noqa: E402,F401

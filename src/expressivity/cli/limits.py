@@ -9,8 +9,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..checks import check_choice, check_float, check_int, check_memory, parse_lengths, parse_params
 from . import app
-from ._common import console, user_errors
+from ._common import console, output_path, user_errors
 
 
 def _progress() -> Progress:
@@ -18,40 +19,23 @@ def _progress() -> Progress:
                     TimeElapsedColumn(), console=console)
 
 
-def _parse_params(items: list[str]) -> dict:
-    import yaml
-
-    out = {}
-    for item in items or []:
-        if "=" not in item:
-            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
-        key, value = item.split("=", 1)
-        parsed = yaml.safe_load(value)
-        if isinstance(parsed, str):  # YAML 1.1 reads "1e-5" as a string
-            try:
-                parsed = float(parsed)
-            except ValueError:
-                pass
-        out[key.strip()] = parsed
-    return out
-
-
-def _lengths(text: str) -> list[int]:
-    try:
-        out = [int(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise ValueError(f"--lengths expects comma-separated ints, e.g. 8,16,32, got {text!r}") from None
-    if not out:
-        raise ValueError("--lengths is empty")
-    return out
-
-
 def _resolve_model(model: str, params: dict, seed: int, attention: str, layer_norm: str, eps: float,
                    lam: float, causal: bool, n_ctx: int, vocab: int):
     """'random' | a construction name | a path to a saved transformer (.safetensors)."""
+    from .. import constructions
     from ..transformer import Transformer, TransformerConfig, load_transformer
 
     if model == "random":
+        if params:
+            raise ValueError(f"--param {', '.join(params)}: parameters apply to constructions only; the random "
+                             "model takes --attention, --layer-norm, --eps, --lam, --causal")
+        check_choice(attention, "--attention", ("softmax", "hardmax"))
+        check_choice(layer_norm, "--layer-norm", ("none", "pre", "post"))
+        check_float(eps, "--eps", min=0.0)
+        check_float(lam, "--lam", min=0.0, min_open=True)
+        check_int(seed, "--seed", min=0)
+        check_memory(3 * 4.0 * n_ctx * 16, f"the random model's positional table ({n_ctx} positions)",
+                     hint="use smaller --lengths (or --n)")
         cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=vocab, d_out=1,
                                 n_ctx=n_ctx, attention=attention, layer_norm=layer_norm, ln_eps=eps, lam=lam,
                                 causal=causal)
@@ -61,6 +45,9 @@ def _resolve_model(model: str, params: dict, seed: int, attention: str, layer_no
     if model.endswith(".safetensors") or Path(model).exists():
         if not Path(model).exists():
             raise FileNotFoundError(f"no such model file: {model}")
+        if params:
+            raise ValueError(f"--param {', '.join(params)}: parameters apply to constructions only, not to a "
+                             "saved model")
         from ..transformer import read_metadata
 
         if "run_config" in read_metadata(model):  # written by `expressivity train`
@@ -68,8 +55,9 @@ def _resolve_model(model: str, params: dict, seed: int, attention: str, layer_no
 
             return load_trained(model)
         return load_transformer(model)
-    from .. import constructions
-
+    if model not in constructions.REGISTRY:
+        raise ValueError(f"--model {model!r} is not 'random', a construction ({', '.join(constructions.REGISTRY)}) "
+                         "or an existing .safetensors file")
     return constructions.get(model, **params)
 
 
@@ -79,14 +67,14 @@ def sensitivity(
     param: list[str] = typer.Option([], "--param", "-p", help="construction parameter KEY=VALUE (repeatable)"),
     language: str | None = typer.Option(None, help="language of the strings (default: the construction's; "
                                                       "uniform random strings for other models)"),
-    lengths: str = typer.Option("8,16,32,64,128", help="comma-separated n"),
+    lengths: str = typer.Option("8,16,32,64,128", help="lengths n: 8,16,32 or a range 8-12"),
     strings: int = typer.Option(4, help="strings per length (all their n flips are batched)"),
     seed: int = typer.Option(0),
-    attention: str = typer.Option("softmax", help="random model: softmax | hardmax"),
-    layer_norm: str = typer.Option("none", help="random model: none | pre | post"),
-    eps: float = typer.Option(1e-5, help="random model: layer-norm eps"),
-    lam: float = typer.Option(0.1, help="random model: λ"),
-    causal: bool = typer.Option(False, help="random model: causal attention"),
+    attention: str | None = typer.Option(None, help="random model: softmax (default) | hardmax"),
+    layer_norm: str | None = typer.Option(None, help="random model: none (default) | pre | post"),
+    eps: float | None = typer.Option(None, help="random model: layer-norm eps (default 1e-5)"),
+    lam: float | None = typer.Option(None, help="random model: λ (default 0.1)"),
+    causal: bool | None = typer.Option(None, "--causal/--no-causal", help="random model: causal attention"),
     plot: Path | None = typer.Option(None, help="write the n·Δ vs n figure (PNG)"),
     json_out: Path | None = typer.Option(None, "--json", help="write the rows as JSON"),
 ) -> None:
@@ -94,10 +82,19 @@ def sensitivity(
     from .. import languages
     from ..limits import flip_sensitivity
 
+    output_path(plot, "--plot")
+    output_path(json_out, "--json")
     with user_errors():
-        ns = _lengths(lengths)
-        m = _resolve_model(model, _parse_params(param), seed, attention, layer_norm, eps, lam, causal,
-                           max(ns) + 1, 2)
+        ns = parse_lengths(lengths, "--lengths")
+        check_int(strings, "--strings", min=1)
+        random_opts = {"--attention": attention, "--layer-norm": layer_norm, "--eps": eps, "--lam": lam,
+                       "--causal": causal}
+        given = [k for k, v in random_opts.items() if v is not None]
+        if model != "random" and given:
+            raise ValueError(f"{', '.join(given)}: option(s) of --model random only; {model} has its own "
+                             "architecture (use --param for a construction's parameters)")
+        m = _resolve_model(model, parse_params(param), seed, attention or "softmax", layer_norm or "none",
+                           1e-5 if eps is None else eps, 0.1 if lam is None else lam, bool(causal), max(ns) + 1, 2)
         lang = languages.get(language) if language else None
         with _progress() as prog:
             task = prog.add_task("flip sensitivity", total=len(ns))
@@ -154,12 +151,20 @@ def restrict(
         dependence_under_restriction,
         depth_reduction,
     )
+    from ..limits.depth_reduction import reduction_setup
 
+    output_path(plot, "--plot")
     with user_errors():
-        ns = _lengths(lengths)
-        m = _resolve_model(model, _parse_params(param), seed, "hardmax", "none", 1e-5, 1.0, False,
-                           max(ns + [n]) + 1, 3)
+        ns = parse_lengths(lengths, "--lengths")
+        check_int(n, "--n", min=2)
+        check_int(restrictions, "--restrictions", min=1)
+        check_int(completions, "--completions", min=1)
+        m = _resolve_model(model, parse_params(param), seed, "hardmax", "none", 1e-5, 1.0, False,
+                           max([*ns, n]) + 1, 3)
         iface = SymbolInterface(symbols=(0, 1), suffix=(2,), readout=-1) if model == "random" else None
+        red_cfg = ReductionConfig(k=k, q=q)
+        if constructive:  # refuse a model or size the depth reduction cannot take before any work
+            reduction_setup(m, n, red_cfg, as_hardmax, iface)
         with _progress() as prog:
             task = prog.add_task("random restrictions", total=len(ns))
             rows = dependence_under_restriction(m, ns, C=free_fraction, n_restrictions=restrictions,
@@ -176,8 +181,7 @@ def restrict(
 
             console.print(f"wrote {plot_dependence(rows, plot)}")
         if constructive:
-            res = depth_reduction(m, n, ReductionConfig(k=k, q=q), seed=seed, as_hardmax=as_hardmax,
-                                  interface=iface)
+            res = depth_reduction(m, n, red_cfg, seed=seed, as_hardmax=as_hardmax, interface=iface)
             _print_reduction(res)
 
 
@@ -205,7 +209,7 @@ def _print_reduction(res) -> None:
 @app.command("dyck-ce")
 def dyck_ce_cmd(
     quick: bool = typer.Option(True, help="the ~1-minute setting (n = 8, 16, 32; 150 steps)"),
-    lengths: str | None = typer.Option(None, help="comma-separated even n (overrides the preset)"),
+    lengths: str | None = typer.Option(None, help="even lengths n, e.g. 8,16,32 (overrides the preset)"),
     steps: int | None = typer.Option(None, help="optimiser steps per (model, n)"),
     models: str = typer.Option("transformer,lstm", help="comma-separated: transformer, lstm"),
     seed: int = typer.Option(0),
@@ -216,14 +220,17 @@ def dyck_ce_cmd(
 
     from ..limits.dyck_ce import QUICK, DyckCEConfig, dyck_ce
 
+    output_path(plot, "--plot")
     with user_errors():
         cfg = QUICK if quick else DyckCEConfig()
-        over: dict = {"seed": seed, "models": tuple(m.strip() for m in models.split(",") if m.strip())}
+        over: dict = {"seed": seed, "models": models}
         if lengths:
-            over["lengths"] = tuple(_lengths(lengths))
+            over["lengths"] = parse_lengths(lengths, "--lengths")
         if steps is not None:
             over["steps"] = steps
         cfg = replace(cfg, **over)
+        for n in cfg.lengths:  # before the first model trains
+            check_memory(cfg.bytes_needed(n), f"dyck-ce at n = {n}", hint="use smaller --lengths")
         with _progress() as prog:
             task = prog.add_task("training", total=len(cfg.lengths) * len(cfg.models))
             rows = dyck_ce(cfg, progress=lambda *_: prog.advance(task))

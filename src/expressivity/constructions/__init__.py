@@ -33,7 +33,8 @@ DYCK_METHODS = {"depth-lookup": dyck.build, "yao": dyck_yao.build}
 def _dyck(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float = 10.0,
           method: str = "depth-lookup") -> Construction:
     """Dyck-(k, D) by hard attention: 4 layers ("depth-lookup") or D + 1 layers ("yao")."""
-    check_choice(method, "dyck: method", sorted(DYCK_METHODS))
+    if not isinstance(method, str) or method not in DYCK_METHODS:
+        raise ValueError(f"dyck: unknown method {method!r}; choose one of: {', '.join(DYCK_METHODS)}")
     c = DYCK_METHODS[method](k=k, max_depth=max_depth, max_length=max_length, scale=scale)
     return dataclasses.replace(c, params={**c.params, "method": method})
 

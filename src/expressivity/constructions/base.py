@@ -203,7 +203,7 @@ def check_labels(labels, count: int) -> np.ndarray:
         out = y
     elif y.dtype.kind in "iuf":
         if not np.isin(y, (0, 1)).all():
-            bad = y[~np.isin(y, (0, 1))].ravel()[0]
+            bad = y[~np.isin(y, (0, 1))].ravel()[0].item()
             raise ValueError(f"labels must be 0/1 or booleans (1 = member), got {bad!r}")
         out = y.astype(bool)
     else:

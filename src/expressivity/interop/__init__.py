@@ -18,16 +18,25 @@ one-line error naming the extra to install.
 from .hub import (
     from_pretrained,
     is_hub_dir,
+    load_any,
     model_kind,
     read_config,
     save_pretrained,
     transformer_of,
 )
-from .torch_in import load_sequential, save_sequential
+from .onnx_export import check_onnx, export_onnx
+from .torch_in import load_network, load_sequential, save_sequential
+from .transformer_lens import TLExport, to_transformer_lens
 
 __all__ = [
+    "TLExport",
+    "check_onnx",
+    "export_onnx",
+    "load_network",
+    "to_transformer_lens",
     "from_pretrained",
     "is_hub_dir",
+    "load_any",
     "load_sequential",
     "model_kind",
     "read_config",

@@ -233,6 +233,29 @@ def from_pretrained(directory: str | Path) -> Model:
     return TrainedModel(tr, LANGUAGES[lang["name"]](**lang.get("params", {})), rec.get("kind", "recognition"))
 
 
+def load_any(path: str | Path) -> Model:
+    """Any saved model: a hub directory (:func:`from_pretrained`, train output directories
+    included) or one of our ``.safetensors`` files — compiled (``expressivity compile``),
+    trained (``expressivity train``) or a plain transformer."""
+    p = Path(path)
+    if p.is_dir():
+        return from_pretrained(p)
+    if not p.is_file():
+        raise ValueError(f"model {p} does not exist (expected a .safetensors file or a hub directory)")
+    if p.suffix != ".safetensors":
+        raise ValueError(f"model {p}: expected a .safetensors file or a hub directory, got {p.suffix or 'no suffix'}")
+    meta = read_metadata(p)
+    if "compiled" in meta:
+        from ..compile import load_compiled
+
+        return load_compiled(p)
+    if "run_config" in meta:
+        return load_trained(p)
+    from ..transformer import load_transformer
+
+    return load_transformer(p)
+
+
 def _is_train_run_dir(d: Path) -> bool:
     """An output directory of ``train_run``: its config.json is the RunConfig, and its
     model.safetensors (our transformer format) carries the run config as metadata."""

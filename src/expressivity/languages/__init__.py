@@ -81,7 +81,7 @@ LEVELS["majority"] = "context-free"
 def get(name: str, **params) -> Language | FunctionTask:
     """The language or function task ``name`` built with ``params``; one-line ValueError
     naming the allowed names or parameters."""
-    if name not in REGISTRY:
+    if not isinstance(name, str) or name not in REGISTRY:
         raise ValueError(f"unknown language or task {name!r}; choose one of {sorted(REGISTRY)}")
     cls = REGISTRY[name]
     allowed = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
@@ -93,7 +93,7 @@ def get(name: str, **params) -> Language | FunctionTask:
 
 def kinds_of(name: str) -> tuple[str, ...]:
     """The task kinds ``name`` supports."""
-    if name not in REGISTRY:
+    if not isinstance(name, str) or name not in REGISTRY:
         raise ValueError(f"unknown language or task {name!r}; choose one of {sorted(REGISTRY)}")
     cls = REGISTRY[name]
     return (cls.kind,) if issubclass(cls, FunctionTask) else ("recognition", "next_symbol")

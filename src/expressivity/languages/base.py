@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_int, check_memory
+
 EOS = "$"  # end-of-string symbol in next-symbol distributions (never in an alphabet)
 
 
@@ -32,6 +34,12 @@ class Language(ABC):
 
     name: str = "language"
     alphabet: str = ""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Every ``accepts`` refuses a non-string with a ValueError (never AttributeError)."""
+        super().__init_subclass__(**kwargs)
+        if "accepts" in cls.__dict__:
+            cls.accepts = _checked_accepts(cls.__dict__["accepts"])
 
     # ------------------------------------------------------------------ to implement
     @abstractmethod
@@ -108,9 +116,12 @@ class Language(ABC):
 
     def sample_ids(self, rng: np.random.Generator, count: int, length: int, positive: bool) -> np.ndarray:
         """Like :meth:`sample` but returns ids (count, length)."""
+        _check_rng(rng, f"{self.name}: rng")
         self._check_length(length, positive)
-        if count < 0:
-            raise ValueError(f"{self.name}: count must be >= 0, got {count}")
+        count = check_int(count, f"{self.name}: count", min=0)
+        # ids, a candidate copy and the membership scratch (int64), plus the sampler's own tables
+        check_memory(3 * 8.0 * count * length, f"{self.name}: {count} strings of length {length}",
+                     hint="use a smaller count or length")
         if positive:
             return self._sample_positive_ids(rng, count, length)
         n_near = count // 2 if self.supports(length, True) else 0
@@ -197,6 +208,32 @@ class Language(ABC):
         return f"{type(self).__name__}(alphabet={self.alphabet!r})"
 
 
+def _checked_accepts(accepts):
+    def checked(self, s):
+        if not isinstance(s, str):
+            raise ValueError(f"{self.name}.accepts: expected a str, got {type(s).__name__}")  # noqa: TRY004
+        return accepts(self, s)
+
+    checked.__doc__, checked.__name__, checked.__qualname__ = accepts.__doc__, accepts.__name__, accepts.__qualname__
+    return checked
+
+
+def _check_rng(rng, name: str) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"{name} must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+
+
+def _checked_sample_batch(sample_batch):
+    def checked(self, generator, batch_size, length):
+        _check_rng(generator, f"{self.name}: generator")
+        batch_size = check_int(batch_size, f"{self.name}: batch_size", min=1)
+        length = check_int(length, f"{self.name}: length", min=0)
+        return sample_batch(self, generator, batch_size, length)
+
+    checked.__doc__, checked.__name__ = sample_batch.__doc__, sample_batch.__name__
+    checked.__qualname__ = sample_batch.__qualname__
+    return checked
+
 
 def strings_to_ids(alphabet: str, strings: list[str] | str, name: str = "strings") -> np.ndarray:
     """Strings of one common length over ``alphabet`` -> symbol indices (count, n).
@@ -229,6 +266,7 @@ def ids_to_strings(alphabet: str, ids: np.ndarray) -> list[str]:
     text = codes[ids].tobytes().decode("utf-32-le")  # (count · n) characters
     return [text[i * n:(i + 1) * n] for i in range(count)]
 
+
 def _substitute(rng: np.random.Generator, ids: np.ndarray, n_symbols: int) -> np.ndarray:
     """Replace one random position of each row by a different random symbol."""
     out = ids.copy()
@@ -251,6 +289,12 @@ class Task(ABC):
     kind: str
     language: Language
     n_outputs: int
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Every ``sample_batch`` checks generator, batch_size (≥ 1) and length (an int ≥ 0)."""
+        super().__init_subclass__(**kwargs)
+        if "sample_batch" in cls.__dict__ and not getattr(cls.__dict__["sample_batch"], "__isabstractmethod__", False):
+            cls.sample_batch = _checked_sample_batch(cls.__dict__["sample_batch"])
 
     @abstractmethod
     def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:

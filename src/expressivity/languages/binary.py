@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_float
 from .base import Language
 
 
@@ -18,9 +19,10 @@ class BinaryLanguage(Language):
     alphabet = "01"
 
     def __init__(self, p_end: float = 0.5) -> None:
-        if not (0.0 < float(p_end) < 1.0):
+        p_end = check_float(p_end, f"{self.name}: p_end")
+        if not 0.0 < p_end < 1.0:
             raise ValueError(f"{self.name}: p_end must lie in (0, 1), got {p_end!r}")
-        self.p_end = float(p_end)
+        self.p_end = p_end
 
     def _accepting(self, state: np.ndarray) -> np.ndarray:
         """Whether the prefix with this state is in L: bool (count,)."""

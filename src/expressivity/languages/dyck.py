@@ -33,6 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..checks import check_float
 from .base import Language, _substitute
 
 PAIRS = (["()", "[]", "{}", "<>"] + [c + c.upper() for c in "abcdefghijklmnopqrstuvwxyz"]
@@ -52,9 +53,10 @@ class Dyck(Language):
     def __init__(self, k: int = 2, max_depth: int | None = None, p_open: float = 0.5) -> None:
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 1 <= k <= len(PAIRS):
             raise ValueError(f"dyck: k must be an int in [1, {len(PAIRS)}], got {k!r}")
-        if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or max_depth < 1):
+        if max_depth is not None and (not isinstance(max_depth, (int, np.integer)) or isinstance(max_depth, bool)
+                                      or max_depth < 1):
             raise ValueError(f"dyck: max_depth must be an int >= 1 or None, got {max_depth!r}")
-        if not (0.0 < float(p_open) < 1.0):
+        if not 0.0 < check_float(p_open, "dyck: p_open") < 1.0:
             raise ValueError(f"dyck: p_open must lie in (0, 1), got {p_open!r}")
         self.k = int(k)
         self.max_depth = None if max_depth is None else int(max_depth)

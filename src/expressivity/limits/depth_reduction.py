@@ -39,8 +39,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..checks import check_float, check_int, check_memory
 from .restriction import (
     as_transformer,
+    batch_size,
     hardmax_copy,
     interface_of,
     model_outputs,
@@ -63,18 +65,23 @@ class ReductionConfig:
     brute_force_max: int = 12  # verify by enumerating all completions when F ≤ this
 
     def __post_init__(self) -> None:
-        if not 0 < self.eta < 0.5:
+        name = "ReductionConfig."
+        eta = check_float(self.eta, name + "eta")
+        if not 0 < eta < 0.5:
             raise ValueError(f"ReductionConfig.eta must lie in (0, 0.5), got {self.eta}")
-        if self.k < 1:
-            raise ValueError(f"ReductionConfig.k must be >= 1, got {self.k}")
-        if not 0 < self.q < 1:
+        q = check_float(self.q, name + "q")
+        if not 0 < q < 1:
             raise ValueError(f"ReductionConfig.q must lie in (0, 1), got {self.q}")
-        if self.delta <= 0:
-            raise ValueError(f"ReductionConfig.delta must be > 0, got {self.delta}")
-        if not 1 <= self.c_cap <= 10:
-            raise ValueError(f"ReductionConfig.c_cap must lie in [1, 10], got {self.c_cap}")
-        if self.max_items < 2:
-            raise ValueError(f"ReductionConfig.max_items must be >= 2, got {self.max_items}")
+        ints = {"k": check_int(self.k, name + "k", min=1),
+                "c_cap": check_int(self.c_cap, name + "c_cap", min=1, max=10),
+                "max_items": check_int(self.max_items, name + "max_items", min=2),
+                "max_resamples": check_int(self.max_resamples, name + "max_resamples", min=1),
+                "restarts": check_int(self.restarts, name + "restarts", min=1),
+                # verification enumerates 2^F completions: 2^20 strings is the most we run
+                "brute_force_max": check_int(self.brute_force_max, name + "brute_force_max", min=0, max=20)}
+        floats = {"eta": eta, "q": q, "delta": check_float(self.delta, name + "delta", min=0.0, min_open=True)}
+        for key, value in {**ints, **floats}.items():
+            object.__setattr__(self, key, value)
 
 
 @dataclass(frozen=True)
@@ -139,11 +146,16 @@ def _scores(t, iface, items: _Items, layer: int) -> torch.Tensor:
     """a[h, p, p'] = λ·q(item p)·k(item p') for block ``layer`` (masked: −inf / NaN-free)."""
     cfg = t.cfg
     m64 = t  # caller passes a float64 copy
-    cache: dict = {}
-    x = iface.encode(items.ids)
-    m64(x.to(torch.float64) if x.is_floating_point() else x, cache=cache)
-    y = cache[f"blocks.{layer}.hook_resid_pre"]  # (P, T, d)
-    u = y[torch.arange(len(items.pos)), torch.as_tensor(items.pos)]  # (P, d)
+    P = len(items.pos)
+    chunk = batch_size(m64, items.T)  # strings per pass: the (B, T, T, H) attention within budget
+    rows = []
+    for s0 in range(0, P, chunk):
+        cache: dict = {}
+        x = iface.encode(items.ids[s0:s0 + chunk])
+        m64(x.to(torch.float64) if x.is_floating_point() else x, cache=cache)
+        y = cache[f"blocks.{layer}.hook_resid_pre"]  # (b, T, d)
+        rows.append(y[torch.arange(len(y)), torch.as_tensor(items.pos[s0:s0 + chunk])])
+    u = torch.cat(rows)  # (P, d)
     block = m64.blocks[layer]
     if cfg.layer_norm == "pre":
         u = block.ln1(u)
@@ -158,14 +170,13 @@ def _scores(t, iface, items: _Items, layer: int) -> torch.Tensor:
     return a
 
 
-def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: int = 0,
-                    as_hardmax: bool = False, interface=None) -> DepthReductionResult:
-    """Run Stages 1–3 and the collapse for every block of a hardmax model over {0, 1}^n.
-
-    Returns the restriction ρ, its free inputs, the inputs the output depends on, per-layer
-    logs, a verification of the dependency claim and, when possible, a verified PARITY
-    counterexample. ValueError when the model is not hard attention or not binary.
-    """
+def reduction_setup(model, n, config=None, as_hardmax: bool = False, interface=None):
+    """(transformer, interface, config, n) for :func:`depth_reduction`, every precondition
+    checked: hard attention, a binary alphabet, 2 ≤ n within n_ctx, a :class:`ReductionConfig`,
+    and the (T, n) dependency sets within the memory budget. Callers may run it first to refuse
+    bad input before other work."""
+    if config is not None and not isinstance(config, ReductionConfig):
+        raise ValueError(f"config must be a ReductionConfig (or None), got {type(config).__name__}")
     cfg_r = config or ReductionConfig()
     t = as_transformer(model)
     if as_hardmax:
@@ -174,12 +185,28 @@ def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: 
     iface = interface_of(model, interface)
     if iface.K != 2:
         raise ValueError(f"depth_reduction works over a binary alphabet; the interface has "
-                         f"{iface.K} symbols")
-    if n < 2:
-        raise ValueError(f"n must be >= 2, got {n}")
+                         f"{iface.K} symbols (on the command line: --no-constructive)")
+    n = check_int(n, "n", min=2)
     T = iface.n_tokens(n)
     if t.cfg.positional != "none" and T > t.cfg.n_ctx:
         raise ValueError(f"n = {n} needs {T} positions > n_ctx = {t.cfg.n_ctx}")
+    # dependency sets (T, n) as bool and float64 (the collapse), items: ≤ max_items strings of T tokens
+    check_memory(9.0 * T * n + 8.0 * cfg_r.max_items * T * (t.cfg.d_model + 3 * t.cfg.n_heads),
+                 f"depth_reduction at n = {n}", hint="use a smaller n")
+    return t, iface, cfg_r, n
+
+
+def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: int = 0,
+                    as_hardmax: bool = False, interface=None) -> DepthReductionResult:
+    """Run Stages 1–3 and the collapse for every block of a hardmax model over {0, 1}^n.
+
+    Returns the restriction ρ, its free inputs, the inputs the output depends on, per-layer
+    logs, a verification of the dependency claim and, when possible, a verified PARITY
+    counterexample. ValueError when the model is not hard attention or not binary.
+    """
+    t, iface, cfg_r, n = reduction_setup(model, n, config, as_hardmax, interface)
+    seed = check_int(seed, "seed", min=0)
+    T = iface.n_tokens(n)
     import copy
     m64 = copy.deepcopy(t).to(torch.float64).eval()
     rng = np.random.default_rng(seed)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import check_float, check_int, check_memory, parse_lengths
 from ..languages import get as get_language
 
 
@@ -46,19 +47,40 @@ class DyckCEConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if not self.lengths or any((not isinstance(n, int)) or n < 2 or n % 2 for n in self.lengths):
-            raise ValueError(f"DyckCEConfig.lengths must be even ints >= 2, got {self.lengths}")
-        bad = set(self.models) - {"transformer", "lstm"}
-        if bad or not self.models:
+        name = "DyckCEConfig."
+        lengths = parse_lengths(self.lengths, name + "lengths")
+        if any(n < 2 or n % 2 for n in lengths):
+            raise ValueError(f"DyckCEConfig.lengths must be even ints >= 2 (Dyck words have even length), "
+                             f"got {lengths}")
+        models = self.models
+        if isinstance(models, str):  # "transformer,lstm" or "lstm"
+            models = tuple(m.strip() for m in models.split(",") if m.strip())
+        if not isinstance(models, (tuple, list)):
+            raise ValueError(f"DyckCEConfig.models must be names like ('transformer', 'lstm'), got {models!r:.40}")
+        bad = [m for m in models if m not in ("transformer", "lstm")]
+        if bad or not models:
             raise ValueError(f"DyckCEConfig.models must be a non-empty subset of ('transformer', 'lstm'), "
-                             f"got {self.models}")
-        for name in ("steps", "d_model", "layers", "heads", "batch_size", "eval_batch"):
-            if int(getattr(self, name)) < 1:
-                raise ValueError(f"DyckCEConfig.{name} must be >= 1, got {getattr(self, name)}")
-        if not 0 < self.p_open < 1:
+                             f"got {tuple(models)}")
+        fields = {"lengths": lengths, "models": tuple(models)}
+        for key in ("steps", "d_model", "layers", "heads", "batch_size", "eval_batch"):
+            fields[key] = check_int(getattr(self, key), name + key, min=1)
+        fields["seed"] = check_int(self.seed, name + "seed", min=0)
+        fields["lr"] = check_float(self.lr, name + "lr", min=0.0, min_open=True)
+        fields["p_open"] = check_float(self.p_open, name + "p_open")
+        if not 0 < fields["p_open"] < 1:
             raise ValueError(f"DyckCEConfig.p_open must lie in (0, 1), got {self.p_open}")
-        if self.d_model % self.heads:
+        if fields["d_model"] % fields["heads"]:
             raise ValueError(f"DyckCEConfig.d_model ({self.d_model}) must be divisible by heads ({self.heads})")
+        for key, value in fields.items():
+            object.__setattr__(self, key, value)
+
+    def bytes_needed(self, n: int) -> float:
+        """Peak working set at length n: the sampler's (n/2 + 3, n + 1) completion table, the
+        (B, n + 1, 5) target tables and one training step's (B, H, T, T) attention (×4 for autograd)."""
+        T = n + 1
+        B = max(self.batch_size, self.eval_batch)
+        attention = 4 * 8.0 * B * self.heads * T * T if "transformer" in self.models else 0.0
+        return 8.0 * (n // 2 + 3) * (n + 1) + 8.0 * 6 * B * T * (self.d_model + 5) + attention
 
 
 QUICK = DyckCEConfig(lengths=(8, 16, 32), steps=150, d_model=16, eval_batch=64)  # ~1 minute
@@ -83,7 +105,12 @@ def closing_mass(n: int, p_open: float = 0.5, count: int = 2000, seed: int = 0) 
     c_t = p*(closing bracket | prefix) from the generative process; without a depth cap
     E[c_t] = P_0·(1 − p).
     """
+    n = check_int(n, "n", min=0)
+    count = check_int(count, "count", min=1)
+    seed = check_int(seed, "seed", min=0)
     lang = get_language("dyck", k=2, p_open=p_open)
+    check_memory(8.0 * (n // 2 + 3) * (n + 1) + 8.0 * 8 * count * (n + 1), f"closing_mass at n = {n}",
+                 hint="use a smaller n or count")
     rng = np.random.default_rng(seed)
     ids = lang.sample_ids(rng, count, n, True)
     table = lang.next_symbol_table(ids)  # (count, n + 1, 5)
@@ -96,6 +123,10 @@ def dyck_ce(config: DyckCEConfig = QUICK, progress=None) -> list[DyckCERow]:
     """Train each model kind at each n (train and test length n) and report excess CE vs bound."""
     from ..train import RunConfig, train_run
 
+    if not isinstance(config, DyckCEConfig):
+        raise ValueError(f"config must be a DyckCEConfig (e.g. dyck_ce.QUICK), got {type(config).__name__}")
+    for n in config.lengths:  # refuse before the first model trains
+        check_memory(config.bytes_needed(n), f"dyck_ce at n = {n}", hint="use smaller lengths or a smaller batch")
     rows = []
     for model in config.models:
         for n in config.lengths:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..checks import as_real_array, check_int, chunk_rows
 from ..transformer import Transformer
 
 
@@ -113,15 +114,30 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
     one of ``flip_positions`` (default: all) for a pair (a, b) in ``flip_pairs``;
     D = max ‖emb[a, t] − emb[b, t]‖. ``readout``: the position whose output is read.
     """
+    if not isinstance(model, Transformer):
+        raise ValueError(f"model: lemma5_bound needs a Transformer (a construction's .transformer), "
+                         f"got {type(model).__name__}")
     cfg = model.cfg
     if not flip_pairs:
         raise ValueError("lemma5_bound: flip_pairs must name at least one (symbol, symbol') pair")
-    emb = emb.detach().to(torch.float64)
+    emb = torch.as_tensor(as_real_array(emb, "emb", ndim=3, shape=(None, None, cfg.d_model)))
+    V = emb.shape[0]
+    try:
+        pairs = [(int(a), int(b)) for a, b in flip_pairs]
+    except (TypeError, ValueError):
+        raise ValueError(f"flip_pairs must be (symbol, symbol') index pairs, got {flip_pairs!r:.60}") from None
+    if any(not (0 <= a < V and 0 <= b < V) for a, b in pairs):
+        raise ValueError(f"flip_pairs: symbol indices must lie in [0, {V}) (rows of emb), got {pairs!r:.60}")
+    flip_pairs = pairs
+    readout = check_int(readout, "readout")
     n = emb.shape[1]
     if n < 2 or (cfg.positional != "none" and n > cfg.n_ctx):
         raise ValueError(f"lemma5_bound: n must lie in [2, n_ctx={cfg.n_ctx}], got {n}")
     H, L, d = cfg.n_heads, cfg.n_layers, cfg.d_model
     pos = torch.arange(n) if flip_positions is None else torch.as_tensor(flip_positions)
+    if pos.dtype.is_floating_point or pos.dtype == torch.bool or pos.dim() != 1 or (pos.numel() and (
+            int(pos.min()) < 0 or int(pos.max()) >= n)):
+        raise ValueError(f"flip_positions must be integer positions in [0, {n}) (columns of emb)")
     a_idx = torch.tensor([a for a, _ in flip_pairs])
     b_idx = torch.tensor([b for _, b in flip_pairs])
     D = float(torch.linalg.vector_norm(emb[a_idx][:, pos] - emb[b_idx][:, pos], dim=-1).max())
@@ -211,7 +227,7 @@ def _first_layer_spread(model: Transformer, block, emb: torch.Tensor, n: int) ->
         k = torch.einsum("vnd,hde->hvne", u, W_K) + attn.b_K.detach().double()[:, None, None]
         k = k.reshape(cfg.n_heads, V * n, -1)  # keys (v', l) flattened
         out = np.zeros((cfg.n_heads, n))
-        step = max(1, (1 << 22) // max(1, cfg.n_heads * V * V * n))
+        step = chunk_rows(cfg.n_heads * V * V * n, budget=1 << 22)  # queries per block of (H, V, ·, V·n) logits
         for j0 in range(0, n, step):  # blocks of queries bound the (H, V, b, V·n) memory
             a = cfg.lam * torch.einsum("hvje,hke->hvjk", q[:, :, j0:j0 + step], k)
             b = a.shape[2]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..checks import check_float, check_int, chunk_rows, parse_lengths
 from ..transformer import Transformer
 
 
@@ -34,7 +35,8 @@ def as_transformer(model) -> Transformer:
     t = getattr(model, "transformer", None)
     if isinstance(t, Transformer):
         return t
-    raise ValueError(f"expected a Transformer or an object with .transformer, got {type(model).__name__}")
+    raise ValueError(f"model: expected a Transformer or a construction (an object with .transformer), "
+                     f"got {type(model).__name__} {model!r:.40}")
 
 
 def require_hard_attention(t: Transformer, what: str) -> None:
@@ -136,8 +138,18 @@ class ConstructionInterface:
 
 def interface_of(model, default: SymbolInterface | None = None):
     """A construction brings its own encoder; a bare Transformer uses ``default``
-    (symbols 0/1 → tokens 0/1, output at the last position, when None)."""
+    (symbols 0/1 → tokens 0/1, output at the last position, when None). The token ids of a
+    :class:`SymbolInterface` must exist in the model's vocabulary."""
     if default is not None:
+        if not isinstance(default, (SymbolInterface, ConstructionInterface)):
+            raise ValueError(f"interface must be a SymbolInterface (or None), got {type(default).__name__}")
+        t = as_transformer(model)
+        if isinstance(default, SymbolInterface) and t.cfg.d_vocab is not None:
+            ids = (*default.symbols, *default.prefix, *default.suffix)
+            bad = [i for i in ids if not 0 <= int(i) < t.cfg.d_vocab]
+            if bad:
+                raise ValueError(f"interface: token ids {bad} are outside the model's vocabulary "
+                                 f"[0, {t.cfg.d_vocab})")
         return default
     if not isinstance(model, Transformer) and callable(getattr(model, "encode", None)) \
             and getattr(model, "language", None) is not None:
@@ -156,7 +168,7 @@ def batch_size(t: Transformer, T: int, cap: int = 4096) -> int:
     """Strings per forward pass so that the (B, T, T, H) attention tensors (scores, pattern
     and a temporary, float64) stay within SCORE_BUDGET: memory O(T²) per string, not O(N·T²)."""
     per_string = 3 * 8 * T * T * max(t.cfg.n_heads, 1)
-    return int(max(1, min(cap, SCORE_BUDGET // per_string)))
+    return chunk_rows(per_string, total=cap, budget=SCORE_BUDGET)
 
 
 @torch.no_grad()
@@ -178,17 +190,33 @@ def model_outputs(t: Transformer, iface, ids: np.ndarray, batch: int | None = No
 
 def random_restriction(rng: np.random.Generator, n: int, C: float, K: int = 2) -> np.ndarray:
     """ρ (n,) with exactly round(C·n) free positions (−1 = *) and uniform fixed symbols."""
-    if not 0 < C <= 1:
-        raise ValueError(f"C (fraction of free inputs) must lie in (0, 1], got {C}")
+    _check_rng(rng)
+    n = check_int(n, "n", min=1)
+    K = check_int(K, "K (alphabet size)", min=2)
+    C = _check_C(C)
     rho = rng.integers(0, K, size=n)
     free = rng.choice(n, size=max(1, round(C * n)), replace=False)
     rho[free] = -1
     return rho
 
 
+def _check_rng(rng) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy Generator (np.random.default_rng(seed)), got {type(rng).__name__}")
+
+
+def _check_C(C) -> float:
+    C = check_float(C, "C (fraction of free inputs)")
+    if not 0 < C <= 1:
+        raise ValueError(f"C (fraction of free inputs) must lie in (0, 1], got {C}")
+    return C
+
+
 def dyck_restriction(n: int, frac: float = 0.2) -> np.ndarray:
     """Hahn's 2DYCK restriction over ``()[]``: the first ⌊frac·n⌋ symbols '(' (index 0), the last
-    ⌊frac·n⌋ ')' (index 1), the middle free."""
+    ⌊frac·n⌋ ')' (index 1), the middle free. ``frac`` ∈ [0, 0.5] (the two ends cannot overlap)."""
+    n = check_int(n, "n", min=0)
+    frac = check_float(frac, "frac", min=0.0, max=0.5)
     a = int(frac * n)
     rho = np.full(n, -1)
     rho[:a] = 0
@@ -249,16 +277,23 @@ def dependence_under_restriction(model, n_values, C: float = 0.5, n_restrictions
     if as_hardmax:
         t = hardmax_copy(t)
     require_hard_attention(t, "dependence_under_restriction")
+    n_values = parse_lengths(n_values, "n_values")
+    C = _check_C(C)
+    n_restrictions = check_int(n_restrictions, "n_restrictions", min=1)
+    n_completions = check_int(n_completions, "n_completions", min=1)
+    seed = check_int(seed, "seed", min=0)
     iface = interface_of(model, interface)
     K = iface.K
+    for n in n_values:  # every length is checked before any is measured
+        if n < 1:
+            raise ValueError(f"n_values: lengths must be >= 1, got {n}")
+        T = iface.n_tokens(n)
+        if t.cfg.positional != "none" and T > t.cfg.n_ctx:
+            raise ValueError(f"n_values: n = {n} needs {T} positions > n_ctx = {t.cfg.n_ctx}")
     rng = np.random.default_rng(seed)
     rows: list[DependenceRow] = []
     f = lambda ids: model_outputs(t, iface, ids)
     for n in n_values:
-        n = int(n)
-        T = iface.n_tokens(n)
-        if t.cfg.positional != "none" and T > t.cfg.n_ctx:
-            raise ValueError(f"n = {n} needs {T} positions > n_ctx = {t.cfg.n_ctx}")
         counts, free_counts, par = [], [], []
         for _ in range(n_restrictions):
             rho = random_restriction(rng, n, C, K)

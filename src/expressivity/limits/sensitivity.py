@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..checks import check_int, check_memory, chunk_rows, parse_lengths
+from ..languages import Language
 from ..transformer import Transformer
 from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
 from .restriction import as_transformer
@@ -87,21 +89,30 @@ class InputAdapter:
 
     def __init__(self, model, language=None, alphabet_size: int | None = None) -> None:
         self.transformer = as_transformer(model)
+        if language is not None and not isinstance(language, Language):
+            raise ValueError(f"language: expected a Language (e.g. languages.get('parity')) or None, "
+                             f"got {type(language).__name__} {language!r:.40}")
         self.language = language
         cfg = self.transformer.cfg
         self._construction = not isinstance(model, Transformer) and callable(getattr(model, "encode", None))
         self.model = model
         if self._construction:
+            own = getattr(model, "language", None)
             if language is None:
-                language = getattr(model, "language", None)
+                language = own
                 self.language = language
             if language is None:
-                raise ValueError("a construction needs a language (its alphabet defines the flips)")
+                raise ValueError("language: a construction needs a language (its alphabet defines the flips)")
+            if own is not None and not set(language.alphabet) <= set(own.alphabet):
+                raise ValueError(f"language: its alphabet {language.alphabet!r} is not the model's "
+                                 f"{own.alphabet!r}; pass a language over the model's alphabet (or None)")
             self.K = len(language.alphabet)
         else:
             if cfg.d_vocab is None:
                 raise ValueError("a continuous-input Transformer needs an encoder: pass a construction "
                                  "object with .encode(strings)")
+            if alphabet_size is not None:
+                alphabet_size = check_int(alphabet_size, "alphabet_size", min=2)
             self.K = len(language.alphabet) if language is not None else (alphabet_size or cfg.d_vocab)
             if self.K > cfg.d_vocab:
                 raise ValueError(f"alphabet of {self.K} symbols but the model has d_vocab = {cfg.d_vocab}")
@@ -181,7 +192,9 @@ def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tenso
     else:
         per_copy = B * cfg.n_heads * T * T
     if chunk is None:
-        chunk = max(1, min(n, _SCORE_BUDGET // max(1, per_copy)))
+        chunk = chunk_rows(8 * per_copy, total=n, budget=8 * _SCORE_BUDGET)
+    else:
+        chunk = check_int(chunk, "chunk", min=1)
     other = torch.zeros(L, dtype=torch.float64)
     read = torch.zeros(L, dtype=torch.float64)
     flipped = torch.zeros(L, dtype=torch.float64)
@@ -267,11 +280,15 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
     adapter = InputAdapter(model, language, alphabet_size)
     language = adapter.language
     cfg = adapter.transformer.cfg
-    lengths = [int(n) for n in lengths]
-    if not lengths or min(lengths) < 2:
-        raise ValueError(f"lengths must be ints >= 2, got {lengths}")
-    if n_strings < 1:
-        raise ValueError(f"n_strings must be >= 1, got {n_strings}")
+    lengths = list(parse_lengths(lengths, "lengths"))
+    if min(lengths) < 2:
+        raise ValueError(f"lengths must be >= 2 (a flip needs another position), got {min(lengths)}")
+    n_strings = check_int(n_strings, "n_strings", min=1)
+    seed = check_int(seed, "seed", min=0)
+    if chunk is not None:
+        chunk = check_int(chunk, "chunk", min=1)
+    for n in lengths:  # every length is checked before any is measured
+        _check_size(adapter, n, n_strings)
     rng = np.random.default_rng(seed)
     rows, bounds = [], []
     applicable, reason = True, ""
@@ -283,7 +300,7 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
             continue
         emb, positions, read = adapter.layout(n)
         if cfg.positional != "none" and emb.shape[1] > cfg.n_ctx:
-            raise ValueError(f"length {n} needs {emb.shape[1]} positions > n_ctx = {cfg.n_ctx}")
+            raise ValueError(f"lengths: length {n} needs {emb.shape[1]} positions > n_ctx = {cfg.n_ctx}")
         meas = measure_flips(adapter, ids, positions, chunk=chunk)
         bound = lemma5_bound(adapter.transformer, emb, pairs, flip_positions=positions, readout=read)
         bounds.append(bound)
@@ -307,6 +324,28 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
         raise ValueError(f"no strings of the requested lengths {lengths} exist in the language")
     return SensitivityReport(rows=tuple(rows), bounds=tuple(bounds), applicable=applicable,
                              reason=reason, attention=cfg.attention)
+
+
+def _check_size(adapter: InputAdapter, n: int, n_strings: int) -> None:
+    """Refuse a length the model cannot take (positions beyond n_ctx, beyond a construction's
+    max_length) or whose smallest pass (one flipped copy of each string) exceeds the memory
+    budget, before anything is allocated."""
+    cfg = adapter.transformer.cfg
+    model = adapter.model
+    if adapter._construction:
+        check = getattr(model, "_check_length", None)
+        if check is not None:
+            check(n, "lengths")
+        T = model.tokens(n) if callable(getattr(model, "tokens", None)) else n + 2
+    else:
+        T = n
+        if cfg.positional != "none" and T > cfg.n_ctx:
+            raise ValueError(f"lengths: length {n} needs {T} positions > n_ctx = {cfg.n_ctx}")
+    L, H, d = cfg.n_layers, cfg.n_heads, cfg.d_model
+    # base pass and one flipped copy per string: (B, H, T, T) scores ×3, the stream (L+1, B, T, d) ×3
+    need = 8.0 * n_strings * T * (2 * 3 * H * T + 3 * (L + 1) * d + 2 * (cfg.d_mlp or 1))
+    check_memory(need, f"flip_sensitivity at n = {n} ({n_strings} string(s))",
+                 hint="use smaller lengths or fewer strings (n_strings)")
 
 
 def _draw(language, rng, n: int, count: int, K: int) -> np.ndarray | None:

@@ -205,10 +205,16 @@ def cut_cells(store, Z, V, cstart, cverts, col, word, mask, eps, kdim, max_rows)
 # (no clearing between hyperplanes)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _h_slot(key, m):
+    h = np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64((h ^ (h >> np.uint64(31))) & np.uint64(m))
+
+
 @njit(cache=True, nogil=True)
 def _h_find(tkey, tval, tgen, gen, key):
     m = len(tkey) - 1
-    i = (key * 0x2545F4914F6CDD1D) & m
+    i = _h_slot(key, m)
     while tgen[i] == gen:
         if tkey[i] == key:
             return tval[i]
@@ -219,7 +225,7 @@ def _h_find(tkey, tval, tgen, gen, key):
 @njit(cache=True, nogil=True)
 def _h_put(tkey, tval, tgen, gen, key, val):
     m = len(tkey) - 1
-    i = (key * 0x2545F4914F6CDD1D) & m
+    i = _h_slot(key, m)
     while tgen[i] == gen:
         i = (i + 1) & m
     tkey[i] = key
@@ -287,6 +293,7 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     zer = np.empty(maxlen, np.int64)
     new = np.empty(maxlen, np.int64)
     common = np.empty(W, np.uint64)
+    sgn = np.empty(2 * V, np.int8)
     tkey = np.empty(1024, np.int64)
     tval = np.empty(1024, np.int64)
     tgen = np.zeros(1024, np.int64)
@@ -301,8 +308,16 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
         bit = one << np.uint64(j)
         gen = j + 1
         n_made = 0
-        for v in range(V):
-            if abs(store[v, col]) <= e:
+        if len(sgn) < V:
+            sgn = np.empty(2 * V, np.int8)
+        for v in range(V):  # one sequential pass; cells then read the small sign array
+            x = store[v, col]
+            if x > e:
+                sgn[v] = 1
+            elif x < -e:
+                sgn[v] = -1
+            else:
+                sgn[v] = 0
                 Z[v, word] |= mask
         stride = np.int64(V + 1)
         C0 = C
@@ -320,11 +335,11 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
             nzer = 0
             for q in range(lo, lo + n):
                 v = pool[q]
-                x = store[v, col]
-                if x > e:
+                sv = sgn[v]
+                if sv > 0:
                     pos[npos] = v
                     npos += 1
-                elif x < -e:
+                elif sv < 0:
                     neg[nneg] = v
                     nneg += 1
                 else:

@@ -49,6 +49,7 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
     if method not in ("subdivide", "lp"):
         raise ValueError(f"method must be 'subdivide' or 'lp', got {method!r}")
     prog = lower(model, **lower_kw)
+    check_compile_domain(prog, domain)
     if isinstance(domain, (Segment, Plane)):
         _load_kernels()
     start = time.perf_counter()
@@ -99,3 +100,46 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
         return Regions("box", domain, len(pieces["A"]), len(pieces["A"]), pieces,
                        time.perf_counter() - start)
     raise ValueError(f"domain must be a Segment, Plane, Box or Slice, got {type(domain).__name__}")
+
+
+def check_compile_domain(prog, domain) -> None:
+    """Refuse a counting domain that leaves the box a compiled model was compiled on.
+
+    A compiled transformer equals its source network only on its compile domain [lo, hi]
+    (``Program.meta["compile_domain"]``, set by :func:`lower` for compiled models); outside it
+    the big-M gadgets are not exact, so a count there would describe neither the net nor the
+    construction. The domains are convex and so is the box, so checking the corners (segment
+    ends, polygon vertices, box corners) suffices. Same slack as ``CompiledModel.evaluate``.
+    """
+    box = prog.meta.get("compile_domain") if isinstance(getattr(prog, "meta", None), dict) else None
+    if box is None:
+        return
+    lo, hi = box
+    if isinstance(domain, Segment):
+        pts = np.stack([domain.a, domain.b])
+    elif isinstance(domain, Plane):
+        pts = domain.points(domain.polygon)
+    elif isinstance(domain, Slice):  # the corners of its parameter box, mapped into the input space
+        k = domain.k
+        corners = np.array([[domain.hi[i] if (c >> i) & 1 else domain.lo[i] for i in range(k)]
+                            for c in range(2**k)])
+        pts = domain.points(corners)
+    elif isinstance(domain, Box):
+        if domain.dim not in (1, len(lo)):
+            return  # the counter reports the dimension mismatch
+        b = domain.with_dim(len(lo))
+        pts = np.stack([b.lo, b.hi])
+    else:
+        return
+    if pts.shape[1] != len(lo):
+        return  # dimension mismatch: reported by the counter
+    slack = 1e-9 * (1 + np.maximum(np.abs(lo), np.abs(hi)))
+    if np.any(pts < lo - slack) or np.any(pts > hi + slack):
+        def fmt(v):
+            return "[" + ", ".join(f"{x:g}" for x in v) + "]"
+        span = f"[{lo[0]:g}, {hi[0]:g}]" if np.all(lo == lo[0]) and np.all(hi == hi[0]) else f"lo {fmt(lo)}, hi {fmt(hi)}"
+        raise ValueError(
+            f"domain: the {type(domain).__name__.lower()} leaves the compile domain {span} of the compiled model "
+            f"(corner range {fmt(pts.min(0))}..{fmt(pts.max(0))}); the transformer equals the net only there: "
+            f"count on a domain inside {span} (--segment, --plane, --box --lo/--hi) or compile on a larger "
+            f"domain (the spec's \"domain\", compile_maxout(domain=...))")

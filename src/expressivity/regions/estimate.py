@@ -33,6 +33,9 @@ def sampled_regions(model, plane: Plane, resolution: int = 400, **lower_kw) -> d
     if not (isinstance(resolution, int) and 8 <= resolution <= 4000):
         raise ValueError(f"resolution must be an int in [8, 4000], got {resolution!r}")
     prog = lower(model, **lower_kw)
+    from .count import check_compile_domain
+
+    check_compile_domain(prog, plane)
     if plane.dim != prog.in_dim:
         raise ValueError(f"plane lies in dimension {plane.dim} but the model's input dimension is {prog.in_dim}")
     poly = plane.polygon

@@ -4,7 +4,8 @@
 Linear/ReLU, an :class:`~expressivity.cpwl.MaxoutNetwork`, a hardmax
 :class:`~expressivity.transformer.Transformer` with continuous input (x copied to every one of
 ``n_tokens`` tokens, output at every token unless ``tokens`` is given) or a compiled model
-(anything with ``.transformer`` and ``.n_tokens``; output read at token 0, like ``evaluate``).
+(anything with ``.transformer`` and ``.n_tokens``; output read at token 0, like ``evaluate``;
+its compile box travels as ``Program.meta["compile_domain"] = (lo, hi)``).
 Anything not piecewise linear (GELU, softmax attention, layer norm, token-id input) raises
 one ValueError naming the part.
 """
@@ -25,8 +26,12 @@ def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = N
     if isinstance(model, MaxoutNetwork):
         return lower_maxout(model)
     if hasattr(model, "transformer") and hasattr(model, "n_tokens") and hasattr(model, "evaluate"):
-        return lower_transformer(model.transformer, n_tokens or model.n_tokens,
+        prog = lower_transformer(model.transformer, model.n_tokens if n_tokens is None else n_tokens,
                                  tokens if tokens is not None else (0,), name="compiled transformer")
+        # the transformer equals its source net only on the compile domain: counters refuse
+        # to count outside it (see count.check_compile_domain)
+        prog.meta["compile_domain"] = (np.asarray(model.lo, dtype=np.float64), np.asarray(model.hi, dtype=np.float64))
+        return prog
     try:
         from torch import nn
     except ImportError:  # pragma: no cover

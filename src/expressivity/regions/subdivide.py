@@ -24,8 +24,8 @@ and hardmax selections are cut in rounds against a running maximum (as in :mod:`
 which may over-split, so activation regions are the distinct patterns at cell centroids (the
 set of one pattern is convex — an intersection of half-spaces once earlier patterns are fixed).
 
-Tolerance (float64, the plane counter's): a vertex with |g| ≤ ZERO_RTOL · max |g| over the
-vertices at the start of the layer lies on the cut. Everything else is combinatorial.
+Tolerance (float64): a vertex with |g| ≤ ZERO_RTOL · max |g| over the vertices at the start of
+the layer lies on the cut (ZERO_RTOL = 1e-12, see below). Everything else is combinatorial.
 """
 
 from __future__ import annotations
@@ -36,7 +36,17 @@ from ..checks import fmt_bytes, memory_budget
 from . import complex_kernels as ck
 from .domains import MAX_SLICE_DIM, Slice
 from .ir import Program, evaluate, scores, select_output, tied
-from .plane import ZERO_RTOL, _tokenwise
+from .plane import _tokenwise
+
+# a vertex with |g| ≤ ZERO_RTOL · max |g| (over the vertices at the layer's start) lies on the cut.
+# Smaller than the plane counter's 1e-9: vertices are interpolated from the box corners, so
+# their rounding error is ≈ 1e-16 of the box scale, and 1e-9 would snap true vertices 0.3 from a
+# hyperplane onto it in a box of half-width 1e8 (the nested-box test); 1e-12 leaves a margin of
+# about 10^4 over float64 rounding.
+ZERO_RTOL = 1e-12
+
+
+_BMAX = 64
 
 
 class _Complex:
@@ -97,9 +107,10 @@ class _Complex:
         if status:
             need = self.max_rows * self.bytes_per_row
             raise ValueError(
-                f"max_memory: the complex outgrows {self.max_rows:,} vertices (≈ {fmt_bytes(need)} at "
-                f"{self.bytes_per_row} B each, the memory budget) while cutting {self.what}; use a smaller "
-                f"box or a lower-dimensional Slice, or raise the budget (EXPRESSIVITY_MEMORY_BUDGET)")
+                f"domain: the complex outgrows {self.max_rows:,} vertices (≈ {fmt_bytes(need)} at "
+                f"{self.bytes_per_row} B each) while cutting {self.what}, over the memory budget of "
+                f"{fmt_bytes(memory_budget())} (set EXPRESSIVITY_MEMORY_BUDGET to change it); use a smaller "
+                f"box or a lower-dimensional Slice")
         self.store, self.Z, self.V, self.pool, self.npool, self.C = store, Z, V, pool, npool, C
         self.cs, self.cl = cs, cl
         return n
@@ -110,7 +121,7 @@ class _Complex:
         n = self.cols[name].stop - self.cols[name].start
         lo = 0
         while lo < n:
-            B = min(int(np.clip(2 * self.C, 8, 64)), n - lo)
+            B = min(int(np.clip(2 * self.C, 8, _BMAX)), n - lo)
             self.what = f"columns {lo}…{lo + B - 1} of {self.what_step}"
             self.cut(name, lo, B, eps[lo:lo + B])
             lo += B

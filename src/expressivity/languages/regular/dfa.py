@@ -38,6 +38,7 @@ class DFALanguage(Language):
         for _ in range(len(live)):  # backward reachability of F
             live = live | live[self.delta].any(axis=1)
         self.live = live
+        self._counts: dict[tuple[int, bytes], np.ndarray] = {}  # (length, accept mask) -> log counts
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p_end={self.p_end})"
@@ -64,7 +65,13 @@ class DFALanguage(Language):
 
     # ------------------------------------------------------------- fixed-length samplers
     def _log_counts(self, length: int, accept: np.ndarray) -> np.ndarray:
-        """L[q, r] = log #{w ∈ Σ^r : δ(q, w) ∈ accept}: (|Q|, length + 1)."""
+        """L[q, r] = log #{w ∈ Σ^r : δ(q, w) ∈ accept}: (|Q|, length + 1); cached."""
+        key = (int(length), accept.tobytes())
+        if key not in self._counts:
+            self._counts[key] = self._count(length, accept)
+        return self._counts[key]
+
+    def _count(self, length: int, accept: np.ndarray) -> np.ndarray:
         L = np.full((len(accept), length + 1), -np.inf)
         L[accept, 0] = 0.0
         for r in range(1, length + 1):

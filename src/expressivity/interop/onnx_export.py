@@ -1,0 +1,254 @@
+"""ONNX export of the project's transformer, checked with onnxruntime.
+
+The graph is written op by op (``onnx.helper``, opset 18), in the model's own dtype (float64
+for compiled and hand-built models: ONNX and onnxruntime's CPU kernels for every op used
+here — MatMul, Softmax, LayerNormalization, ReduceMax, Equal, Where — take doubles). Per block,
+as in :mod:`expressivity.transformer.model`:
+
+    a = λ·(y W_Q + b_Q)(y W_K + b_K)ᵀ   (× log n with log-length scaling; −inf where masked)
+    â = Softmax(a)  |  hardmax(a) = [a = max_j a] / #{j : a_j = max_j a}   (ties average)
+    y ← y + Σ_h â (y W_V + b_V) W_O + b_O ;  y ← y + ReLU(y W_in + b_in) W_out + b_out
+
+Hardmax is exact: ``Equal`` against ``ReduceMax`` is the one-hot of the maximum, divided by the
+number of tied maxima — the tie rule of our model. The batch and token axes are dynamic
+(T ≤ n_ctx); the input is ``inputs`` — token ids (B, T) int64 or vectors (B, T, d_input) — and
+the output ``output`` is what ``Transformer.forward`` returns. There is no key-mask input
+(every construction and compiled model runs without one).
+
+Refused, each with a one-line reason: layer norm with ε = 0 unless ``allow_zero_eps=True``
+(LN is then undefined — NaN — on a constant residual vector and not Lipschitz; onnxruntime
+does compute the same function as torch there, see docs/interop.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..transformer import Transformer
+from ._optional import need
+from .hub import model_kind, transformer_of
+
+OPSET = 18
+
+
+@dataclass(frozen=True)
+class OnnxCheck:
+    """onnxruntime against our forward on ``n_inputs`` inputs of ``n_tokens`` tokens."""
+
+    n_inputs: int
+    n_tokens: int
+    dtype: str  # float64 | float32
+    max_abs_error: float  # max over all outputs |ORT − ours|
+    max_abs_output: float  # scale of the outputs, for reading the error
+    seconds: float
+
+    def line(self) -> str:
+        return (f"onnxruntime vs ours on {self.n_inputs} inputs ({self.n_tokens} tokens, {self.dtype}): "
+                f"max |error| = {self.max_abs_error:.3g} (outputs up to {self.max_abs_output:.3g})")
+
+
+class _Graph:
+    """A small builder: unique names, initializers from numpy, nodes in order."""
+
+    def __init__(self, onnx, dtype: np.dtype) -> None:
+        self.onnx, self.h = onnx, onnx.helper
+        self.dtype = dtype
+        self.elem = onnx.TensorProto.DOUBLE if dtype == np.float64 else onnx.TensorProto.FLOAT
+        self.nodes: list = []
+        self.inits: list = []
+        self._n = 0
+        self._shared: dict[str, str] = {}
+
+    def name(self, hint: str) -> str:
+        self._n += 1
+        return f"{hint}_{self._n}"
+
+    def const(self, value, hint: str, dtype=None) -> str:
+        arr = np.asarray(value, dtype=dtype if dtype is not None else self.dtype)
+        n = self.name(hint)
+        self.inits.append(self.onnx.numpy_helper.from_array(np.ascontiguousarray(arr), n))
+        return n
+
+    def shared(self, hint: str, value, dtype=None) -> str:
+        """One initializer per ``hint``, made on first use (no unused initializers)."""
+        if hint not in self._shared:
+            self._shared[hint] = self.const(value, hint, dtype)
+        return self._shared[hint]
+
+    def op(self, op_type: str, inputs: list[str], hint: str | None = None, **attrs) -> str:
+        out = self.name(hint or op_type.lower())
+        self.nodes.append(self.h.make_node(op_type, inputs, [out], **attrs))
+        return out
+
+
+def _np(t: torch.Tensor, dtype) -> np.ndarray:
+    return t.detach().cpu().numpy().astype(dtype)
+
+
+def preflight(model, allow_zero_eps: bool = False):
+    """Refuse what the export cannot write (before any file is touched); returns ``onnx``."""
+    model_kind(model)  # refuses what is not one of our models
+    cfg = transformer_of(model).cfg
+    if cfg.layer_norm != "none" and cfg.ln_eps == 0 and not allow_zero_eps:
+        raise ValueError("layer norm with eps = 0 is not exported to ONNX: LN(x) = (x - mean)/sqrt(var) is undefined "
+                         "(NaN) where var = 0 and not Lipschitz, while ONNX LayerNormalization's epsilon exists to avoid "
+                         "that division by zero; pass allow_zero_eps=True (--allow-zero-eps) to export it anyway")
+    need("onnxruntime")
+    return need("onnx")
+
+
+def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
+    """Write ``model`` (Transformer, CompiledModel, Construction or TrainedModel) as ONNX.
+
+    Example::
+
+        export_onnx(compile_maxout(net, (-1, 1)), "net.onnx")
+        check_onnx(cm, "net.onnx").max_abs_error   # ~1e-16 (float64, hardmax exact)
+    """
+    onnx = preflight(model, allow_zero_eps)
+    tr = transformer_of(model)
+    cfg = tr.cfg
+    dtype = np.float64 if cfg.dtype == "float64" else np.float32
+    g = _Graph(onnx, dtype)
+    h = onnx.helper
+    H, e, d = cfg.n_heads, cfg.d_head, cfg.d_model
+    i64 = np.int64
+
+    shape = g.op("Shape", ["inputs"], "shape")
+    T = g.op("Slice", [shape, g.const([1], "one", i64), g.const([2], "two", i64)], "T")  # (1,) int64
+    zero = lambda: g.shared("zero", [0], i64)
+    if cfg.d_vocab is not None:
+        y = g.op("Gather", [g.const(_np(tr.W_E, dtype), "W_E"), "inputs"], "embed", axis=0)
+        in_info = h.make_tensor_value_info("inputs", onnx.TensorProto.INT64, ["batch", "tokens"])
+    else:
+        y = g.op("MatMul", ["inputs", g.const(_np(tr.W_E, dtype), "W_E")], "embed")
+        in_info = h.make_tensor_value_info("inputs", g.elem, ["batch", "tokens", cfg.d_input])
+    if tr.W_pos is not None:
+        pos = g.op("Slice", [g.const(_np(tr.W_pos, dtype), "W_pos"), zero(), T, zero()], "pos")
+        y = g.op("Add", [y, pos], "resid_pre")
+
+    mask = None
+    if cfg.causal:
+        tril = np.tril(np.ones((cfg.n_ctx, cfg.n_ctx), dtype=bool))
+        mask = g.op("Slice", [g.const(tril, "tril", bool), g.const([0, 0], "zeros", i64), g.op("Concat", [T, T], axis=0),
+                              g.const([0, 1], "axes01", i64)], "causal")  # (T, T) bool
+    if not cfg.log_length_scaling:
+        scale = g.const(cfg.lam, "lam")
+    else:
+        if cfg.causal:  # query i sees n = i + 1 keys: λ·log(i + 1), a (T, 1) column
+            logn = np.log(np.arange(1, cfg.n_ctx + 1, dtype=np.float64))[:, None] * cfg.lam
+            scale = g.op("Slice", [g.const(logn, "lam_log_n"), zero(), T, zero()], "scale")
+        else:  # every query sees T keys
+            scale = g.op("Mul", [g.const(cfg.lam, "lam"), g.op("Log", [g.op("Cast", [T], to=g.elem)])], "scale")
+
+    def layer_norm(x: str, ln, hint: str) -> str:
+        return g.op("LayerNormalization", [x, g.const(_np(ln.w, dtype), hint + "_w"), g.const(_np(ln.b, dtype), hint + "_b")],
+                    hint, axis=-1, epsilon=float(cfg.ln_eps))
+
+    def attention(x: str, attn, k: int) -> str:
+        def proj(W, b, hint):  # (B, T, H·e) → (B, H, T, e)
+            Wf = _np(W, dtype).transpose(1, 0, 2).reshape(d, H * e)
+            z = g.op("Add", [g.op("MatMul", [x, g.const(Wf, hint)]), g.const(_np(b, dtype).reshape(-1), hint + "_b")])
+            z = g.op("Reshape", [z, g.const([0, 0, H, e], "heads", i64)])
+            return g.op("Transpose", [z], hint + "_t", perm=[0, 2, 1, 3])
+
+        q, kk, v = proj(attn.W_Q, attn.b_Q, f"b{k}_Q"), proj(attn.W_K, attn.b_K, f"b{k}_K"), proj(attn.W_V, attn.b_V, f"b{k}_V")
+        a = g.op("MatMul", [q, g.op("Transpose", [kk], perm=[0, 1, 3, 2])])  # (B, H, T, T)
+        a = g.op("Mul", [a, scale], f"b{k}_scores")
+        if mask is not None:
+            a = g.op("Where", [mask, a, g.shared("neg_inf", -math.inf)], f"b{k}_masked")
+        if cfg.attention == "softmax":
+            p = g.op("Softmax", [a], f"b{k}_pattern", axis=-1)
+        else:  # hardmax: one-hot of the maximum, split evenly over ties
+            hit = g.op("Cast", [g.op("Equal", [a, g.op("ReduceMax", [a, g.shared("last", [-1], i64)], keepdims=1)])], to=g.elem)
+            p = g.op("Div", [hit, g.op("ReduceSum", [hit, g.shared("last", [-1], i64)], keepdims=1)], f"b{k}_pattern")
+        z = g.op("Transpose", [g.op("MatMul", [p, v])], perm=[0, 2, 1, 3])  # (B, T, H, e)
+        z = g.op("Reshape", [z, g.const([0, 0, H * e], "flat", i64)], f"b{k}_z")
+        Wo = g.const(_np(attn.W_O, dtype).reshape(H * e, d), f"b{k}_O")
+        return g.op("Add", [g.op("MatMul", [z, Wo]), g.const(_np(attn.b_O, dtype), f"b{k}_O_b")], f"b{k}_attn_out")
+
+    def mlp(x: str, m, k: int) -> str:
+        hid = g.op("Relu", [g.op("Add", [g.op("MatMul", [x, g.const(_np(m.W_in, dtype), f"b{k}_in")]),
+                                         g.const(_np(m.b_in, dtype), f"b{k}_in_b")])])
+        return g.op("Add", [g.op("MatMul", [hid, g.const(_np(m.W_out, dtype), f"b{k}_out")]),
+                            g.const(_np(m.b_out, dtype), f"b{k}_out_b")], f"b{k}_mlp_out")
+
+    for k, block in enumerate(tr.blocks):
+        if cfg.layer_norm == "pre":
+            y = g.op("Add", [y, attention(layer_norm(y, block.ln1, f"b{k}_ln1"), block.attn, k)], f"b{k}_resid_mid")
+        else:
+            y = g.op("Add", [y, attention(y, block.attn, k)], f"b{k}_resid_mid")
+            if cfg.layer_norm == "post":
+                y = layer_norm(y, block.ln1, f"b{k}_ln1")
+        if block.mlp is not None:
+            if cfg.layer_norm == "pre":
+                y = g.op("Add", [y, mlp(layer_norm(y, block.ln2, f"b{k}_ln2"), block.mlp, k)], f"b{k}_resid_post")
+            else:
+                y = g.op("Add", [y, mlp(y, block.mlp, k)], f"b{k}_resid_post")
+                if cfg.layer_norm == "post":
+                    y = layer_norm(y, block.ln2, f"b{k}_ln2")
+    if cfg.layer_norm == "pre":
+        y = layer_norm(y, tr.ln_final, "ln_final")
+    if cfg.d_out is not None:
+        y = g.op("Add", [g.op("MatMul", [y, g.const(_np(tr.W_U, dtype), "W_U")]), g.const(_np(tr.b_U, dtype), "b_U")])
+    g.nodes.append(h.make_node("Identity", [y], ["output"]))
+    out_info = h.make_tensor_value_info("output", g.elem, ["batch", "tokens", cfg.d_out or d])
+    graph = h.make_graph(g.nodes, "expressivity_transformer", [in_info], [out_info], g.inits)
+    onnx_model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="expressivity")
+    onnx_model.ir_version = 10  # readable by onnxruntime >= 1.20
+    onnx_model.doc_string = f"expressivity {model_kind(model)} transformer: {tr.extra_repr()}"
+    onnx.checker.check_model(onnx_model)
+    out = Path(path)
+    out.write_bytes(onnx_model.SerializeToString())
+    return out
+
+
+def sample_inputs(model, n_inputs: int, seed: int = 0) -> torch.Tensor:
+    """Inputs our model is meant to read: points of a compiled model's domain, encoded random
+    strings for constructions and trained models, random ids or Gaussian vectors otherwise."""
+    rng = np.random.default_rng(seed)
+    kind = model_kind(model)
+    tr = transformer_of(model)
+    cfg = tr.cfg
+    if kind == "compiled":
+        return model.inputs(rng.uniform(model.lo, model.hi, (n_inputs, len(model.lo))))
+    if kind in ("construction", "trained"):
+        alphabet = model.language.alphabet
+        n = min(8, cfg.n_ctx - 1)
+        strings = ["".join(rng.choice(list(alphabet), n)) for _ in range(n_inputs)]
+        return model.encode(strings).inputs
+    T = min(8, cfg.n_ctx)
+    if cfg.d_vocab is not None:
+        return torch.as_tensor(rng.integers(0, cfg.d_vocab, (n_inputs, T)), dtype=torch.long)
+    return torch.as_tensor(rng.standard_normal((n_inputs, T, cfg.d_input)), dtype=tr.dtype)
+
+
+def check_onnx(model, path: str | Path, n_inputs: int = 10_000, seed: int = 0, batch: int = 1000) -> OnnxCheck:
+    """Run the ONNX file with onnxruntime and our forward on the same inputs; max |difference|."""
+    ort = need("onnxruntime")
+    tr: Transformer = transformer_of(model)
+    x = sample_inputs(model, n_inputs, seed)
+    t0 = time.perf_counter()
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3  # errors only
+    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    err, scale = 0.0, 0.0
+    with torch.no_grad():
+        for start in range(0, len(x), batch):
+            xb = x[start:start + batch]
+            ours = tr(xb).cpu().numpy()
+            theirs = sess.run(["output"], {"inputs": xb.cpu().numpy()})[0]
+            both = np.isfinite(ours) & np.isfinite(theirs)
+            if not np.array_equal(np.isfinite(ours), np.isfinite(theirs)):
+                err = math.inf
+            if both.any():
+                err = max(err, float(np.abs(ours[both].astype(np.float64) - theirs[both]).max()))
+                scale = max(scale, float(np.abs(ours[both]).max()))
+    return OnnxCheck(len(x), int(x.shape[1]), tr.cfg.dtype, err, scale, time.perf_counter() - t0)

@@ -1,0 +1,219 @@
+"""TransformerLens 4.x export: our transformer as a ``TransformerBridge`` (extra ``[tl]``).
+
+TransformerLens 4 removed ``HookedTransformer``; a model of our own shape is built with
+``TransformerBridge.boot_native(TransformerBridgeConfig(...))`` (its TL-native pre-LN model)
+and given our weights through ``bridge.load_state_dict`` with the native module names:
+
+======================================  =================================================
+ours                                    TransformerLens native (``nn.Linear`` is (out, in))
+======================================  =================================================
+``W_E`` (d_vocab, d)                    ``tok_embed.weight``
+``W_pos`` (learned or sinusoidal)       ``pos.weight`` (zeros for ``positional="none"``)
+``W_Q^h`` (H, d, e), ``b_Q``            ``layers.k.attn.q.weight`` (H·e, d), ``.bias``
+``W_O^h`` (H, e, d), ``b_O``            ``layers.k.attn.o.weight`` (d, H·e), ``.bias``
+``W_in``, ``W_out`` (ReLU FFN)          ``layers.k.mlp.fc_in`` / ``fc_out`` (``act_fn="relu"``)
+``ln1``, ``ln2``, ``ln_final`` (pre)    ``layers.k.ln1`` / ``ln2``, ``ln_out`` (``eps`` = ε)
+``W_U``, ``b_U``                        ``head.weight``, ``head.bias`` (identity when d_out
+                                        is None: the logits are then the final residual)
+======================================  =================================================
+
+Scores: ours are λ·(q·k); TransformerLens divides by ``attn_scale``, so ``attn_scale = 1/λ``
+(when that is 1 with d_head > 1, which TL refuses as "unscaled", W_Q is doubled and
+``attn_scale = 2/λ`` — exact, a power of two). Continuous-input models (compiled models,
+Chiang & Cholak constructions): TL's native model embeds token ids only, so
+:meth:`TLExport.tl_input` passes ``inputs_embeds = x·W_E`` and TL adds the positions and runs
+every block. Hooks map by :data:`HOOKS` (our ``hook_embed`` is TL's
+``blocks.0.hook_resid_pre``: TL's own ``hook_embed`` excludes the positions).
+
+Refused, with a one-line reason: post-LN (TL's native blocks are pre-LN), log-length
+scaling (no such option), and hardmax without ``lam`` (TL has no hardmax). A hardmax
+*compiled* model with ``lam`` is recompiled with σ_λ from its source network and exported
+with that model's ``error_bound()``; other hardmax models have no bound and are refused.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from ..checks import check_int, check_memory
+from ..compile import CompiledModel, compile_maxout
+from ..transformer import Transformer
+from ._optional import need
+from .hub import model_kind, transformer_of
+
+MAX_CTX = 4096  # default cap on the bridge's n_ctx (its masks are n_ctx² bytes per layer)
+
+
+def hook_names(n_layers: int, has_mlp: bool = True) -> dict[str, str]:
+    """Our hook name → TransformerLens's, for the residual stream and attention patterns
+    (without an FFN, TL has no ``hook_resid_mid``: ours equals ``hook_resid_post`` then)."""
+    out = {"hook_embed": "blocks.0.hook_resid_pre", "hook_final": "ln_final.hook_out"}
+    for k in range(n_layers):
+        out[f"blocks.{k}.hook_resid_pre"] = f"blocks.{k}.hook_resid_pre"
+        out[f"blocks.{k}.hook_resid_mid"] = f"blocks.{k}.hook_resid_{'mid' if has_mlp else 'post'}"
+        out[f"blocks.{k}.hook_resid_post"] = f"blocks.{k}.hook_resid_post"
+        out[f"blocks.{k}.attn.hook_pattern"] = f"blocks.{k}.attn.hook_pattern"
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class TLExport:
+    """The bridge, the transformer it computes, and how far that is from the model given."""
+
+    bridge: object  # transformer_lens.model_bridge.TransformerBridge
+    transformer: Transformer  # the (softmax) transformer the bridge computes, weight for weight
+    error_bound: float  # sup |bridge − model given|: 0 for softmax models; error_bound() after hardmax → σ_λ
+    lam: float | None  # λ of σ_λ when a hardmax model was exported as softmax
+    hooks: dict[str, str] = field(default_factory=dict)  # our hook name → TL's
+
+    def tl_input(self, inputs: torch.Tensor) -> torch.Tensor:
+        """What the bridge reads for our ``inputs``: token ids as they are, or x·W_E."""
+        tr = self.transformer
+        if tr.cfg.d_vocab is not None:
+            return inputs
+        if inputs.dim() != 3 or inputs.shape[-1] != tr.cfg.d_input:
+            raise ValueError(f"inputs must have shape (B, T, {tr.cfg.d_input}), got {tuple(inputs.shape)}")
+        return inputs.to(tr.dtype) @ tr.W_E.detach()  # as Transformer.embed, before the positions
+
+    def logits(self, inputs: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return self.bridge(self.tl_input(inputs))
+
+
+def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = None) -> TLExport:
+    """Export ``model`` (any of our kinds) to a TransformerLens 4.x ``TransformerBridge``.
+
+    ``n_ctx``: the longest sequence the bridge accepts (default: the model's n_ctx, capped
+    at :data:`MAX_CTX`; TransformerLens allocates an n_ctx × n_ctx mask in every layer, and
+    the hand-built constructions have n_ctx = 65536).
+
+    Example::
+
+        tl = to_transformer_lens(constructions.get("parity"))
+        enc = c.encode(["0110"])
+        logits, cache = tl.bridge.run_with_cache(tl.tl_input(enc.inputs))
+        cache[tl.hooks["blocks.1.hook_resid_post"]]       # our blocks.1.hook_resid_post
+    """
+    kind = model_kind(model)
+    tr = transformer_of(model)
+    bound = 0.0
+    if tr.cfg.attention == "hardmax":
+        if lam is None:
+            raise ValueError("TransformerLens has no hardmax attention: pass lam=… (--lam) to export the model as "
+                             "softmax σ_λ (compiled models: with the bound error_bound()), or export to ONNX, "
+                             "which keeps hardmax exact")
+        if not isinstance(model, CompiledModel):
+            raise ValueError(f"TransformerLens has no hardmax attention, and a hardmax {kind} has no softmax error "
+                             "bound; only compiled models (error_bound()) can be exported as σ_λ")
+        if model.net is None:
+            raise ValueError("a hardmax compiled model is exported as softmax by recompiling its source network "
+                             "with σ_λ; this one was loaded without it (load it with its spec, or from the hub layout)")
+        soft = compile_maxout(model.net, domain=(model.lo, model.hi), attention="softmax", lam=lam)
+        tr, bound = soft.transformer, soft.error_bound()
+    elif lam is not None:
+        raise ValueError(f"lam applies to hardmax models only; this model is softmax with λ = {tr.cfg.lam:g}")
+    if n_ctx is None:
+        n_ctx = min(tr.cfg.n_ctx, MAX_CTX)
+    n_ctx = check_int(n_ctx, "n_ctx", min=1, max=tr.cfg.n_ctx)
+    check_memory(tr.cfg.n_layers * n_ctx * n_ctx, "TransformerLens's causal masks (n_layers × n_ctx² bytes)",
+                 hint="pass a smaller n_ctx")
+    bridge = _boot(tr, n_ctx)
+    return TLExport(bridge, tr, float(bound), float(lam) if lam is not None else None, hook_names(tr.cfg.n_layers, tr.cfg.d_mlp > 0))
+
+
+def _check_expressible(tr: Transformer) -> None:
+    cfg = tr.cfg
+    if cfg.layer_norm == "post":
+        raise ValueError("TransformerLens cannot express post-LN (layer norm after each residual sum): its native "
+                         "blocks are pre-LN")
+    if cfg.log_length_scaling:
+        raise ValueError("TransformerLens cannot express log-length scaling of attention logits (λ·log n): its "
+                         "attention divides by one fixed attn_scale")
+
+
+def _boot(tr: Transformer, n_ctx: int):
+    _check_expressible(tr)
+    need("transformer_lens")
+    from transformer_lens import TransformerBridgeConfig
+    from transformer_lens.model_bridge import TransformerBridge
+
+    cfg = tr.cfg
+    H, e, d = cfg.n_heads, cfg.d_head, cfg.d_model
+    fold = 1.0
+    if e > 1 and math.isclose(1.0 / cfg.lam, 1.0, abs_tol=1e-9):
+        fold = 2.0  # TL refuses attn_scale = 1 for d_head > 1; doubling W_Q and attn_scale is exact
+    tl_cfg = TransformerBridgeConfig(
+        n_layers=cfg.n_layers, d_model=d, d_head=e, n_heads=H, n_ctx=n_ctx,
+        d_vocab=cfg.d_vocab if cfg.d_vocab is not None else 1,
+        d_vocab_out=cfg.d_out if cfg.d_out is not None else d,
+        d_mlp=cfg.d_mlp if cfg.d_mlp > 0 else None, attn_only=cfg.d_mlp == 0, act_fn="relu",
+        normalization_type="LN" if cfg.layer_norm == "pre" else None, eps=cfg.ln_eps,
+        attention_dir="causal" if cfg.causal else "bidirectional",
+        use_attn_scale=True, attn_scale=fold / cfg.lam, positional_embedding_type="standard",
+        init_weights=False, dtype=tr.dtype,
+    )
+    bridge = TransformerBridge.boot_native(tl_cfg, dtype=tr.dtype)
+    state = _native_state(tr, fold, n_ctx)
+    result = bridge.load_state_dict(state, strict=False)
+    _check_loaded(bridge, state, result.unexpected_keys)
+    bridge.eval()
+    return bridge
+
+
+def _check_loaded(bridge, state: dict[str, torch.Tensor], unexpected: list[str]) -> None:
+    """Every tensor of the native model holds one of our weights (aliases such as
+    ``mlp.in`` = ``mlp.fc_in`` share storage); none is left at its random init."""
+    live = {k.replace("._original_component", ""): v for k, v in bridge.original_model.state_dict(keep_vars=True).items()}
+    wrong = [k for k, v in state.items() if k not in live or not torch.equal(live[k].detach(), v)]
+    written = {live[k].data_ptr() for k in state if k in live}
+    left = sorted(k for k, v in live.items() if v.numel() and v.data_ptr() not in written)
+    if unexpected or wrong or left:
+        raise RuntimeError(f"TransformerLens bridge did not take our weights: unexpected {unexpected[:3]}, "
+                           f"not loaded {wrong[:3]}, left at init {left[:3]}")
+
+
+def _native_state(tr: Transformer, fold: float, n_ctx: int) -> dict[str, torch.Tensor]:
+    cfg = tr.cfg
+    H, e, d = cfg.n_heads, cfg.d_head, cfg.d_model
+    dt = tr.dtype
+    with torch.no_grad():
+        s: dict[str, torch.Tensor] = {}
+        s["tok_embed.weight"] = tr.W_E.detach().clone() if cfg.d_vocab is not None else torch.zeros(1, d, dtype=dt)
+        s["pos.weight"] = tr.W_pos[:n_ctx].detach().clone() if tr.W_pos is not None else torch.zeros(n_ctx, d, dtype=dt)
+        for k, block in enumerate(tr.blocks):
+            a, p = block.attn, f"layers.{k}."
+
+            def heads_in(W):  # (H, d, e) → (H·e, d)
+                return W.detach().permute(0, 2, 1).reshape(H * e, d).clone()
+
+            s[p + "attn.q.weight"] = heads_in(a.W_Q) * fold
+            s[p + "attn.q.bias"] = a.b_Q.detach().reshape(H * e).clone() * fold
+            s[p + "attn.k.weight"] = heads_in(a.W_K)
+            s[p + "attn.k.bias"] = a.b_K.detach().reshape(H * e).clone()
+            s[p + "attn.v.weight"] = heads_in(a.W_V)
+            s[p + "attn.v.bias"] = a.b_V.detach().reshape(H * e).clone()
+            s[p + "attn.o.weight"] = a.W_O.detach().reshape(H * e, d).T.clone()
+            s[p + "attn.o.bias"] = a.b_O.detach().clone()
+            if block.mlp is not None:
+                s[p + "mlp.fc_in.weight"] = block.mlp.W_in.detach().T.clone()
+                s[p + "mlp.fc_in.bias"] = block.mlp.b_in.detach().clone()
+                s[p + "mlp.fc_out.weight"] = block.mlp.W_out.detach().T.clone()
+                s[p + "mlp.fc_out.bias"] = block.mlp.b_out.detach().clone()
+            if cfg.layer_norm == "pre":
+                for ours, theirs in (("ln1", "ln1"), ("ln2", "ln2")):
+                    ln = getattr(block, ours)
+                    s[p + theirs + ".weight"] = ln.w.detach().clone()
+                    s[p + theirs + ".bias"] = ln.b.detach().clone()
+        if cfg.layer_norm == "pre":
+            s["ln_out.weight"] = tr.ln_final.w.detach().clone()
+            s["ln_out.bias"] = tr.ln_final.b.detach().clone()
+        if cfg.d_out is not None:
+            s["head.weight"] = tr.W_U.detach().T.clone()
+            s["head.bias"] = tr.b_U.detach().clone()
+        else:
+            s["head.weight"] = torch.eye(d, dtype=dt)
+            s["head.bias"] = torch.zeros(d, dtype=dt)
+    return s

@@ -1,0 +1,82 @@
+"""TransformerLens 4.x export: logits to 1e-6 in float64 and the residual stream at every
+layer, compared through ``run_with_cache`` on both models."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("transformer_lens", reason="TransformerLens export needs the extra: pip install 'expressivity[tl]'")
+
+from expressivity import constructions  # noqa: E402
+from expressivity.compile import compile_maxout  # noqa: E402
+from expressivity.cpwl import MaxoutNetwork  # noqa: E402
+from expressivity.interop.transformer_lens import to_transformer_lens  # noqa: E402
+from expressivity.transformer import Transformer, TransformerConfig  # noqa: E402
+
+
+def _compare(tl, ours: Transformer, inputs: torch.Tensor) -> float:
+    """Max |difference| of logits; asserts every mapped hook (residual stream at every layer,
+    attention patterns) agrees too."""
+    cache: dict = {}
+    with torch.no_grad():
+        y = ours(inputs, cache=cache)
+        logits, tl_cache = tl.bridge.run_with_cache(tl.tl_input(inputs))
+    assert logits.dtype == torch.float64 and logits.shape == y.shape
+    residual = [f"blocks.{k}.hook_resid_post" for k in range(ours.cfg.n_layers)]
+    assert set(residual) | {"hook_embed"} <= set(tl.hooks)
+    for name, tl_name in tl.hooks.items():
+        a, b = cache[name], tl_cache[tl_name]
+        assert a.shape == b.shape, (name, tl_name)
+        assert (a - b).abs().max().item() < 1e-9, (name, tl_name)
+    return (logits - y).abs().max().item()
+
+
+CASES = [  # name, config overrides
+    ("plain", {}),
+    ("pre-LN causal", {"layer_norm": "pre", "causal": True}),
+    ("λ = 1 (folded)", {"lam": 1.0}),
+    ("attention only, no unembed", {"d_mlp": 0, "d_out": None}),
+    ("sinusoidal", {"positional": "sinusoidal", "causal": True}),
+    ("no positions, LN ε = 0", {"positional": "none", "layer_norm": "pre", "ln_eps": 0.0}),
+]
+
+
+@pytest.mark.parametrize("name,over", CASES, ids=[c[0] for c in CASES])
+def test_softmax_transformer_matches(name, over):
+    base = dict(d_model=8, n_layers=2, n_heads=2, d_head=4, d_mlp=16, d_vocab=5, d_out=3, n_ctx=12,
+                dtype="float64", lam=0.5)
+    m = Transformer(TransformerConfig(**{**base, **over}))
+    m.reset_parameters(seed=1)
+    ids = torch.randint(0, 5, (4, 9), generator=torch.Generator().manual_seed(0))
+    tl = to_transformer_lens(m)
+    assert tl.error_bound == 0.0 and tl.lam is None
+    assert _compare(tl, m, ids) < 1e-6
+
+
+@pytest.mark.parametrize("name", ["parity", "first"])
+def test_softmax_constructions_match(name):
+    c = constructions.get(name)
+    tl = to_transformer_lens(c, n_ctx=16)  # the constructions have n_ctx = 65536
+    strings = ["0110", "1110", "0000", "1011"]
+    assert _compare(tl, c.transformer, c.encode(strings).inputs) < 1e-6
+    # the read-out survives: the same decisions
+    logits = tl.logits(c.encode(strings).inputs)[:, -1, 0].numpy()
+    assert np.array_equal(logits > 0, c.predict(strings))
+
+
+def test_hardmax_compiled_model_as_softmax_within_its_bound():
+    net = MaxoutNetwork.random(in_dim=2, widths=[4, 4], ranks=[3, 2], seed=0)
+    cm = compile_maxout(net, domain=(-1.0, 1.0))
+    with pytest.raises(ValueError, match="no hardmax"):
+        to_transformer_lens(cm)
+    lam = 1e4
+    tl = to_transformer_lens(cm, lam=lam)
+    soft = compile_maxout(net, domain=(-1.0, 1.0), attention="softmax", lam=lam)
+    assert tl.lam == lam and tl.error_bound == soft.error_bound() > 0
+    x = np.random.default_rng(0).uniform(-1, 1, (2000, 2))
+    inputs = cm.inputs(x)
+    measured = np.abs(tl.logits(inputs)[:, 0, :].numpy() - net(x)).max()
+    assert measured <= tl.error_bound
+    assert _compare(tl, soft.transformer, inputs[:50]) < 1e-6  # the bridge is that σ_λ model
