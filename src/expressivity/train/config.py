@@ -105,6 +105,9 @@ class RunConfig:
             raise ValueError(f"RunConfig.kind {self.kind!r}: {self.task} needs {task.n_tokens(self.max_length)} "
                              f"positions at length {self.max_length}, but the transformer's n_ctx is "
                              f"max_length + 2 = {self.max_length + 2}; use model='lstm'")
+        if self.model == "transformer" and self.positional == "rope" and (self.d_model // self.heads) % 2:
+            raise ValueError(f"RunConfig.positional 'rope' rotates pairs of coordinates, so d_head = d_model / heads "
+                             f"must be even, got {self.d_model} / {self.heads} = {self.d_model // self.heads}")
         if self.model == "transformer" and self.positional == "i_over_n" and self.kind == "next_symbol":
             raise ValueError("RunConfig.positional 'i_over_n' shows every position the string's length n, which "
                              "a next-symbol model must not see; use rope, alibi, relative, sinusoidal or learned")
