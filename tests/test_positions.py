@@ -261,3 +261,10 @@ def test_cli_train_accepts_a_new_model_and_encoding(tmp_path, monkeypatch):
                                        "--train-lengths", "2-4", "--test-lengths", "6", "--eval-batch", "4",
                                        "--batch-size", "4", *extra])
         assert res.exit_code == 0, res.output
+
+
+def test_fused_rope_equals_the_pairwise_rotation():
+    x = torch.randn(2, 5, 3, 8, dtype=torch.float64)
+    C, S = P.rope_factors(5, 8, torch.float64)
+    cos, sin = P.rope_tables(5, 8, torch.float64)
+    assert torch.allclose(P.rope_apply(x.transpose(1, 2), C, S), P.rope_rotate(x.transpose(1, 2), cos, sin), atol=1e-14)

@@ -72,8 +72,8 @@ class Attention(nn.Module):
         key = (T, device, dtype)
         hit = self._pos_cache.get(key)
         if hit is None:
-            if kind == "rope":
-                hit = P.rope_tables(T, cfg.d_head, dtype, device)
+            if kind == "rope":  # (T, 1, 1, d_head) each, to broadcast over (B, T, 2, H, d_head)
+                hit = tuple(f[:, None, None, :] for f in P.rope_factors(T, cfg.d_head, dtype, device))
             elif kind == "alibi":
                 hit = P.alibi_bias(cfg.n_heads, T, cfg.causal, dtype, device)
             else:
@@ -94,10 +94,12 @@ class Attention(nn.Module):
         W = torch.cat([w.permute(1, 0, 2).reshape(d, H * e) for w in (self.W_Q, self.W_K, self.W_V)], dim=1)
         b = torch.cat([self.b_Q.reshape(-1), self.b_K.reshape(-1), self.b_V.reshape(-1)])
         qkv = torch.addmm(b, y.reshape(B * T, d), W).view(B, T, 3, H, e)  # (B, T, 3, H, e)
+        if self.cfg.positional == "rope":  # rotate each (2i, 2i+1) pair of q_t and k_t by t·θ_i
+            C, S = self._positions(T, y.device, y.dtype)[0]
+            qk = P.rope_apply(qkv[:, :, :2], C, S)  # q and k in one pass: (B, T, 2, H, e)
+            q, k = qk.permute(2, 0, 3, 1, 4).unbind(0)
+            return q, k, qkv[:, :, 2].transpose(1, 2)
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
-        if self.cfg.positional == "rope":  # rotate each (2i, 2i+1) pair of q_t, k_t by t·θ_i
-            cos, sin = self._positions(T, y.device, y.dtype)[0]
-            q, k = P.rope_rotate(q, cos, sin), P.rope_rotate(k, cos, sin)
         return q, k, v
 
     def _scale(self, T: int, allowed: Tensor | None, dtype: torch.dtype, device) -> float | Tensor:

@@ -75,9 +75,24 @@ def rope_tables(T: int, d_head: int, dtype: torch.dtype, device=None) -> tuple[T
 
 
 def rope_rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
-    """Rotate each pair (x_{2i}, x_{2i+1}) of x (…, T, d_head) by the angle t·θ_i."""
+    """Rotate each pair (x_{2i}, x_{2i+1}) of x (…, T, d_head) by the angle t·θ_i:
+    (x_{2i}, x_{2i+1}) ↦ (x_{2i} cos − x_{2i+1} sin, x_{2i} sin + x_{2i+1} cos)."""
     x1, x2 = x[..., 0::2], x[..., 1::2]  # (…, T, d_head/2)
     return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1).flatten(-2)
+
+
+def rope_factors(T: int, d_head: int, dtype: torch.dtype, device=None) -> tuple[Tensor, Tensor]:
+    """The same rotation as one fused step: rope_rotate(x) = x·C + swap(x)·S with
+    C = (cos θ_0 t, cos θ_0 t, cos θ_1 t, …) and S = (−sin θ_0 t, sin θ_0 t, −sin θ_1 t, …),
+    swap(x) exchanging x_{2i} and x_{2i+1}: each (T, d_head)."""
+    cos, sin = rope_tables(T, d_head, dtype, device)
+    return cos.repeat_interleave(2, dim=-1), torch.stack([-sin, sin], dim=-1).flatten(-2)
+
+
+def rope_apply(x: Tensor, C: Tensor, S: Tensor) -> Tensor:
+    """x·C + swap(x)·S (see :func:`rope_factors`); x (…, T, d_head), C and S broadcastable."""
+    swapped = x.unflatten(-1, (-1, 2)).flip(-1).flatten(-2)
+    return torch.addcmul(x * C, swapped, S)
 
 
 # ---------------------------------------------------------------------------- ALiBi
