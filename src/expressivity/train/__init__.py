@@ -11,7 +11,15 @@ given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | `
 from .config import RunConfig, parse_lengths
 from .loop import RunResult, batch_metrics, evaluate, train_run
 from .models import MODELS, LSTMModel, RNNModel, StackRNN, TapeRNN, build_model, transformer_config
-from .protocols import PROTOCOLS, Protocol, get_protocol, preset, protocol_score
+from .protocols import (
+           PROTOCOLS,
+           Protocol,
+           best_of_seeds,
+           get_protocol,
+           preset,
+           protocol_score,
+           seed_configs,
+)
 from .store import ResultStore
 from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
 
@@ -28,6 +36,7 @@ __all__ = [
            "SweepSummary",
            "TapeRNN",
            "batch_metrics",
+           "best_of_seeds",
            "build_model",
            "evaluate",
            "expand_grid",
@@ -37,6 +46,7 @@ __all__ = [
            "preset",
            "protocol_score",
            "run_sweep",
+           "seed_configs",
            "train_run",
            "transformer_config",
 ]

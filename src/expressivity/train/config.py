@@ -100,11 +100,6 @@ class RunConfig:
         checks.check_choice(self.accuracy, "RunConfig.accuracy", ("per_string", "per_position"))
         need(isinstance(self.protocol, str), "protocol", "must be a name")
         task = self.make_task()  # raises ValueError for unknown tasks / bad params / a kind the task lacks
-        if (self.model == "transformer" and self.positional == "learned"
-                and task.n_tokens(self.max_length) > self.max_length + 2):
-            raise ValueError(f"RunConfig.kind {self.kind!r}: {self.task} needs {task.n_tokens(self.max_length)} "
-                             f"positions at length {self.max_length}, but the transformer's n_ctx is "
-                             f"max_length + 2 = {self.max_length + 2}; use model='lstm'")
         if self.model == "transformer" and self.positional == "rope" and (self.d_model // self.heads) % 2:
             raise ValueError(f"RunConfig.positional 'rope' rotates pairs of coordinates, so d_head = d_model / heads "
                              f"must be even, got {self.d_model} / {self.heads} = {self.d_model // self.heads}")

@@ -9,7 +9,9 @@ training):
 - ``ce_bits``: mean over strings of the mean over scored positions of −Σ_a p*(a) log₂ q(a);
 - ``optimal_bits``: the same with q = p*, i.e. the entropy H(p*) of the generative process
   (0 for recognition), so ``excess_bits`` = ce − optimum = the mean KL(p* ‖ q) ≥ 0;
-- ``accuracy``: recognition — argmax at CLS equals the label. Next-symbol — a position is right
+- ``accuracy``: recognition — argmax at CLS equals the label; classification and transduction
+  (one-hot targets) — a scored position is right iff argmax q = the target, Delétang et al.'s
+  accuracy (``per_position``: their per-token accuracy). Next-symbol — a position is right
   iff the predicted set {a : q(a) > δ} equals the support of p*, with δ = ½·min_{a∈supp p*} p*(a);
   ``per_string`` counts a string right iff all its positions are (Bhattamishra et al.),
   ``per_position`` averages positions.
@@ -225,7 +227,7 @@ def batch_metrics(logits: torch.Tensor, batch: dict, kind: str, accuracy: str = 
     ent = -(target * torch.log(target.clamp_min(1e-300))).sum(-1) * mask * LOG2E
     per_string = mask.sum(1).clamp_min(1)
     ce_s, ent_s = ce.sum(1) / per_string, ent.sum(1) / per_string  # (B,)
-    if kind == "recognition":
+    if kind in ("recognition", "classification", "transduction"):  # one-hot targets: argmax (Delétang et al.)
         right = (logq.argmax(-1) == target.argmax(-1)) | ~mask  # (B, T)
     else:
         support = target > 0
