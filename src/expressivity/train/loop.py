@@ -171,9 +171,10 @@ def memory_estimate(cfg: RunConfig, d_vocab: int = 8, d_out: int = 8) -> dict[st
             return layers * batch * (3 * cfg.heads * t * t + t * (8 * d + 2 * d_mlp)) * f
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
+        memory = {"stack_rnn": 4 * 30 * 8, "tape_rnn": 6 * 40 * 8}.get(cfg.model, 0)  # stack/tape moves per step
 
         def acts(batch: int, t: int, layers: int) -> float:
-            return layers * batch * t * 10 * d * f
+            return layers * batch * t * (10 * d + memory) * f
     lengths_list = (cfg.train_lengths[1] - cfg.train_lengths[0] + 1) * 40.0
     training = acts(cfg.batch_size, t_train, L) + cfg.batch_size * t_train * d_out * 4 * f + lengths_list
     evaluation = acts(cfg.eval_batch, t_test, 1) + cfg.eval_batch * t_test * d_out * 6 * 8.0
