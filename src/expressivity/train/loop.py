@@ -49,6 +49,8 @@ from .. import checks
 from ..transformer import Transformer, save_transformer
 from .config import RunConfig
 from .models import build_model
+from .models.stack_rnn import STACK_CELL, STACK_SIZE
+from .models.tape_rnn import TAPE_CELL, TAPE_SIZE
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -171,7 +173,8 @@ def memory_estimate(cfg: RunConfig, d_vocab: int = 8, d_out: int = 8) -> dict[st
             return layers * batch * (3 * cfg.heads * t * t + t * (8 * d + 2 * d_mlp)) * f
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
-        memory = {"stack_rnn": 4 * 30 * 8, "tape_rnn": 6 * 40 * 8}.get(cfg.model, 0)  # stack/tape moves per step
+        memory = {"stack_rnn": 4 * STACK_SIZE * STACK_CELL,  # stack / tape and its moved copies per step
+                  "tape_rnn": 6 * TAPE_SIZE * TAPE_CELL}.get(cfg.model, 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
             return layers * batch * t * (10 * d + memory) * f
