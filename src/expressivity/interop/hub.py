@@ -299,6 +299,7 @@ def _compiled(tr: Transformer, config: dict, d: Path) -> CompiledModel:
         layer_errors=tuple(rec["layer_errors"]),
         output_error=float(rec["output_error"]),
         big_m=tuple(rec["big_m"]),
+        roundoff_error=float(rec.get("roundoff_error", 0.0)),
     )
 
 
