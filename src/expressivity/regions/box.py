@@ -22,9 +22,16 @@ from scipy.optimize import linprog
 
 from .domains import Box
 from .ir import Program, scores, tied
-from .result import LINEAR_RTOL
+from .tolerances import (
+    BOX_QUERY_RTOL,
+    LINEAR_RTOL,
+    LP_INSIDE_RTOL,
+    LP_PARALLEL_TOL,
+    LP_ROW_RTOL,
+    LP_STEP,
+    RADIUS_TOL,
+)
 
-RADIUS_TOL = 1e-9
 MAX_REGIONS = 20000
 
 
@@ -66,7 +73,7 @@ def _affine_pass(prog: Program, x: np.ndarray):
             op = step[1]
             val = Y @ xe  # (T, d)
             q = np.einsum("tdk,hde->htek", Y, op.W_Q)
-            if np.abs(q[..., :-1]).max(initial=0.0) > 1e-12 * (1 + np.abs(q).max()):
+            if np.abs(q[..., :-1]).max(initial=0.0) > BOX_QUERY_RTOL * (1 + np.abs(q).max()):
                 raise ValueError("Box counting needs hardmax queries that are constant in x "
                                  "(compiled models); use a Segment for input-dependent queries")
             a, _ = scores(op, val[None])
@@ -125,7 +132,7 @@ def _facet_point(G, h, k, lo, hi, EG=None, Eh=None, tight=None):
 def _clean(G, h):
     """Unit-normalised, de-duplicated constraint rows G x + h ≥ 0 (zero rows dropped)."""
     norms = np.linalg.norm(G, axis=1)
-    ok = norms > 1e-12 * (1 + norms.max(initial=0.0))
+    ok = norms > LP_ROW_RTOL * (1 + norms.max(initial=0.0))
     G, h = G[ok] / norms[ok, None], h[ok] / norms[ok]
     _, uniq = np.unique(np.round(np.hstack([G, h[:, None]]), 11), axis=0, return_index=True)
     uniq = np.sort(uniq)
@@ -166,7 +173,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
     def explore(rid, G, h, k, p):
         """All regions across facet k of region rid: breadth-first over the parts into which
         the neighbours cut the facet (a facet of a deep net may border several regions)."""
-        step = 1e-7 * scale
+        step = LP_STEP * scale
         todo, parts = [p], set()
         while todo:
             p = todo.pop()
@@ -180,7 +187,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
             parts.add(nid)
             fac = sorted(facets(nid))  # only the neighbour's true facets can cut this facet
             Gn, hn = regions[nid][2][fac], regions[nid][3][fac]
-            par = np.abs(Gn @ G[k]) > 1 - 1e-9  # rows parallel to the facet itself
+            par = np.abs(Gn @ G[k]) > 1 - LP_PARALLEL_TOL  # rows parallel to the facet itself
             EG, Eh = Gn[~par], hn[~par]
             for j in range(len(EG)):
                 # a facet of this part inside the facet: EG_j tight; step across it, in the plane
@@ -189,7 +196,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
                     continue
                 d = EG[j] - (EG[j] @ G[k]) * G[k]
                 q2 = q - step * d / np.linalg.norm(d)
-                if np.all(np.delete(G, k, 0) @ q2 + np.delete(h, k) >= -1e-12 * diam):
+                if np.all(np.delete(G, k, 0) @ q2 + np.delete(h, k) >= -LP_INSIDE_RTOL * diam):
                     todo.append(q2)
 
     regions[0] = (A, c, *_clean(G, h), start)

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .tolerances import TIE_RTOL
+
 
 def _arr(a, what: str, ndim: int) -> np.ndarray:
     try:
@@ -224,7 +226,6 @@ def scores(op: Hardmax, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, v
 
 
-TIE_RTOL = 1e-9  # values within TIE_RTOL·(1 + |max|) of the maximum are tied
 
 
 def tied(a: np.ndarray) -> np.ndarray:

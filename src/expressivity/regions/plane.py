@@ -30,8 +30,8 @@ from . import kernels
 from .domains import Plane
 from .ir import Program, evaluate, scores, select_output, tied
 from .merge import adjacent_faces, components
+from .tolerances import QUERY_CONST_RTOL, VALUE_SPREAD_RTOL, ZERO_RTOL
 
-ZERO_RTOL = 1e-9
 _BLOCK = 64  # channels per block: one bit each in a uint64
 
 
@@ -349,7 +349,7 @@ def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
     Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
     q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
     qscale = 1 + np.abs(q).max()
-    if np.ptp(q, axis=0).max(initial=0.0) > 1e-9 * qscale:
+    if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
         raise ValueError(
             "hardmax attention whose queries depend on the input has quadratic region boundaries: "
             "exact counting is available on a Segment only (2-D needs constant queries, as in "
@@ -380,7 +380,7 @@ def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
     # value spread over the tied keys must vanish (continuity of the selected value)
     vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)  # (V, H, Tq, Tk, e)
     spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
-    if np.nanmax(spread, initial=0.0) > 1e-6 * vmax:
+    if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:
         raise ValueError(
             "hardmax attention selects tokens with different values on the two sides of a "
             "switch: the output jumps there, which the 2-D mesh does not represent; count on a "

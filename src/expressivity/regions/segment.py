@@ -25,9 +25,8 @@ import numpy as np
 
 from .domains import Segment
 from .ir import Program, affine, scores, select_output, tied
+from .tolerances import MERGE_S, ROOT_SIGN_DS, ROOT_TOP_RTOL, ZERO_RTOL
 
-ZERO_RTOL = 1e-9
-MERGE_S = 1e-12
 CHUNK = 4096  # pieces processed together before recursing on the remaining steps
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -229,7 +228,7 @@ def _select(op, i, st):
             a = c0[pi, hi, qi] + s[:, None] * c1[pi, hi, qi] + (s * s)[:, None] * c2[pi, hi, qi]  # (n, T)
             a = np.where(allowed[qi], a, -np.inf)
             top = a.max(axis=1)
-            thr = top - 1e-7 * (np.abs(top) + scale)
+            thr = top - ROOT_TOP_RTOL * (np.abs(top) + scale)
             on_top = (a[np.arange(len(s)), ja[pr]] >= thr) & (a[np.arange(len(s)), ka[pr]] >= thr)
             st = _split(st, pi[on_top], s[on_top])
     Ym = (st["L"] + st["R"]) / 2
@@ -260,7 +259,7 @@ def _roots01(D0, D1, D2, tol):
     # a sign change is needed: the difference at both sides of the root must differ in sign
     for R, v in ((R1, v1), (R2, v2)):
         Rs = np.where(v, R, 0.5)
-        lo, hi = np.maximum(Rs - 1e-7, 0), np.minimum(Rs + 1e-7, 1)
+        lo, hi = np.maximum(Rs - ROOT_SIGN_DS, 0), np.minimum(Rs + ROOT_SIGN_DS, 1)
         f_lo = D0 + D1 * lo + D2 * lo * lo
         f_hi = D0 + D1 * hi + D2 * hi * hi
         v &= (f_lo * f_hi < 0) | lin

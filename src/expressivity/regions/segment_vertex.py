@@ -30,7 +30,7 @@ import numpy as np
 from . import kernels
 from .domains import Segment
 from .ir import Program, affine
-from .segment import MERGE_S, ZERO_RTOL
+from .tolerances import MERGE_S, ZERO_RTOL
 
 LAZY_MIN_WIDTH = 64  # narrower layers: a dense product at the new vertices is as cheap
 WORKSPACE_MAX = 1 << 25  # float64 elements (256 MB) kept per scratch buffer between calls

@@ -25,7 +25,7 @@ which may over-split, so activation regions are the distinct patterns at cell ce
 set of one pattern is convex — an intersection of half-spaces once earlier patterns are fixed).
 
 Tolerance (float64): a vertex with |g| ≤ ZERO_RTOL · max |g| over the vertices at the start of
-the layer lies on the cut (ZERO_RTOL = 1e-12, see below). Everything else is combinatorial.
+the layer lies on the cut (ZERO_RTOL = :data:`.tolerances.SUBDIVIDE_ZERO_RTOL` = 1e-12). Everything else is combinatorial.
 """
 
 from __future__ import annotations
@@ -37,13 +37,9 @@ from . import complex_kernels as ck
 from .domains import MAX_SLICE_DIM, Slice
 from .ir import Program, evaluate, scores, select_output, tied
 from .plane import _tokenwise
+from .tolerances import QUERY_CONST_RTOL, SUBDIVIDE_ZERO_RTOL, VALUE_SPREAD_RTOL, reported
 
-# a vertex with |g| ≤ ZERO_RTOL · max |g| (over the vertices at the layer's start) lies on the cut.
-# Smaller than the plane counter's 1e-9: vertices are interpolated from the box corners, so
-# their rounding error is ≈ 1e-16 of the box scale, and 1e-9 would snap true vertices 0.3 from a
-# hyperplane onto it in a box of half-width 1e8 (the nested-box test); 1e-12 leaves a margin of
-# about 10^4 over float64 rounding.
-ZERO_RTOL = 1e-12
+ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tolerances
 
 
 _BMAX = 64
@@ -279,7 +275,7 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
     Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
     q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
     qscale = 1 + np.abs(q).max()
-    if np.ptp(q, axis=0).max(initial=0.0) > 1e-9 * qscale:
+    if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
         raise ValueError(
             "hardmax attention whose queries depend on the input has quadratic region boundaries: "
             "exact counting is available on a Segment only (boxes and slices need constant queries, "
@@ -310,7 +306,7 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
     vmax = np.abs(v).max() + 1e-300
     vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)
     spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
-    if np.nanmax(spread, initial=0.0) > 1e-6 * vmax:
+    if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:
         raise ValueError(
             "hardmax attention selects tokens with different values on the two sides of a switch: the "
             "output jumps there, which the d-D complex does not represent; count on a Segment")
@@ -340,7 +336,8 @@ def subdivide_regions(prog: Program, domain, progress, start: float):
     p = partition_subdivide(prog, dom, progress)
     pieces = CellPieces(p)
     pieces["program"], pieces["domain"] = prog, dom
-    return Regions("box", domain, p["n_regions"], len(p["region"]), pieces, time.perf_counter() - start)
+    return Regions("box", domain, p["n_regions"], len(p["region"]), pieces, time.perf_counter() - start,
+                   tolerances=reported(SUBDIVIDE_ZERO_RTOL))
 
 
 __all__ = ["partition_subdivide", "subdivide_regions"]
