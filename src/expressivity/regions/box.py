@@ -21,7 +21,19 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .domains import Box
-from .ir import Program, scores, tied
+from .ir import (
+    AddStep,
+    AffineStep,
+    EmbedStep,
+    MaxStep,
+    Program,
+    ReadStep,
+    ReluStep,
+    SaveStep,
+    SelectStep,
+    scores,
+    tied,
+)
 from .tolerances import (
     BOX_QUERY_RTOL,
     LINEAR_RTOL,
@@ -46,22 +58,20 @@ def _affine_pass(prog: Program, x: np.ndarray):
     Y = None
     T = prog.n_tokens
     for step in prog.steps():
-        kind = step[0]
-        if kind == "embed":
-            E, c = step[1], step[2]
-            Y = np.concatenate([np.transpose(E, (1, 2, 0)), c[..., None]], axis=-1)  # (T, d, n+1)
-        elif kind in ("affine", "relu", "max") and step[1] is not None:
-            Y = np.einsum("tdk,de->tek", Y, step[1])
-            Y[..., -1] += np.broadcast_to(step[2], (T, step[1].shape[1]))
-        if kind == "relu":
+        if isinstance(step, EmbedStep):
+            Y = np.concatenate([np.transpose(step.E, (1, 2, 0)), step.c[..., None]], axis=-1)  # (T, d, n+1)
+        elif isinstance(step, (AffineStep, ReluStep, MaxStep)) and step.W is not None:
+            Y = np.einsum("tdk,de->tek", Y, step.W)
+            Y[..., -1] += np.broadcast_to(step.b, (T, step.W.shape[1]))
+        if isinstance(step, ReluStep):
             val = Y @ xe  # (T, n_ch)
             on = val > 0
             code.append(on.ravel())
             sgn = np.where(on, 1.0, -1.0)
             rows.append((sgn[..., None] * Y).reshape(-1, n + 1))
             Y = Y * on[..., None]
-        elif kind == "max":
-            idx = step[3]
+        elif isinstance(step, MaxStep):
+            idx = step.idx
             Z = Y[:, idx]  # (T, m, p, n+1)
             val = Z @ xe
             arg = np.argmax(tied(val), axis=-1)  # (T, m)
@@ -69,8 +79,8 @@ def _affine_pass(prog: Program, x: np.ndarray):
             win = np.take_along_axis(Z, arg[..., None, None], axis=2)  # (T, m, 1, n+1)
             rows.append((win - Z).reshape(-1, n + 1))
             Y = win[:, :, 0]
-        elif kind == "select":
-            op = step[1]
+        elif isinstance(step, SelectStep):
+            op = step.op
             val = Y @ xe  # (T, d)
             q = np.einsum("tdk,hde->htek", Y, op.W_Q)
             if np.abs(q[..., :-1]).max(initial=0.0) > BOX_QUERY_RTOL * (1 + np.abs(q).max()):
@@ -93,12 +103,12 @@ def _affine_pass(prog: Program, x: np.ndarray):
             Z = np.einsum("hij,hjek->hiek", w, V)
             Y = np.einsum("hiek,hed->idk", Z, op.W_O)
             Y[..., -1] += op.b_O
-        elif kind == "save":
+        elif isinstance(step, SaveStep):
             stack.append(Y)
-        elif kind == "add":
+        elif isinstance(step, AddStep):
             Y = stack.pop() + Y
-        elif kind == "read":
-            Y = Y[list(step[1])].reshape(-1, n + 1)
+        elif isinstance(step, ReadStep):
+            Y = Y[list(step.tokens)].reshape(-1, n + 1)
     G = np.concatenate(rows) if rows else np.zeros((0, n + 1))
     code_bytes = b"".join(np.asarray(c, np.int64).tobytes() for c in code)
     return code_bytes, Y[:, :-1], Y[:, -1], G[:, :-1], G[:, -1]
