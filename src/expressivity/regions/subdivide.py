@@ -329,13 +329,11 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
 
 
 
-def subdivide_regions(prog: Program, domain, progress, start: float):
-    """``count_regions`` for a Box (d ≤ 6) or a Slice: a :class:`Regions` of kind "box"."""
-    import time
-
+def subdivide_regions(prog: Program, domain, progress):
+    """The counter for a Box (d ≤ 6) or a Slice (``count_regions`` reports it as kind "box")."""
     from .cells import CellPieces
+    from .count import Counted
     from .domains import Box
-    from .result import Regions
 
     if isinstance(domain, Box):
         box = domain.with_dim(prog.in_dim)
@@ -350,8 +348,7 @@ def subdivide_regions(prog: Program, domain, progress, start: float):
     p = partition_subdivide(prog, dom, progress)
     pieces = CellPieces(p)
     pieces["program"], pieces["domain"] = prog, dom
-    return Regions("box", domain, p["n_regions"], len(p["region"]), pieces, time.perf_counter() - start,
-                   tolerances=reported(SUBDIVIDE_ZERO_RTOL))
+    return Counted(p["n_regions"], len(p["region"]), pieces, reported(SUBDIVIDE_ZERO_RTOL))
 
 
 __all__ = ["partition_subdivide", "subdivide_regions"]
