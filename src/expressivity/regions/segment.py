@@ -99,6 +99,26 @@ def _strict_cross(gL, gR, eps):
     return ((gL > eps) & (gR < -eps)) | ((gL < -eps) & (gR > eps))
 
 
+def maxout_crossings(zL: np.ndarray, zR: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where maxout units change their argmax along P edges (both 1-D counters use this).
+
+    zL, zR (P, U, p): the p pieces of U units at the two ends of every edge (affine in between);
+    eps (U,): the zero tolerance per unit. For every pair j < k of pieces of a unit whose
+    difference z_j − z_k changes sign strictly (beyond eps) on an edge, the crossing is at
+    s = d_L / (d_L − d_R); it is a breakpoint when z_j = z_k is the unit's maximum there (upper
+    envelope, within eps + ZERO_RTOL·|max|). Returns (edge index, s) per breakpoint.
+    """
+    p = zL.shape[2]
+    ja, ka = np.triu_indices(p, 1)
+    dL, dR = zL[..., ja] - zL[..., ka], zR[..., ja] - zR[..., ka]  # (P, U, pairs)
+    pi, ui, pr = np.nonzero(_strict_cross(dL, dR, eps[None, :, None]))
+    s = dL[pi, ui, pr] / (dL[pi, ui, pr] - dR[pi, ui, pr])
+    zs = zL[pi, ui] + s[:, None] * (zR[pi, ui] - zL[pi, ui])  # (n, p)
+    top = zs.max(axis=1)
+    on_top = zs[np.arange(len(s)), ja[pr]] >= top - eps[ui] - ZERO_RTOL * np.abs(top)
+    return pi[on_top], s[on_top]
+
+
 def _split(st, pi, s):
     """Insert breakpoints s ∈ (0, 1) (local parameter) into pieces pi; returns the new state."""
     P = len(st["t0"])
@@ -195,17 +215,9 @@ def _groupmax(step: MaxStep, i, st):
     zL, zR = gL[..., idx].reshape(P, -1, idx.shape[1]), gR[..., idx].reshape(P, -1, idx.shape[1])  # (P, U, p)
     p = idx.shape[1]
     if p > 1:
-        eps = ZERO_RTOL * np.maximum(np.abs(zL).max(axis=(0, 2)), np.abs(zR).max(axis=(0, 2)))[None, :]  # (1, U)
-        ja, ka = np.triu_indices(p, 1)
-        dL, dR = zL[..., ja] - zL[..., ka], zR[..., ja] - zR[..., ka]  # (P, U, pairs)
-        cross = _strict_cross(dL, dR, eps[..., None])
-        pi, ui, pr = np.nonzero(cross)
+        eps = ZERO_RTOL * np.maximum(np.abs(zL).max(axis=(0, 2)), np.abs(zR).max(axis=(0, 2)))  # (U,)
+        pi, s = maxout_crossings(zL, zR, eps)
         if len(pi):
-            s = dL[pi, ui, pr] / (dL[pi, ui, pr] - dR[pi, ui, pr])
-            zs = zL[pi, ui] + s[:, None] * (zR[pi, ui] - zL[pi, ui])  # (n, p)
-            top = zs.max(axis=1)
-            on_top = zs[np.arange(len(s)), ja[pr]] >= top - eps[0, ui] - ZERO_RTOL * np.abs(top)
-            pi, s = pi[on_top], s[on_top]
             st = _split({**st, "L": gL, "R": gR}, pi, s)
             gL, gR = st["L"], st["R"]
             P = gL.shape[0]

@@ -40,6 +40,7 @@ from .ir import (
     SelectStep,
     affine,
 )
+from .segment import maxout_crossings
 from .tolerances import MERGE_S, ZERO_RTOL
 
 LAZY_MIN_WIDTH = 64  # narrower layers: a dense product at the new vertices is as cheap
@@ -190,19 +191,10 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
             p = idx.shape[1]
             if p > 1:
                 z = g[..., idx].reshape(len(g), -1, p)  # (P+1, U, p)
-                eps = ZERO_RTOL * np.abs(z).max(axis=(0, 2))[None, :, None]
-                ja, ka = np.triu_indices(p, 1)
-                d = z[..., ja] - z[..., ka]
-                a, b = d[:-1], d[1:]
-                vi, ui, pr = np.nonzero(((a > eps) & (b < -eps)) | ((a < -eps) & (b > eps)))
+                eps = ZERO_RTOL * np.abs(z).max(axis=(0, 2))  # (U,)
+                vi, s = maxout_crossings(z[:-1], z[1:], eps)
                 if len(vi):
-                    s = a[vi, ui, pr] / (a[vi, ui, pr] - b[vi, ui, pr])
-                    za, zb = z[vi, ui], z[vi + 1, ui]
-                    zs = za + s[:, None] * (zb - za)
-                    top = zs.max(axis=1)
-                    on_top = zs[np.arange(len(s)), ja[pr]] >= top - eps[0, ui, 0] - ZERO_RTOL * np.abs(top)
-                    if on_top.any():
-                        t, (g, *stack) = _insert(t, [g, *stack], vi[on_top], s[on_top])
+                    t, (g, *stack) = _insert(t, [g, *stack], vi, s)
             Y = g[..., idx].max(axis=-1)
         else:
             raise ValueError(f"step {type(step).__name__} needs the general segment counter")
