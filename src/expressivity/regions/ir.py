@@ -223,9 +223,6 @@ class Program:
         """The typed steps the counters walk (:func:`flatten`)."""
         return flatten(self.ops)
 
-    def has_hardmax(self) -> bool:
-        return any(isinstance(s, SelectStep) for s in self.steps())
-
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Reference evaluation at points x (N, n) → (N, out)."""
         return evaluate(self, x)[0]
