@@ -20,20 +20,9 @@ from collections import deque
 import numpy as np
 from scipy.optimize import linprog
 
+from . import ir
 from .domains import Box
-from .ir import (
-    AddStep,
-    AffineStep,
-    EmbedStep,
-    MaxStep,
-    Program,
-    ReadStep,
-    ReluStep,
-    SaveStep,
-    SelectStep,
-    scores,
-    tied,
-)
+from .ir import Program, scores, tied
 from .tolerances import (
     BOX_QUERY_RTOL,
     LINEAR_RTOL,
@@ -58,19 +47,19 @@ def _affine_pass(prog: Program, x: np.ndarray):
     Y = None
     T = prog.n_tokens
     for step in prog.steps():
-        if isinstance(step, EmbedStep):
+        if isinstance(step, ir.EmbedStep):
             Y = np.concatenate([np.transpose(step.E, (1, 2, 0)), step.c[..., None]], axis=-1)  # (T, d, n+1)
-        elif isinstance(step, (AffineStep, ReluStep, MaxStep)) and step.W is not None:
+        elif isinstance(step, (ir.AffineStep, ir.ReluStep, ir.MaxStep)) and step.W is not None:
             Y = np.einsum("tdk,de->tek", Y, step.W)
             Y[..., -1] += np.broadcast_to(step.b, (T, step.W.shape[1]))
-        if isinstance(step, ReluStep):
+        if isinstance(step, ir.ReluStep):
             val = Y @ xe  # (T, n_ch)
             on = val > 0
             code.append(on.ravel())
             sgn = np.where(on, 1.0, -1.0)
             rows.append((sgn[..., None] * Y).reshape(-1, n + 1))
             Y = Y * on[..., None]
-        elif isinstance(step, MaxStep):
+        elif isinstance(step, ir.MaxStep):
             idx = step.idx
             Z = Y[:, idx]  # (T, m, p, n+1)
             val = Z @ xe
@@ -79,7 +68,7 @@ def _affine_pass(prog: Program, x: np.ndarray):
             win = np.take_along_axis(Z, arg[..., None, None], axis=2)  # (T, m, 1, n+1)
             rows.append((win - Z).reshape(-1, n + 1))
             Y = win[:, :, 0]
-        elif isinstance(step, SelectStep):
+        elif isinstance(step, ir.SelectStep):
             op = step.op
             val = Y @ xe  # (T, d)
             q = np.einsum("tdk,hde->htek", Y, op.W_Q)
@@ -103,11 +92,11 @@ def _affine_pass(prog: Program, x: np.ndarray):
             Z = np.einsum("hij,hjek->hiek", w, V)
             Y = np.einsum("hiek,hed->idk", Z, op.W_O)
             Y[..., -1] += op.b_O
-        elif isinstance(step, SaveStep):
+        elif isinstance(step, ir.SaveStep):
             stack.append(Y)
-        elif isinstance(step, AddStep):
+        elif isinstance(step, ir.AddStep):
             Y = stack.pop() + Y
-        elif isinstance(step, ReadStep):
+        elif isinstance(step, ir.ReadStep):
             Y = Y[list(step.tokens)].reshape(-1, n + 1)
     G = np.concatenate(rows) if rows else np.zeros((0, n + 1))
     code_bytes = b"".join(np.asarray(c, np.int64).tobytes() for c in code)

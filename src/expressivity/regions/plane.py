@@ -26,23 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels
+from . import ir, kernels
 from .domains import Plane
-from .ir import (
-    ACTIVATIONS,
-    AddStep,
-    AffineStep,
-    MaxStep,
-    Program,
-    ReadStep,
-    ReluStep,
-    SaveStep,
-    SelectStep,
-    evaluate,
-    scores,
-    select_output,
-    tied,
-)
+from .ir import Program, evaluate, scores, select_output, tied
 from .merge import adjacent_faces, components
 from .tolerances import QUERY_CONST_RTOL, VALUE_SPREAD_RTOL, ZERO_RTOL
 
@@ -204,33 +190,33 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
     d_tok = E.shape[2]
     oversplit = False
     n_stack = 0
-    work = [i for i, s in enumerate(steps) if isinstance(s, ACTIVATIONS)]
+    work = [i for i, s in enumerate(steps) if isinstance(s, ir.ACTIVATIONS)]
     i = 1
     while i < len(steps):
         step = steps[i]
         match step:
-            case AffineStep(W, b):
+            case ir.AffineStep(W, b):
                 Wb, bb = _tokenwise(W, b, T)
                 mesh.set_field("Y", mesh.field("Y") @ Wb + bb)
                 d_tok = W.shape[1]
-            case SaveStep():
+            case ir.SaveStep():
                 mesh.set_field(f"S{n_stack}", mesh.field("Y"))
                 n_stack += 1
-            case AddStep():
+            case ir.AddStep():
                 n_stack -= 1
                 mesh.set_fields({"Y": mesh.field(f"S{n_stack}") + mesh.field("Y"), f"S{n_stack}": None})
-            case ReadStep(tokens) if list(tokens) != list(range(T)):  # reading every token: as is
+            case ir.ReadStep(tokens) if list(tokens) != list(range(T)):  # reading every token: as is
                 Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
                 mesh.set_field("Y", Y[:, list(tokens)].reshape(mesh.V, -1))
-            case ReluStep():
+            case ir.ReluStep():
                 d_tok = _relu_layer(mesh, step, T, d_tok)
-            case MaxStep(idx=idx):
+            case ir.MaxStep(idx=idx):
                 d_tok = _max_layer(mesh, step, T)
                 oversplit |= idx.shape[1] >= 3
-            case SelectStep(op):
+            case ir.SelectStep(op):
                 _select_layer(mesh, op, T, d_tok)
                 oversplit |= T >= 3
-        if progress is not None and isinstance(step, ACTIVATIONS):
+        if progress is not None and isinstance(step, ir.ACTIVATIONS):
             progress((work.index(i) + 1) / len(work))
         i += 1
     faces = mesh.faces()
@@ -260,7 +246,7 @@ def _tokenwise(W, b, T):
     return np.kron(np.eye(T), W), bb
 
 
-def _relu_layer(mesh: _Mesh, step: ReluStep, T: int, d_tok: int) -> int:
+def _relu_layer(mesh: _Mesh, step: ir.ReluStep, T: int, d_tok: int) -> int:
     """Cut along every channel of G = H W + b (H: the layer input at the vertices), block by
     block, then H ← relu(G).
 
@@ -327,7 +313,7 @@ def _cut_block(mesh: _Mesh, gcol: int, B: int, eps: np.ndarray) -> None:
             mesh._grow_faces(need, width + 2)
 
 
-def _max_layer(mesh: _Mesh, step: MaxStep, T: int) -> int:
+def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int) -> int:
     W, b, idx = step.W, step.b, step.idx
     Y = mesh.field("Y")
     if W is not None:

@@ -23,21 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import ir
 from .domains import Segment
-from .ir import (
-    AddStep,
-    AffineStep,
-    MaxStep,
-    Program,
-    ReadStep,
-    ReluStep,
-    SaveStep,
-    SelectStep,
-    affine,
-    scores,
-    select_output,
-    tied,
-)
+from .ir import Program, affine, scores, select_output, tied
 from .tolerances import MERGE_S, ROOT_SIGN_DS, ROOT_TOP_RTOL, ZERO_RTOL
 
 CHUNK = 4096  # pieces processed together before recursing on the remaining steps
@@ -161,23 +149,23 @@ def _split(st, pi, s):
 
 def _apply(step, i, st):
     match step:
-        case AffineStep(W, b):
+        case ir.AffineStep(W, b):
             gL, gR = _pre(st, W, b)
             return {**st, "L": gL, "R": gR}
-        case SaveStep():
+        case ir.SaveStep():
             return {**st, "SL": st["SL"] + [st["L"]], "SR": st["SR"] + [st["R"]]}
-        case AddStep():
+        case ir.AddStep():
             return {**st, "L": st["SL"][-1] + st["L"], "R": st["SR"][-1] + st["R"],
                     "SL": st["SL"][:-1], "SR": st["SR"][:-1]}
-        case ReadStep(tokens):
+        case ir.ReadStep(tokens):
             tok = list(tokens)
             P = len(st["t0"])
             return {**st, "L": st["L"][:, tok].reshape(P, -1), "R": st["R"][:, tok].reshape(P, -1)}
-        case ReluStep():
+        case ir.ReluStep():
             return _relu(step, i, st)
-        case MaxStep():
+        case ir.MaxStep():
             return _groupmax(step, i, st)
-        case SelectStep(op):
+        case ir.SelectStep(op):
             return _select(op, i, st)
     raise ValueError(f"unknown step {type(step).__name__}")
 
@@ -191,7 +179,7 @@ def _pre(st, W, b):
     return affine(L, W, b), affine(R, W, b)
 
 
-def _relu(step: ReluStep, i, st):
+def _relu(step: ir.ReluStep, i, st):
     W, b = step.W, step.b
     gL, gR = _pre(st, W, b)  # (P, T, n)
     P = gL.shape[0]
@@ -208,7 +196,7 @@ def _relu(step: ReluStep, i, st):
     return {**st, "L": np.maximum(gL, 0), "R": np.maximum(gR, 0), "code": code}
 
 
-def _groupmax(step: MaxStep, i, st):
+def _groupmax(step: ir.MaxStep, i, st):
     W, b, idx = step.W, step.b, step.idx
     gL, gR = _pre(st, W, b)
     P = gL.shape[0]

@@ -27,19 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import kernels
+from . import ir, kernels
 from .domains import Segment
-from .ir import (
-    AddStep,
-    AffineStep,
-    MaxStep,
-    Program,
-    ReadStep,
-    ReluStep,
-    SaveStep,
-    SelectStep,
-    affine,
-)
+from .ir import Program, affine
 from .segment import maxout_crossings
 from .tolerances import MERGE_S, ZERO_RTOL
 
@@ -135,10 +125,10 @@ def _lazy_next(steps, k, stack, width_tokens) -> bool:
     if k + 1 >= len(steps) or stack or n_tokens != 1 or width < LAZY_MIN_WIDTH:
         return False
     nxt = steps[k + 1]
-    return isinstance(nxt, (ReluStep, MaxStep, AffineStep)) and nxt.W is not None and nxt.W.shape[0] > 1
+    return isinstance(nxt, (ir.ReluStep, ir.MaxStep, ir.AffineStep)) and nxt.W is not None and nxt.W.shape[0] > 1
 
 
-def _relu(step: ReluStep, t, Y, stack, pend, lazy):
+def _relu(step: ir.ReluStep, t, Y, stack, pend, lazy):
     """One fused Affine+ReLU step; returns t, Y (or a _Pending when ``lazy``), stack."""
     W, b = step.W, step.b
     if pend is not None:
@@ -169,22 +159,22 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
     pend = None
     for k in range(1, len(steps)):
         step = steps[k]
-        if isinstance(step, ReluStep):
+        if isinstance(step, ir.ReluStep):
             width = step.W.shape[1] if step.W is not None else Y.shape[-1]
             lazy = _lazy_next(steps, k, stack, (Y.shape[1] if pend is None else 1, width))
             t, Y, stack = _relu(step, t, Y, stack, pend, lazy)
             pend, Y = (Y, None) if lazy else (None, Y)
-        elif isinstance(step, AffineStep):
+        elif isinstance(step, ir.AffineStep):
             Y = pend.pre(step.W, step.b) if pend is not None else affine(Y, step.W, step.b)
             pend = None
-        elif isinstance(step, SaveStep):
+        elif isinstance(step, ir.SaveStep):
             stack.append(Y)
-        elif isinstance(step, AddStep):
+        elif isinstance(step, ir.AddStep):
             Y = stack.pop() + Y
-        elif isinstance(step, ReadStep):
+        elif isinstance(step, ir.ReadStep):
             tok = list(step.tokens)
             Y = Y.reshape(len(Y), -1) if tok == list(range(Y.shape[1])) else Y[:, tok].reshape(len(Y), -1)
-        elif isinstance(step, MaxStep):
+        elif isinstance(step, ir.MaxStep):
             idx = step.idx
             g = pend.pre(step.W, step.b, scratch=True) if pend is not None else affine(Y, step.W, step.b)
             pend = None  # g is only read below (splices and the max are fresh arrays)
@@ -203,7 +193,7 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
 
 def argmax_pattern_free(prog: Program) -> bool:
     """True if the fast path applies (no hardmax selection steps)."""
-    return not any(isinstance(s, SelectStep) for s in prog.steps())
+    return not any(isinstance(s, ir.SelectStep) for s in prog.steps())
 
 
 __all__ = ["argmax_pattern_free", "partition_segment_vertex"]

@@ -34,21 +34,9 @@ import numpy as np
 
 from ..checks import fmt_bytes, memory_budget
 from . import complex_kernels as ck
+from . import ir
 from .domains import MAX_SLICE_DIM, Slice
-from .ir import (
-    AddStep,
-    AffineStep,
-    MaxStep,
-    Program,
-    ReadStep,
-    ReluStep,
-    SaveStep,
-    SelectStep,
-    evaluate,
-    scores,
-    select_output,
-    tied,
-)
+from .ir import Program, evaluate, scores, select_output, tied
 from .plane import _tokenwise
 from .tolerances import QUERY_CONST_RTOL, SUBDIVIDE_ZERO_RTOL, VALUE_SPREAD_RTOL, reported
 
@@ -152,18 +140,18 @@ def _n_planes(prog: Program, k: int) -> tuple[int, int]:
     n, widest = 2 * k, prog.ops[0].E.shape[2] * T
     for step in prog.steps():
         match step:
-            case ReluStep(W):
+            case ir.ReluStep(W):
                 w = (W.shape[1] if W is not None else widest // T) * T
                 n += w
                 widest = max(widest, 2 * w)
-            case MaxStep(W, _, idx):
+            case ir.MaxStep(W, _, idx):
                 m, p = idx.shape
                 w = W.shape[1] * T if W is not None else widest
                 n += T * m * (p - 1)
                 widest = max(widest, w + 2 * T * m)
-            case SelectStep(op):
+            case ir.SelectStep(op):
                 n += op.W_Q.shape[0] * T * max(T - 1, 1)
-            case AffineStep(W):
+            case ir.AffineStep(W):
                 widest = max(widest, W.shape[1] * T)
     return n, widest
 
@@ -196,25 +184,25 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
     tick = tick if progress is not None else None
     for li, step in enumerate(steps[1:], 1):
         match step:
-            case AffineStep(W, b):
+            case ir.AffineStep(W, b):
                 Wb, bb = _tokenwise(W, b, T)
                 cx.set_fields({"Y": cx.field("Y") @ Wb + bb})
                 d_tok = W.shape[1]
-            case SaveStep():
+            case ir.SaveStep():
                 cx.set_fields({f"S{n_stack}": cx.field("Y")})
                 n_stack += 1
-            case AddStep():
+            case ir.AddStep():
                 n_stack -= 1
                 cx.set_fields({"Y": cx.field(f"S{n_stack}") + cx.field("Y"), f"S{n_stack}": None})
-            case ReadStep(tokens) if list(tokens) != list(range(T)):
+            case ir.ReadStep(tokens) if list(tokens) != list(range(T)):
                 Y = cx.field("Y").reshape(cx.V, T, d_tok)
                 cx.set_fields({"Y": Y[:, list(tokens)].reshape(cx.V, -1)})
-            case ReluStep():
+            case ir.ReluStep():
                 d_tok = _relu_layer(cx, step, T, d_tok, li, tick)
-            case MaxStep(idx=idx):
+            case ir.MaxStep(idx=idx):
                 d_tok = _max_layer(cx, step, T, li, tick)
                 oversplit |= idx.shape[1] >= 3
-            case SelectStep(op):
+            case ir.SelectStep(op):
                 _select_layer(cx, op, T, d_tok, li, tick)
                 oversplit |= T >= 3
         done += 1
@@ -243,7 +231,7 @@ def _eps(G: np.ndarray) -> np.ndarray:
     return ZERO_RTOL * np.abs(G).max(axis=0, initial=0.0)
 
 
-def _relu_layer(cx: _Complex, step: ReluStep, T: int, d_tok: int, li: int, tick) -> int:
+def _relu_layer(cx: _Complex, step: ir.ReluStep, T: int, d_tok: int, li: int, tick) -> int:
     """Cut along every channel of G = H W + b (G affine on every cell of the layer's start
     complex, so interpolated exactly at new vertices), then H ← relu(G)."""
     W, b = step.W, step.b
@@ -259,7 +247,7 @@ def _relu_layer(cx: _Complex, step: ReluStep, T: int, d_tok: int, li: int, tick)
     return W.shape[1]
 
 
-def _max_layer(cx: _Complex, step: MaxStep, T: int, li: int, tick) -> int:
+def _max_layer(cx: _Complex, step: ir.MaxStep, T: int, li: int, tick) -> int:
     """Maxout units in rounds: round j cuts unit u along z_j − M_u, M_u = max_{i<j} z_i (affine
     on every cell once the rounds before are done), then M_u ← max(M_u, z_j)."""
     W, b, idx = step.W, step.b, step.idx
