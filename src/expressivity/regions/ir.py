@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .tolerances import TIE_RTOL
+from .tolerances import QUERY_CONST_RTOL, TIE_RTOL, VALUE_SPREAD_RTOL
 
 
 def _arr(a, what: str, ndim: int) -> np.ndarray:
@@ -307,6 +307,63 @@ def select_output(op: Hardmax, y: np.ndarray, sel: np.ndarray | None = None) -> 
     w = sel / sel.sum(-1, keepdims=True)
     z = np.einsum("nhij,nhje->nhie", w, v)
     return np.einsum("nhie,hed->nid", z, op.W_O) + op.b_O
+
+
+# ---------------------------------------------------------------- hardmax with constant queries (2-D, d-D)
+
+
+def constant_queries(op: Hardmax, Y3: np.ndarray, where: str) -> tuple[np.ndarray, float]:
+    """Queries (H, T, e) of ``op`` on states Y3 (V, T, d) at the domain's vertices, which must be
+    constant over them (then every score a_ij = λ q_i·k_j is affine on the domain), and their
+    scale 1 + max|q|; else ValueError (the boundaries are conics). ``where`` ends the message."""
+    q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
+    qscale = 1 + np.abs(q).max()
+    if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
+        raise ValueError(
+            "hardmax attention whose queries depend on the input has quadratic region boundaries: "
+            "exact counting is available on a Segment only " + where)
+    return q[0], qscale
+
+
+def key_rounds(op: Hardmax, q0: np.ndarray, qscale: float):
+    """The cuts of a hardmax sublayer with constant queries q0 (H, T, e), in rounds against the
+    running maximum: yields (h, i, keys) for every head h, every distinct query i (equal
+    queries with equal masks cut alike) and round j ≥ 1, keys = the first j + 1 allowed keys;
+    the cut is a_{i, keys[j]} = max of a_{i, keys[:j]}."""
+    T = q0.shape[1]
+    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
+    for h in range(q0.shape[0]):
+        seen = []
+        for i in range(T):
+            keyq = (tuple(np.round(q0[h, i] / qscale, 12)), tuple(allowed[i]))
+            if keyq in seen:
+                continue
+            seen.append(keyq)
+            keys = np.nonzero(allowed[i])[0]
+            for jj in range(1, len(keys)):
+                yield h, i, keys[: jj + 1]
+
+
+def round_scores(op: Hardmax, Y3: np.ndarray, q: np.ndarray, h: int, keys: np.ndarray) -> np.ndarray:
+    """Scores λ q·k_j (V, len(keys)) of head h for the constant query q against ``keys``."""
+    k = np.einsum("vtd,de->vte", Y3[:, keys], op.W_K[h]) + op.b_K[h]
+    return op.lam * k @ q
+
+
+def continuous_select(op: Hardmax, Y3: np.ndarray, where: str) -> np.ndarray:
+    """The hardmax output (V, T, d) at the vertices, after checking that the tied keys carry
+    equal values (within VALUE_SPREAD_RTOL: the selected value is continuous across every
+    switch); else ValueError (the output jumps; ``where`` names the structure that cannot)."""
+    a, v = scores(op, Y3)
+    sel = tied(a)  # (V, H, T, T)
+    vmax = np.abs(v).max() + 1e-300
+    vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)  # (V, H, Tq, Tk, e)
+    spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
+    if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:
+        raise ValueError(
+            "hardmax attention selects tokens with different values on the two sides of a switch: the "
+            f"output jumps there, which {where} does not represent; count on a Segment (exact, jumps included)")
+    return select_output(op, Y3)
 
 
 def evaluate(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

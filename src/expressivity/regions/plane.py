@@ -28,9 +28,9 @@ import numpy as np
 
 from . import ir, kernels
 from .domains import Plane
-from .ir import Program, evaluate, scores, select_output, tied
+from .ir import Program, constant_queries, continuous_select, evaluate, key_rounds, round_scores
 from .merge import adjacent_faces, components
-from .tolerances import QUERY_CONST_RTOL, VALUE_SPREAD_RTOL, ZERO_RTOL
+from .tolerances import ZERO_RTOL
 
 _BLOCK = 64  # channels per block: one bit each in a uint64
 
@@ -346,44 +346,14 @@ def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int) -> int:
 
 
 def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
+    """Hardmax with constant queries: every head's keys in rounds against the running maximum
+    of the (affine) scores (:func:`.ir.key_rounds`); then the selected values must be continuous."""
+    q0, qscale = constant_queries(op, mesh.field("Y").reshape(mesh.V, T, d_tok),
+                                  "(2-D needs constant queries, as in compiled models); for a grid "
+                                  "estimate use regions.estimate.sampled_regions")
+    for h, i, keys in key_rounds(op, q0, qscale):
+        a = round_scores(op, mesh.field("Y").reshape(mesh.V, T, d_tok), q0[h, i], h, keys)  # (V, j + 1)
+        diff = a[:, -1] - a[:, :-1].max(axis=1)
+        mesh.split(diff, ZERO_RTOL * (np.abs(a).max() + 1e-300), None)
     Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
-    q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
-    qscale = 1 + np.abs(q).max()
-    if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
-        raise ValueError(
-            "hardmax attention whose queries depend on the input has quadratic region boundaries: "
-            "exact counting is available on a Segment only (2-D needs constant queries, as in "
-            "compiled models); for a grid estimate use regions.estimate.sampled_regions"
-        )
-    q0 = q[0]  # (H, T, e): constant queries
-    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
-    H = q0.shape[0]
-    for h in range(H):
-        seen = []
-        for i in range(T):
-            keyq = (tuple(np.round(q0[h, i] / qscale, 12)), tuple(allowed[i]))
-            if keyq in seen:
-                continue
-            seen.append(keyq)
-            keys = np.nonzero(allowed[i])[0]
-            for jj in range(1, len(keys)):
-                Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
-                k = np.einsum("vtd,de->vte", Y3[:, keys[: jj + 1]], op.W_K[h]) + op.b_K[h]
-                a = op.lam * k @ q0[h, i]  # (V, jj+1)
-                diff = a[:, jj] - a[:, :jj].max(axis=1)
-                eps = ZERO_RTOL * (np.abs(a).max() + 1e-300)
-                mesh.split(diff, eps, None)
-    Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
-    a, v = scores(op, Y3)
-    sel = tied(a)  # (V, H, T, T)
-    vmax = np.abs(v).max() + 1e-300
-    # value spread over the tied keys must vanish (continuity of the selected value)
-    vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)  # (V, H, Tq, Tk, e)
-    spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
-    if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:
-        raise ValueError(
-            "hardmax attention selects tokens with different values on the two sides of a "
-            "switch: the output jumps there, which the 2-D mesh does not represent; count on a "
-            "Segment (exact, jumps included)"
-        )
-    mesh.set_field("Y", select_output(op, Y3).reshape(mesh.V, -1))
+    mesh.set_field("Y", continuous_select(op, Y3, "the 2-D mesh").reshape(mesh.V, -1))

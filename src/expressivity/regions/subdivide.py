@@ -36,9 +36,9 @@ from ..checks import fmt_bytes, memory_budget
 from . import complex_kernels as ck
 from . import ir
 from .domains import MAX_SLICE_DIM, Slice
-from .ir import Program, evaluate, scores, select_output, tied
+from .ir import Program, constant_queries, continuous_select, evaluate, key_rounds, round_scores
 from .plane import _tokenwise
-from .tolerances import QUERY_CONST_RTOL, SUBDIVIDE_ZERO_RTOL, VALUE_SPREAD_RTOL, reported
+from .tolerances import SUBDIVIDE_ZERO_RTOL, reported
 
 ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tolerances
 
@@ -273,48 +273,20 @@ def _max_layer(cx: _Complex, step: ir.MaxStep, T: int, li: int, tick) -> int:
 
 def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
     """Hardmax with constant queries: for every head and query, keys in rounds against the
-    running maximum of the (affine) scores; then the selected values must be continuous."""
+    running maximum of the (affine) scores (:func:`.ir.key_rounds`); then the selected values
+    must be continuous."""
+    q0, qscale = constant_queries(op, cx.field("Y").reshape(cx.V, T, d_tok),
+                                  "(boxes and slices need constant queries, as in compiled models)")
+    for h, i, keys in key_rounds(op, q0, qscale):
+        a = round_scores(op, cx.field("Y").reshape(cx.V, T, d_tok), q0[h, i], h, keys)  # (V, j + 1)
+        cx.set_fields({"G": (a[:, -1] - a[:, :-1].max(axis=1))[:, None]})
+        cx.what = f"hardmax head {h}, query {i}, key {keys[-1]} of step {li}"
+        cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]))
+        cx.set_fields({"G": None})
+        if tick is not None:
+            tick()
     Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
-    q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
-    qscale = 1 + np.abs(q).max()
-    if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
-        raise ValueError(
-            "hardmax attention whose queries depend on the input has quadratic region boundaries: "
-            "exact counting is available on a Segment only (boxes and slices need constant queries, "
-            "as in compiled models)")
-    q0 = q[0]
-    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
-    for h in range(q0.shape[0]):
-        seen = []
-        for i in range(T):
-            keyq = (tuple(np.round(q0[h, i] / qscale, 12)), tuple(allowed[i]))
-            if keyq in seen:
-                continue
-            seen.append(keyq)
-            keys = np.nonzero(allowed[i])[0]
-            for jj in range(1, len(keys)):
-                Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
-                kk = np.einsum("vtd,de->vte", Y3[:, keys[: jj + 1]], op.W_K[h]) + op.b_K[h]
-                a = op.lam * kk @ q0[h, i]  # (V, jj + 1)
-                cx.set_fields({"G": (a[:, jj] - a[:, :jj].max(axis=1))[:, None]})
-                cx.what = f"hardmax head {h}, query {i}, key {keys[jj]} of step {li}"
-                cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]))
-                cx.set_fields({"G": None})
-                if tick is not None:
-                    tick()
-    Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
-    a, v = scores(op, Y3)
-    sel = tied(a)
-    vmax = np.abs(v).max() + 1e-300
-    vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)
-    spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
-    if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:
-        raise ValueError(
-            "hardmax attention selects tokens with different values on the two sides of a switch: the "
-            "output jumps there, which the d-D complex does not represent; count on a Segment")
-    cx.set_fields({"Y": select_output(op, Y3).reshape(cx.V, -1)})
-
-
+    cx.set_fields({"Y": continuous_select(op, Y3, "the d-D complex").reshape(cx.V, -1)})
 
 
 def subdivide_regions(prog: Program, domain, progress):
