@@ -313,19 +313,25 @@ def _cut_block(mesh: _Mesh, gcol: int, B: int, eps: np.ndarray) -> None:
             mesh._grow_faces(need, width + 2)
 
 
-def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int) -> int:
+def maxout_units(Y: np.ndarray, step: ir.MaxStep, T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A maxout layer on the flattened vertex states Y (V, T·d): the pieces Z = Y W + b (V, T·n)
+    (token-wise; Z = Y for a bare GroupMax), the unit index rows gidx (T·m, p) into Z's columns
+    and A (T·m, p) = max |z_i| over the vertices (interpolation keeps it: the zero scale)."""
     W, b, idx = step.W, step.b, step.idx
-    Y = mesh.field("Y")
     if W is not None:
         Wb, bb = _tokenwise(W, b, T)
-        Z = Y @ Wb + bb
-        n = W.shape[1]
+        Z, n = Y @ Wb + bb, W.shape[1]
     else:
-        Z = Y
-        n = Y.shape[1] // T
+        Z, n = Y, Y.shape[1] // T
     gidx = (np.arange(T)[:, None, None] * n + idx[None]).reshape(-1, idx.shape[1])  # (T·m, p)
+    A = np.abs(Z).max(axis=0)[gidx] if len(Z) else np.zeros(gidx.shape)
+    return Z, gidx, A
+
+
+def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int) -> int:
+    idx = step.idx
+    Z, gidx, A = maxout_units(mesh.field("Y"), step, T)
     U = len(gidx)
-    A = np.abs(Z).max(axis=0)[gidx]  # (U, p): max |z_i| over the vertices (interpolation keeps it)
     mesh.set_fields({"Z": Z, "Y": None, "M": Z[:, gidx[:, 0]]})
     # round j cuts every unit along z_j = M, M = max_{i<j} z_i its running maximum: after the
     # rounds < j, M is affine on every face, so round j's cuts are affine columns G = z_j − M

@@ -37,7 +37,7 @@ from . import complex_kernels as ck
 from . import ir
 from .domains import MAX_SLICE_DIM, Slice
 from .ir import Program, constant_queries, continuous_select, evaluate, key_rounds, round_scores
-from .plane import _tokenwise
+from .plane import _tokenwise, maxout_units
 from .tolerances import SUBDIVIDE_ZERO_RTOL, reported
 
 ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tolerances
@@ -250,16 +250,8 @@ def _relu_layer(cx: _Complex, step: ir.ReluStep, T: int, d_tok: int, li: int, ti
 def _max_layer(cx: _Complex, step: ir.MaxStep, T: int, li: int, tick) -> int:
     """Maxout units in rounds: round j cuts unit u along z_j − M_u, M_u = max_{i<j} z_i (affine
     on every cell once the rounds before are done), then M_u ← max(M_u, z_j)."""
-    W, b, idx = step.W, step.b, step.idx
-    Y = cx.field("Y")
-    if W is not None:
-        Wb, bb = _tokenwise(W, b, T)
-        Zs = Y @ Wb + bb
-        n = W.shape[1]
-    else:
-        Zs, n = Y, Y.shape[1] // T
-    gidx = (np.arange(T)[:, None, None] * n + idx[None]).reshape(-1, idx.shape[1])  # (T·m, p)
-    A = np.abs(Zs).max(axis=0)[gidx] if len(Zs) else np.zeros(gidx.shape)
+    idx = step.idx
+    Zs, gidx, A = maxout_units(cx.field("Y"), step, T)
     cx.set_fields({"Z": Zs, "Y": None, "M": Zs[:, gidx[:, 0]]})
     for j in range(1, idx.shape[1]):
         eps = ZERO_RTOL * A[:, : j + 1].max(axis=1)
