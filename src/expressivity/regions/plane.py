@@ -35,6 +35,20 @@ from .tolerances import ZERO_RTOL
 _BLOCK = 64  # channels per block: one bit each in a uint64
 
 
+def relayout(store: np.ndarray, cols: dict, V: int, new: dict, capacity: int) -> tuple[np.ndarray, dict]:
+    """A fresh vertex store (capacity rows) holding the fields of ``store`` (named column slices
+    ``cols``, V rows in use) with ``new`` applied: name → values (V, w) sets, None drops."""
+    keep = {k: store[:V, sl] for k, sl in cols.items() if k not in new}
+    keep.update({k: v for k, v in new.items() if v is not None})
+    out = np.empty((capacity, sum(v.shape[1] for v in keep.values())))
+    cols, at = {}, 0
+    for k, v in keep.items():
+        out[:V, at:at + v.shape[1]] = v
+        cols[k] = slice(at, at + v.shape[1])
+        at += v.shape[1]
+    return out, cols
+
+
 class _Mesh:
     """Vertices with interpolated fields and face cycles.
 
@@ -76,15 +90,7 @@ class _Mesh:
             for k, v in new.items():
                 self.store[: self.V, self.cols[k]] = v
             return
-        keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k not in new}
-        keep.update({k: v for k, v in new.items() if v is not None})
-        store = np.empty((self.store.shape[0], sum(v.shape[1] for v in keep.values())))
-        cols, at = {}, 0
-        for k, v in keep.items():
-            store[: self.V, at:at + v.shape[1]] = v
-            cols[k] = slice(at, at + v.shape[1])
-            at += v.shape[1]
-        self.store, self.cols = store, cols
+        self.store, self.cols = relayout(self.store, self.cols, self.V, new, self.store.shape[0])
 
     def set_computed(self, name: str, width: int, rows, drop: tuple[str, ...] = ()) -> None:
         """Set field ``name`` to ``rows(lo, hi)`` (values of vertices lo … hi − 1, width

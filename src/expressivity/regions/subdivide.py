@@ -37,7 +37,7 @@ from . import complex_kernels as ck
 from . import ir
 from .domains import MAX_SLICE_DIM, Slice
 from .ir import Program, constant_queries, continuous_select, evaluate, key_rounds, round_scores
-from .plane import _tokenwise, maxout_units
+from .plane import _tokenwise, maxout_units, relayout
 from .tolerances import SUBDIVIDE_ZERO_RTOL, reported
 
 ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tolerances
@@ -78,16 +78,7 @@ class _Complex:
     def set_fields(self, new: dict) -> None:
         """Set (values (V, w)) or drop (None) fields; one re-layout of the store."""
         new = {k: (None if v is None else np.asarray(v, np.float64).reshape(self.V, -1)) for k, v in new.items()}
-        keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k not in new}
-        keep.update({k: v for k, v in new.items() if v is not None})
-        width = sum(v.shape[1] for v in keep.values())
-        store = np.empty((max(self.store.shape[0], self.V), width))
-        cols, at = {}, 0
-        for k, v in keep.items():
-            store[: self.V, at:at + v.shape[1]] = v
-            cols[k] = slice(at, at + v.shape[1])
-            at += v.shape[1]
-        self.store, self.cols = store, cols
+        self.store, self.cols = relayout(self.store, self.cols, self.V, new, max(self.store.shape[0], self.V))
 
     def cut(self, name: str, j0: int, B: int, eps: np.ndarray) -> int:
         """Cut every cell along columns j0 … j0 + B − 1 (B ≤ 64) of field ``name``, one after
