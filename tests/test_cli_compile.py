@@ -70,7 +70,7 @@ def test_relu_spec_matches_torch_layout(tmp_path):
         ({**MAXOUT, "layers": [{"W": [[[]]], "b": [[]]}]}, "input dimension must be >= 1"),
         ({"type": "random", "in_dim": 2, "widths": [3], "ranks": 0}, "rank"),
         ({**MAXOUT, "domain": {"lo": 1, "hi": 1}}, "empty"),
-        ({**MAXOUT, "domain": {"lo": -1, "hi": "Infinity"}}, "bounded"),
+        ({**MAXOUT, "domain": {"lo": -1, "hi": float("inf")}}, "bounded"),
         ({"type": "relu", "layers": [{"W": [[1.0, 2.0]]}, {"W": [[1.0], [1.0], [1.0]], "b": [0, 0]}]}, "entries"),
     ],
 )
@@ -90,4 +90,4 @@ def test_bad_lambda_and_missing_files(tmp_path):
     res = runner.invoke(app, ["verify", str(tmp_path / "missing.safetensors"), str(spec)])
     assert res.exit_code == 2 and "no such model file" in res.output
     res = runner.invoke(app, ["compile", str(tmp_path / "nope.json"), "--out", str(tmp_path / "m.st")])
-    assert res.exit_code == 2 and "no such spec file" in res.output
+    assert res.exit_code == 2 and "nope.json does not exist" in res.output

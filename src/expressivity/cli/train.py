@@ -79,8 +79,10 @@ def train(
     output_path(db, "--db")
     with user_errors():
         check_run_memory(cfg)
-        store = ResultStore(db)
+        if db.exists():  # a file that is not ours is refused before training; a new one is
+            ResultStore(db).close()  # created only when there is a result to record
     console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}")
+    store = None
     try:
         with _progress() as progress:
             bar = progress.add_task("training", total=cfg.steps, status="")
@@ -96,10 +98,13 @@ def train(
 
             with user_errors():
                 result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart)
+        with user_errors():
+            store = ResultStore(db)
         if not store.record_result(result):
             console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     if result.status == "diverged":
         console.print(f"[yellow]diverged[/]: the training loss was not finite at step {result.diverged_at} "
                       f"(try a smaller --lr); recorded as diverged in {db}", highlight=False)

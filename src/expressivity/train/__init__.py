@@ -9,7 +9,15 @@ given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | `
 """
 
 from .config import RunConfig, parse_lengths
-from .loop import RunResult, batch_metrics, evaluate, train_run
+from .loop import (
+           RunResult,
+           batch_metrics,
+           check_run_memory,
+           clear_checkpoint,
+           evaluate,
+           memory_estimate,
+           train_run,
+)
 from .models import MODELS, LSTMModel, RNNModel, StackRNN, TapeRNN, build_model, transformer_config
 from .protocols import (
            PROTOCOLS,
@@ -38,10 +46,13 @@ __all__ = [
            "batch_metrics",
            "best_of_seeds",
            "build_model",
+           "check_run_memory",
+           "clear_checkpoint",
            "evaluate",
            "expand_grid",
            "get_protocol",
            "load_sweep",
+           "memory_estimate",
            "parse_lengths",
            "preset",
            "protocol_score",

@@ -96,8 +96,8 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
             raise ValueError(f"{name} must be callable, got {type(fn).__name__}")
     t0 = time.perf_counter()
     out = None if out_dir is None else checks.check_output_path(out_dir, "out_dir", kind="dir")
-    check_run_memory(cfg)
     task = cfg.make_task()
+    check_run_memory(cfg, task)
     train_lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
     model = build_model(cfg, len(task.vocab), task.n_outputs)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
@@ -153,7 +153,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     return result
 
 
-def memory_estimate(cfg: RunConfig, d_vocab: int = 8, d_out: int = 8) -> dict[str, float]:
+def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
     """Rough peak bytes of a run: ``{"training": …, "evaluation": …, "parameters": …}``.
 
     float32 throughout; training keeps every layer's activations for the backward pass
@@ -163,8 +163,11 @@ def memory_estimate(cfg: RunConfig, d_vocab: int = 8, d_out: int = 8) -> dict[st
     front, not a promise (the true peak is usually lower).
     """
     f = 4.0
+    task = task or cfg.make_task()
+    d_vocab, d_out = len(task.vocab), task.n_outputs
     d, d_mlp, L = cfg.d_model, cfg.d_mlp or 4 * cfg.d_model, cfg.layers
-    t_train, t_test = cfg.train_lengths[1] + 1, max(cfg.test_lengths) + 1
+    tokens = getattr(task, "n_tokens", lambda n: n + 1)
+    t_train, t_test = tokens(cfg.train_lengths[1]), tokens(max(cfg.test_lengths))
     n_ctx = cfg.max_length + 2
     if cfg.model == "transformer":
         params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if cfg.positional == "learned" else 0)
@@ -184,10 +187,10 @@ def memory_estimate(cfg: RunConfig, d_vocab: int = 8, d_out: int = 8) -> dict[st
     return {"training": training, "evaluation": evaluation, "parameters": 4 * params * f}
 
 
-def check_run_memory(cfg: RunConfig) -> None:
+def check_run_memory(cfg: RunConfig, task=None) -> None:
     """Refuse (ValueError with the estimate) a run whose :func:`memory_estimate` is over
     :func:`expressivity.checks.memory_budget`."""
-    est = memory_estimate(cfg)
+    est = memory_estimate(cfg, task)
     phase = "training" if est["training"] >= est["evaluation"] else "evaluation"
     hint = ("use shorter train lengths or a smaller batch size" if phase == "training"
             else "use shorter test lengths or a smaller eval batch")

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..checks import check_memory
 from . import positions as P
 from .channels import ChannelMap
 from .config import TransformerConfig
@@ -268,6 +269,16 @@ class Transformer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig, channels: ChannelMap | None = None) -> None:
         super().__init__()
+        if not isinstance(cfg, TransformerConfig):
+            raise ValueError(f"cfg must be a TransformerConfig, got {type(cfg).__name__}")
+        if channels is not None and not isinstance(channels, ChannelMap):
+            raise ValueError(f"channels must be a ChannelMap or None, got {type(channels).__name__}")
+        n = cfg.n_params() + (cfg.n_ctx * cfg.d_model if cfg.positional == "sinusoidal" else 0)
+        itemsize = 8 if cfg.dtype == "float64" else 4
+        # parameters, plus the float64 draw of the largest tensor in reset_parameters
+        check_memory(n * itemsize + 8 * max(cfg.n_ctx, cfg.d_model, cfg.d_mlp, 1) * cfg.d_model,
+                     f"a Transformer with {n:.3g} parameters ({cfg.dtype})",
+                     hint="use smaller d_model, d_mlp, n_heads, n_layers or n_ctx")
         if channels is not None and len(channels) != cfg.d_model:
             raise ValueError(f"channel map has {len(channels)} names but d_model = {cfg.d_model}")
         self.cfg = cfg
@@ -317,6 +328,10 @@ class Transformer(nn.Module):
 
         ``key_mask`` (B, T) only matters for ``i_over_n``: n = real tokens of each row."""
         cfg = self.cfg
+        if not isinstance(inputs, Tensor):
+            raise ValueError(f"inputs must be a torch.Tensor, got {type(inputs).__name__}")
+        if inputs.is_complex():
+            raise ValueError("inputs must be real, got a complex tensor")
         if cfg.d_vocab is not None:
             if inputs.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
                 raise ValueError(f"token-id model expects integer ids of shape (B, T), got dtype {inputs.dtype}")
@@ -357,6 +372,13 @@ class Transformer(nn.Module):
         to receive ``hook_embed``, ``blocks.{k}.hook_resid_pre|mid|post``,
         ``blocks.{k}.attn.hook_scores|hook_pattern|hook_z`` and ``hook_final``.
         """
+        if key_mask is not None:
+            if not isinstance(key_mask, Tensor):
+                raise ValueError(f"key_mask must be a torch.Tensor of shape (B, T), got {type(key_mask).__name__}")
+            if isinstance(inputs, Tensor) and tuple(key_mask.shape) != tuple(inputs.shape[:2]):
+                raise ValueError(f"key_mask must have shape (B, T) = {tuple(inputs.shape[:2])}, got {tuple(key_mask.shape)}")
+        if cache is not None and not isinstance(cache, dict):
+            raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
         y = self.embed(inputs, key_mask)  # (B, T, d_model)
         if cache is not None:
             cache["hook_embed"] = y
