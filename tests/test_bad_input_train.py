@@ -276,8 +276,8 @@ class Tmp:
 
 
 def _small_n_ctx_eval():
-    cfg = tiny_cfg(positional="learned")  # the encoding with an n_ctx limit (the others run at any length)
-    model = T.build_model(cfg, 4, 2)
+    cfg = tiny_cfg(positional="learned")  # only learned positions have a context limit
+    model = T.build_model(cfg, 6, 2)  # PAD BOS EOS CLS + "01"
     return T.evaluate, (model, tiny_cfg(positional="learned", test_lengths=(8, 50))), {}
 
 
@@ -388,6 +388,10 @@ API_CASES = [
     ("train_run torn checkpoint", T.train_run, (Tmp(lambda tmp: tiny_cfg(steps=4, checkpoint_every=2)), Tmp(_torn)), {},
      ("torn", "restart")),
     ("evaluate past the model context", "evaluate", (), {}, ("test_lengths", "n_ctx")),
+    ("evaluate a config dict", T.evaluate, (Tmp(lambda tmp: T.build_model(tiny_cfg(), 4, 2)), {"task": "parity"}), {},
+     "cfg"),
+    ("record_error of a string", Tmp(lambda tmp: T.ResultStore(tmp / "r.sqlite").record_error), ("parity", "boom"), {},
+     "cfg"),
     ("reproduce() unknown size", reproduce, (Tmp(lambda tmp: tmp / "o"),), dict(size="medium", db=None), "size"),
     ("reproduce negative timeout", reproduce, (Tmp(lambda tmp: tmp / "o"),), dict(size="test", db=None, timeout=-1),
      "timeout"),
@@ -407,6 +411,7 @@ def test_api_bad_input(name, fn, args, kwargs, mentions, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     if fn == "evaluate":
         fn, args, kwargs = _small_n_ctx_eval()
+    fn = _resolve(fn, tmp_path)
     args = tuple(_resolve(a, tmp_path) for a in args)
     kwargs = {k: _resolve(v, tmp_path) for k, v in kwargs.items()}
     api_rejects(fn, *args, mentions=mentions, **kwargs)

@@ -289,3 +289,21 @@ def test_evaluation_progress_starts_before_the_first_length():
     calls = []
     train_run(tiny(steps=1), on_eval=lambda done, total: calls.append((done, total)))
     assert calls == [(0, 2), (1, 2), (2, 2)]
+
+
+def test_a_sweep_run_with_a_corrupt_checkpoint_fails_alone_and_restart_redoes_it(tmp_path):
+    spec = {"base": {**TINY, "model": "lstm"}, "grid": {"seed": [0, 1]}}
+    path, db, ck = tmp_path / "sweep.yaml", tmp_path / "r.sqlite", tmp_path / "ck"
+    path.write_text(yaml.safe_dump(spec))
+    broken = expand_grid(spec)[0]
+    (ck / broken.run_id).mkdir(parents=True)
+    (ck / broken.run_id / "model.safetensors").write_bytes(os.urandom(1000))
+    (ck / broken.run_id / "trainer.pt").write_bytes(os.urandom(1000))
+    args = ["sweep", str(path), "--db", str(db), "--out", str(ck), "--workers", "1"]
+    first = CliRunner().invoke(app, args)
+    text = " ".join(first.output.split())
+    assert first.exit_code == 1 and "1 failed" in text and "--retry-errors --restart" in text, text
+    assert sorted(_statuses(db).values()) == ["done", "error"]
+    fixed = CliRunner().invoke(app, args + ["--retry-errors", "--restart"])
+    assert fixed.exit_code == 0, fixed.output
+    assert sorted(_statuses(db).values()) == ["done", "done"]

@@ -183,7 +183,11 @@ def sweep(
     for msg in summary.error_messages:
         console.print(f"[yellow]failed:[/] {msg}", highlight=False)
     if not summary.ok:
-        console.print("some runs failed: fix the cause, then rerun with --retry-errors", highlight=False)
+        if any("--restart" in m for m in summary.error_messages):
+            console.print("a checkpoint could not be used: rerun with --retry-errors --restart to train those "
+                          "runs from scratch", highlight=False)
+        else:
+            console.print("some runs failed: fix the cause, then rerun with --retry-errors", highlight=False)
         raise typer.Exit(code=1)
 
 

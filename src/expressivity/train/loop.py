@@ -204,6 +204,10 @@ def check_run_memory(cfg: RunConfig, task=None) -> None:
 def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
              on_length: Callable[[int, int], None] | None = None) -> list[dict]:
     """Per-test-length metrics of ``model`` (see the module docstring)."""
+    if not isinstance(cfg, RunConfig):
+        raise ValueError(f"cfg must be a RunConfig, got {type(cfg).__name__}")
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module (ids (B, T) -> logits), got {type(model).__name__}")
     task = task or cfg.make_task()
     rng = np.random.default_rng([cfg.seed, 7])  # evaluation data independent of training
     was_training = model.training
