@@ -75,6 +75,21 @@ def load_model(path: Path, compile_it: bool = False, layers: Path | None = None)
     return net
 
 
+def _plot(m, dom, path, color_by, res, kw) -> None:
+    """A plane: its faces; a 2-D box: the same as a plane; a box of d ≥ 3: coloured slices."""
+    from ..regions import Box, Plane
+    from ..regions.plot import plot_regions
+    from ..regions.plot_box import plot_box_slices
+
+    if isinstance(dom, Box) and dom.dim == 2:
+        plane = Plane([0.0, 0.0], [1.0, 0.0], [0.0, 1.0], (dom.lo[0], dom.hi[0], dom.lo[1], dom.hi[1]))
+        plot_regions(m, plane, path, color_by=color_by, **kw)
+    elif isinstance(dom, Box):
+        plot_box_slices(m, dom, path, color_by=color_by, regions=res, **kw)
+    else:
+        plot_regions(m, dom, path, color_by=color_by, regions=res)
+
+
 @app.command("regions")
 def regions_cmd(
     model: Path = typer.Argument(..., help="a .safetensors transformer, a JSON network spec, or a torch "
@@ -84,12 +99,12 @@ def regions_cmd(
     segment: tuple[str, str] | None = typer.Option(None, "--segment", help="A B: the segment from A to B"),
     plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
     bounds: str = typer.Option("-1,1,-1,1", "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane"),
-    box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (small d)"),
+    box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (d ≤ 6; subdivision counter)"),
     lo: float = typer.Option(-1.0, "--lo", help="box lower bound (every coordinate)"),
     hi: float = typer.Option(1.0, "--hi", help="box upper bound (every coordinate)"),
     compile_it: bool = typer.Option(False, "--compile", help="compile a JSON network to a hardmax transformer first"),
     n_tokens: int | None = typer.Option(None, "--n-tokens", help="tokens for a plain transformer (default n_ctx)"),
-    plot: Path | None = typer.Option(None, "--plot", help="write a PNG of the plane slice"),
+    plot: Path | None = typer.Option(None, "--plot", help="write a PNG: the plane slice, or 2-D slices through the box"),
     color_by: str = typer.Option("linear", "--color-by", help="linear | activation (for --plot)"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
@@ -101,8 +116,8 @@ def regions_cmd(
         chosen = sum(x is not None and x is not False for x in (segment, plane, box or None))
         if chosen != 1:
             raise ValueError("give exactly one of --segment A B, --plane O U V, --box")
-        if plot is not None and plane is None:
-            raise ValueError("--plot draws a plane slice: use it with --plane")
+        if plot is not None and plane is None and not box:
+            raise ValueError("--plot draws a plane slice or slices through a box: use it with --plane or --box")
         if plot is not None and plot.suffix.lower() != ".png":
             raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
         if color_by not in ("linear", "activation"):
@@ -130,10 +145,9 @@ def regions_cmd(
                     prog.update(task, completed=float(args[0]))
 
             if plot is not None:
-                from ..regions.plot import plot_regions
-
                 res = count_regions(m, dom, progress=tick, **kw)
-                plot_regions(m, dom, plot, color_by=color_by, regions=res)
+                prog.update(task, description="drawing")
+                _plot(m, dom, plot, color_by, res, kw)
             else:
                 res = count_regions(m, dom, progress=tick, **kw)
         summary = res.summary()

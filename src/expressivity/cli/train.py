@@ -43,7 +43,8 @@ def train(
     batch_size: int | None = typer.Option(None, "--batch-size"),
     lr: float | None = typer.Option(None, help="Adam learning rate"),
     seed: int | None = typer.Option(None, help="seed of init and data"),
-    positional: str | None = typer.Option(None, help="learned | sinusoidal | none"),
+    positional: str | None = typer.Option(None, help="transformer position encoding: none | sinusoidal (default) | "
+                                             "learned | relative | rope | alibi | i_over_n"),
     layer_norm: str | None = typer.Option(None, "--layer-norm", help="none | pre | post"),
     ln_eps: float | None = typer.Option(None, "--ln-eps"),
     log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
@@ -78,8 +79,10 @@ def train(
     output_path(db, "--db")
     with user_errors():
         check_run_memory(cfg)
-        store = ResultStore(db)
+        if db.exists():  # a file that is not ours is refused before training; a new one is
+            ResultStore(db).close()  # created only when there is a result to record
     console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}")
+    store = None
     try:
         with _progress() as progress:
             bar = progress.add_task("training", total=cfg.steps, status="")
@@ -95,10 +98,13 @@ def train(
 
             with user_errors():
                 result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart)
+        with user_errors():
+            store = ResultStore(db)
         if not store.record_result(result):
             console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     if result.status == "diverged":
         console.print(f"[yellow]diverged[/]: the training loss was not finite at step {result.diverged_at} "
                       f"(try a smaller --lr); recorded as diverged in {db}", highlight=False)
@@ -177,7 +183,11 @@ def sweep(
     for msg in summary.error_messages:
         console.print(f"[yellow]failed:[/] {msg}", highlight=False)
     if not summary.ok:
-        console.print("some runs failed: fix the cause, then rerun with --retry-errors", highlight=False)
+        if any("--restart" in m for m in summary.error_messages):
+            console.print("a checkpoint could not be used: rerun with --retry-errors --restart to train those "
+                          "runs from scratch", highlight=False)
+        else:
+            console.print("some runs failed: fix the cause, then rerun with --retry-errors", highlight=False)
         raise typer.Exit(code=1)
 
 

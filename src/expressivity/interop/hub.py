@@ -222,15 +222,18 @@ def from_pretrained(directory: str | Path) -> Model:
     kind = config["kind"]
     if kind == "transformer":
         return tr
-    if kind == "compiled":
-        return _compiled(tr, config, d)
-    if kind == "construction":
-        return _construction(tr, config["construction"])
-    rec = config["trained"]
-    lang = rec["language"]
-    if lang.get("name") not in LANGUAGES:
-        raise ValueError(f"{d / CONFIG_NAME}: unknown language {lang.get('name')!r}")
-    return TrainedModel(tr, LANGUAGES[lang["name"]](**lang.get("params", {})), rec.get("kind", "recognition"))
+    try:
+        if kind == "compiled":
+            return _compiled(tr, config, d)
+        if kind == "construction":
+            return _construction(tr, config["construction"])
+        rec = config["trained"]
+        lang = rec["language"]
+        if lang.get("name") not in LANGUAGES:
+            raise ValueError(f"{d / CONFIG_NAME}: unknown language {lang.get('name')!r}")
+        return TrainedModel(tr, LANGUAGES[lang["name"]](**lang.get("params", {})), rec.get("kind", "recognition"))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{d / CONFIG_NAME}: bad {kind} record ({type(exc).__name__}: {exc})") from None
 
 
 def load_any(path: str | Path) -> Model:

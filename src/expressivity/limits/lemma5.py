@@ -145,6 +145,8 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
     if reason:
         return Lemma5Bound(n=n, applicable=False, reason=reason, D=D, H=H, L=L)
     R = float(torch.linalg.vector_norm(emb, dim=-1).max())  # R^(0)
+    if not -n <= readout < n:
+        raise ValueError(f"readout must be a position in [-{n}, {n}) (negative: from the end), got {readout}")
     r = readout % n
     m = np.arange(1, n + 1, dtype=np.float64) if cfg.causal else np.full(n, float(n))  # keys per query
     s = np.log(m) if cfg.log_length_scaling else np.ones(n)  # logit multiplier per query

@@ -9,9 +9,25 @@ given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | `
 """
 
 from .config import RunConfig, parse_lengths
-from .loop import RunResult, batch_metrics, evaluate, train_run
+from .loop import (
+           RunResult,
+           batch_metrics,
+           check_run_memory,
+           clear_checkpoint,
+           evaluate,
+           memory_estimate,
+           train_run,
+)
 from .models import MODELS, LSTMModel, RNNModel, StackRNN, TapeRNN, build_model, transformer_config
-from .protocols import PROTOCOLS, Protocol, get_protocol, preset, protocol_score
+from .protocols import (
+           PROTOCOLS,
+           Protocol,
+           best_of_seeds,
+           get_protocol,
+           preset,
+           protocol_score,
+           seed_configs,
+)
 from .store import ResultStore
 from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
 
@@ -28,15 +44,20 @@ __all__ = [
            "SweepSummary",
            "TapeRNN",
            "batch_metrics",
+           "best_of_seeds",
            "build_model",
+           "check_run_memory",
+           "clear_checkpoint",
            "evaluate",
            "expand_grid",
            "get_protocol",
            "load_sweep",
+           "memory_estimate",
            "parse_lengths",
            "preset",
            "protocol_score",
            "run_sweep",
+           "seed_configs",
            "train_run",
            "transformer_config",
 ]

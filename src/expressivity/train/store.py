@@ -164,6 +164,8 @@ class ResultStore:
 
     def record_error(self, cfg: RunConfig, error: str) -> None:
         """Mark ``cfg`` as failed with the error text (replaced if the run is retried)."""
+        if not isinstance(cfg, RunConfig):
+            raise ValueError(f"cfg must be a RunConfig, got {type(cfg).__name__}")
         with self._tx():
             self.conn.execute("DELETE FROM runs WHERE run_id = ? AND status = 'error'", (cfg.run_id,))
             self.conn.execute(

@@ -10,10 +10,11 @@ from dataclasses import MISSING, asdict, dataclass
 from typing import Literal
 
 from ..checks import check_float, check_int
+from .positions import POSITIONALS
 
 Attention = Literal["hardmax", "softmax"]
 LayerNormPlacement = Literal["none", "pre", "post"]
-Positional = Literal["learned", "sinusoidal", "none"]
+Positional = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
 DType = Literal["float32", "float64"]
 
 
@@ -34,7 +35,7 @@ class TransformerConfig:
     d_input: int | None = None  # continuous input: per-token input width
     d_out: int | None = None  # unembedding W_U: d_model -> d_out; None = return the residual
     n_ctx: int = 1024  # positions available to the learned positional embedding
-    positional: Positional = "learned"  # learned W_pos | sinusoidal | none
+    positional: Positional = "learned"  # learned W_pos | sinusoidal | none | relative | rope | alibi | i_over_n (positions.py)
     attention: Attention = "softmax"  # hardmax (even split over tied maxima) | softmax σ_λ
     lam: float = 1.0  # λ: logits are λ·(q·k) (use 1/sqrt(d_head) for the usual scaling)
     log_length_scaling: bool = False  # multiply logits by log n, n = keys a query sees
@@ -63,7 +64,10 @@ class TransformerConfig:
                 "TransformerConfig: set exactly one of d_vocab (token ids) and d_input "
                 f"(continuous inputs), got d_vocab={self.d_vocab!r}, d_input={self.d_input!r}"
             )
-        _check_choice("positional", self.positional, ("learned", "sinusoidal", "none"))
+        _check_choice("positional", self.positional, POSITIONALS)
+        if self.positional == "rope" and self.d_head % 2:
+            raise ValueError(f"TransformerConfig.d_head must be even for positional='rope' (it rotates pairs "
+                             f"of coordinates), got {self.d_head}")
         _check_choice("attention", self.attention, ("hardmax", "softmax"))
         _check_choice("layer_norm", self.layer_norm, ("none", "pre", "post"))
         _check_choice("dtype", self.dtype, ("float32", "float64"))
