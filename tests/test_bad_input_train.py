@@ -276,9 +276,9 @@ class Tmp:
 
 
 def _small_n_ctx_eval():
-    cfg = tiny_cfg()
-    model = T.build_model(cfg, 4, 2)
-    return T.evaluate, (model, tiny_cfg(test_lengths=(8, 50))), {}
+    cfg = tiny_cfg(positional="learned")  # only learned positions have a context limit
+    model = T.build_model(cfg, 6, 2)  # PAD BOS EOS CLS + "01"
+    return T.evaluate, (model, tiny_cfg(positional="learned", test_lengths=(8, 50))), {}
 
 
 def _with_file(kind: str) -> Tmp:
