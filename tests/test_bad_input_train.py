@@ -277,7 +277,8 @@ class Tmp:
 
 def _small_n_ctx_eval():
     cfg = tiny_cfg()
-    model = T.build_model(cfg, 4, 2)
+    task = cfg.make_task()
+    model = T.build_model(cfg, len(task.vocab), task.n_outputs)  # n_ctx = 8 + 2
     return T.evaluate, (model, tiny_cfg(test_lengths=(8, 50))), {}
 
 
