@@ -2,7 +2,7 @@
 plus the Dyck generator's sampling speed.
 
     OMP_NUM_THREADS=1 python bench/train_bench.py [--steps 30] [--length 40] [--batch 32]
-        [--kind recognition|next_symbol] [--repeats 3]
+        [--kind recognition|next_symbol] [--repeats 3] [--rows ours,torch,rope,...]
 
 Training time is process CPU time (time.process_time) with one torch thread, best of
 interleaved repeats, so that other load on a shared machine does not distort the ratio.
@@ -12,6 +12,10 @@ attention projections as one (d_model, H·d_head) matmul each and the output as 
 (H·d_head, d_model) matmul, explicit masked softmax); ours+sdpa (fused projections plus
 F.scaled_dot_product_attention) — both proposed changes, patched in here only; torch
 (nn.TransformerEncoder, pre-LN, ReLU, no dropout, causal mask for next-symbol prediction).
+Then our Transformer with each position encoding (``pos:<name>``; ``pos:sinusoidal`` is
+``ours``, the run's default) and each other model of train/models (``rnn``, ``lstm``,
+``stack_rnn``, ``tape_rnn``; hidden size d_model, the same batches). The last column is the
+time relative to ``ours`` (sinusoidal): RoPE and ALiBi must stay within 1.2×.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import math
 import time
 import types
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -28,7 +33,9 @@ from torch import nn
 
 from expressivity import languages as L
 from expressivity.train import RunConfig, build_model
+from expressivity.train.config import MODELS
 from expressivity.transformer.model import _allowed, sinusoidal_positions
+from expressivity.transformer.positions import POSITIONALS
 
 
 class TorchEncoder(nn.Module):
@@ -123,6 +130,7 @@ def main():
     ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--kind", default="recognition")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rows", default="all", help="comma-separated row names (default: all)")
     args = ap.parse_args()
     torch.manual_seed(0)
     cfg = RunConfig(task="dyck", kind=args.kind, layers=args.layers, heads=args.heads, d_model=args.d_model,
@@ -152,6 +160,19 @@ def main():
         diff = max(diff, (patch_sdpa(m, use_sdpa=False)(x) - ref).abs().max().item())
     makers = {"ours": ours, "ours+fused": lambda: patch_sdpa(ours(), use_sdpa=False),
               "ours+sdpa": lambda: patch_sdpa(ours()), "torch": torch_enc}
+    for pos in POSITIONALS:
+        try:
+            pos_cfg = replace(cfg, positional=pos)
+        except ValueError:  # e.g. i_over_n is refused for next-symbol prediction
+            continue
+        if pos != cfg.positional:
+            makers[f"pos:{pos}"] = lambda c=pos_cfg: build_model(c, d_vocab, d_out)
+    for name in MODELS:
+        if name != "transformer":
+            makers[name] = lambda name=name: build_model(replace(cfg, model=name), d_vocab, d_out)
+    if args.rows != "all":
+        keep = {r.strip() for r in args.rows.split(",")} | {"ours", "torch"}
+        makers = {k: v for k, v in makers.items() if k in keep}
     best = {k: math.inf for k in makers}
     params = {k: sum(p.numel() for p in makers[k]().parameters()) for k in makers}
     for _ in range(args.repeats):  # interleaved repeats, best time kept (shared machine)
@@ -162,11 +183,12 @@ def main():
           f"{args.layers} layers, {args.heads} heads, d_mlp {4 * args.d_model}; {args.steps} steps, "
           f"best of {args.repeats} (process CPU time); torch {torch.__version__}, threads {torch.get_num_threads()}")
     print(f"# patched variants vs ours: max |Δlogits| = {diff:.2e}")
-    print("| model | params | steps/s | tokens/s | ratio vs torch |")
-    print("|---|---:|---:|---:|---:|")
+    print("| model | params | steps/s | tokens/s | ratio vs torch | time / ours (sinusoidal) |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name in makers:
         sps = args.steps / best[name]
-        print(f"| {name} | {params[name]} | {sps:.1f} | {tokens / best[name]:.0f} | {best['torch'] / best[name]:.2f} |")
+        print(f"| {name} | {params[name]} | {sps:.1f} | {tokens / best[name]:.0f} | {best['torch'] / best[name]:.2f} "
+              f"| {best[name] / best['ours']:.2f} |")
 
     dyck = L.get("dyck", k=2)
     g = np.random.default_rng(1)

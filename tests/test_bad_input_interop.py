@@ -151,6 +151,16 @@ def test_api_hub_bad_directories(tmp_path):
     api_rejects(save_pretrained, tr, tmp_path / "file", mentions=("directory", "file"))
 
 
+def test_api_hub_bad_kind_record(tmp_path):
+    from expressivity import constructions
+
+    save_pretrained(constructions.get("first"), tmp_path / "c")
+    doc = json.loads((tmp_path / "c" / "config.json").read_text())
+    del doc["construction"]
+    (tmp_path / "c" / "config.json").write_text(json.dumps(doc))
+    api_rejects(from_pretrained, tmp_path / "c", mentions=("config.json", "construction"))
+
+
 def test_api_hub_weights_not_matching_config(tmp_path):
     from expressivity.transformer import Transformer, TransformerConfig
 

@@ -121,6 +121,8 @@ CLI_CASES = [
          ("needs about", "lengths")),
     Case("sensitivity: --plot is a directory", ["sensitivity", "--lengths", "8", "--plot", "adir"],
          ("--plot", "directory"), _dir),
+    Case("sensitivity: --plot of an unknown format", ["sensitivity", "--lengths", "8", "--plot", "fig.txt"],
+         ("--plot", ".txt", ".png")),
     Case("sensitivity: --json under a file", ["sensitivity", "--lengths", "8", "--json", "afile/s.json"],
          ("--json", "is a file"), _file),
     Case("sensitivity: --json unwritable", ["sensitivity", "--lengths", "8", "--json",
@@ -252,6 +254,8 @@ API_CASES = [
     ("lemma5_bound: flip position beyond n",
      lambda: lemma5_bound(_soft(), token_embedding_table(_soft(), 8), [(0, 1)], flip_positions=[3, 8]),
      "flip_positions"),
+    ("lemma5_bound: readout beyond n",
+     lambda: lemma5_bound(_soft(), token_embedding_table(_soft(), 8), [(0, 1)], readout=100), "readout"),
     ("measure_flips: chunk -1", lambda: measure_flips(__import__("expressivity.limits", fromlist=["x"]).InputAdapter(
         _soft()), np.zeros((1, 8), dtype=np.int64), torch.arange(8), chunk=-1), "chunk"),
     # ---- restrictions and depth reduction
@@ -270,6 +274,9 @@ API_CASES = [
     ("dependence: interface tokens beyond the vocabulary",
      lambda: dependence_under_restriction(_hard(), [8], interface=SymbolInterface(symbols=(0, 1), suffix=(5,))),
      ("interface", "vocabulary")),
+    ("dependence: interface readout beyond the input",
+     lambda: dependence_under_restriction(_hard(), [8], interface=SymbolInterface(suffix=(2,), readout=20)),
+     "readout"),
     ("dependence: softmax model", lambda: dependence_under_restriction(_soft(), [8]), "hard attention"),
     ("depth_reduction: fractional n", lambda: depth_reduction(_hard(), 8.5, interface=_IFACE), "n must"),
     ("depth_reduction: n as text", lambda: depth_reduction(_hard(), "24", interface=_IFACE), "n must"),
@@ -327,6 +334,19 @@ def test_cli_lengths_take_ranges_and_params_take_exponents():
                                    "--lengths", "8", "--strings", "1"])
     assert res.exit_code == 0, res.output
     assert "Lemma 5 applies" in res.output  # eps = 1e-5 arrived as a number, not as the string '1e-5'
+
+
+def test_plot_without_suffix_is_written_where_asked(tmp_path):
+    """`--plot figx` used to write figx.png while printing 'wrote figx'."""
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+
+    res = CliRunner().invoke(app, ["dyck-ce", "--lengths", "4", "--steps", "1", "--models", "lstm",
+                                   "--plot", str(tmp_path / "figx")])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["figx"]
+    assert (tmp_path / "figx").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_cross_entropy_labels_bool_and_01_agree():

@@ -70,7 +70,7 @@ def test_relu_spec_matches_torch_layout(tmp_path):
         ({**MAXOUT, "layers": [{"W": [[[]]], "b": [[]]}]}, "input dimension must be >= 1"),
         ({"type": "random", "in_dim": 2, "widths": [3], "ranks": 0}, "rank"),
         ({**MAXOUT, "domain": {"lo": 1, "hi": 1}}, "empty"),
-        ({**MAXOUT, "domain": {"lo": -1, "hi": "Infinity"}}, "bounded"),
+        ({**MAXOUT, "domain": {"lo": -1, "hi": float("inf")}}, "bounded"),
         ({"type": "relu", "layers": [{"W": [[1.0, 2.0]]}, {"W": [[1.0], [1.0], [1.0]], "b": [0, 0]}]}, "entries"),
     ],
 )
@@ -90,4 +90,18 @@ def test_bad_lambda_and_missing_files(tmp_path):
     res = runner.invoke(app, ["verify", str(tmp_path / "missing.safetensors"), str(spec)])
     assert res.exit_code == 2 and "no such model file" in res.output
     res = runner.invoke(app, ["compile", str(tmp_path / "nope.json"), "--out", str(tmp_path / "m.st")])
-    assert res.exit_code == 2 and "no such spec file" in res.output
+    assert res.exit_code == 2 and "nope.json does not exist" in res.output
+
+
+def test_compile_twice_gives_the_same_bytes_and_umask_permissions(tmp_path):
+    import os
+
+    spec = write(tmp_path, "net.json", {"type": "random", "in_dim": 2, "widths": [5, 4], "ranks": 3, "seed": 2})
+    old = os.umask(0o022)
+    try:
+        for name in ("a.safetensors", "b.safetensors"):
+            assert runner.invoke(app, ["compile", str(spec), "--out", str(tmp_path / name)]).exit_code == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.safetensors").read_bytes() == (tmp_path / "b.safetensors").read_bytes()
+    assert (tmp_path / "a.safetensors").stat().st_mode & 0o777 == 0o644

@@ -1,5 +1,6 @@
 """Maxout/ReLU → Transformer compiler: exact with hardmax, within the bound with σ_λ."""
 
+import json
 import math
 
 import numpy as np
@@ -46,7 +47,8 @@ def test_hardmax_compile_is_exact_on_random_networks(d, widths, ranks, seed):
     assert err <= EXACT
     assert cm.n_blocks == net.depth + 1 <= 3 * net.depth
     assert cm.n_tokens == max(rk)
-    assert cm.error_bound() == 0.0
+    assert cm.output_error == 0.0  # hardmax: no σ_λ term, only float64 round-off
+    assert err <= 2 * cm.roundoff_error, (err, cm.roundoff_error)  # ours + the numpy reference's
 
 
 def test_exact_ties_from_duplicated_pieces_and_relu_zeros():
@@ -91,7 +93,7 @@ def test_softmax_error_is_below_bound_and_falls_like_one_over_lambda(seed, d, wi
     x = np.concatenate([rng.uniform(-1, 1, (20_000, d)), tie_points(net, -1, 1, rng)])
     exact = net(x)
     lams = [1.0, 10.0, 1e2, 1e3, 1e4, 1e5, 1e6]
-    bound_at_one = compile_maxout(net, (-1.0, 1.0), "softmax", 1.0).error_bound()
+    bound_at_one = compile_maxout(net, (-1.0, 1.0), "softmax", 1.0).output_error
     errs = []
     for lam in lams:
         cm = compile_maxout(net, domain=(-1.0, 1.0), attention="softmax", lam=lam)
@@ -100,8 +102,9 @@ def test_softmax_error_is_below_bound_and_falls_like_one_over_lambda(seed, d, wi
         err = np.abs(out - exact).max()
         assert err <= cm.error_bound(), (lam, err, cm.error_bound())
         errs.append(err)
-        # the bound itself is (T−1)/(eλ) propagated: exactly ∝ 1/λ
-        assert math.isclose(cm.error_bound() * lam, bound_at_one, rel_tol=1e-9)
+        # the σ_λ term is (T−1)/(eλ) propagated: exactly ∝ 1/λ; round-off is a small extra
+        assert math.isclose(cm.output_error * lam, bound_at_one, rel_tol=1e-9)
+        assert cm.roundoff_error <= 1e-6 * bound_at_one
     slope = np.polyfit(np.log10(lams[1:5]), np.log10(errs[1:5]), 1)[0]
     assert -1.25 <= slope <= -0.75, (slope, errs)
 
@@ -122,7 +125,7 @@ def test_channel_map_names_every_role_and_survives_save_load(tmp_path):
     again = load_compiled(path, net)
     x = np.random.default_rng(0).uniform(-1, 1, (500, 3))
     assert np.array_equal(again.evaluate(x), cm.evaluate(x))
-    assert again.channels.names == ch.names and again.error_bound() == 0.0
+    assert again.channels.names == ch.names and again.error_bound() == cm.error_bound() and again.output_error == 0.0
 
 
 def test_complexity_report_counts_match_the_models():
@@ -168,3 +171,79 @@ def test_evaluate_rejects_points_outside_the_domain_and_bad_shapes():
         cm.evaluate(np.zeros((3, 5)))
     with pytest.raises(ValueError, match="MaxoutNetwork"):
         compile_maxout("not a net")
+
+
+@pytest.mark.parametrize("seed, d, widths, ranks", [(0, 2, [6, 6], [4, 3]), (3, 3, [8, 5, 4], [3, 2, 4])])
+def test_error_bound_covers_round_off_up_to_lambda_1e300(seed, d, widths, ranks):
+    """measured ≤ error_bound() at every λ = 1 … 1e300 (at 1e300 the σ_λ term is ~1e-300 and
+    the measured error is float64 round-off), no NaN, and the round-off term is not vacuous: at
+    λ = 1e6 it is a small part of the bound, at 1e300 within 10^3 of the measured error. The
+    measured error is against numpy's float64 net, which rounds too: hence 2× the term."""
+    net = MaxoutNetwork.random(d, widths, ranks, seed=seed)
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.uniform(-1, 1, (3000, d)), tie_points(net, -1, 1, rng)])
+    exact = net(x)
+    for lam in [1.0, 1e3, 1e6, 1e10, 1e16, 1e50, 1e150, 1e300]:
+        cm = compile_maxout(net, domain=(-1.0, 1.0), attention="softmax", lam=lam)
+        out = cm.evaluate(x)
+        assert np.all(np.isfinite(out)), lam
+        err = np.abs(out - exact).max()
+        assert err <= cm.output_error + 2 * cm.roundoff_error, (lam, err, cm.error_bound())
+        if lam == 1e6:  # the round-off term does not inflate the σ_λ bound
+            assert cm.roundoff_error <= 1e-3 * cm.output_error
+    # at λ = 1e300 the bound is round-off only: within 10^3 of the measured round-off error
+    assert cm.output_error < 1e-290 and 0 < err and cm.roundoff_error <= 1e3 * err, (err, cm.roundoff_error)
+
+
+def test_hardmax_stays_exact_at_depth_10():
+    net = MaxoutNetwork.random(2, [6] * 10, 3, seed=7)
+    cm = compile_maxout(net, domain=(-1.0, 1.0))
+    x = np.random.default_rng(7).uniform(-1, 1, (4000, 2))
+    err = np.abs(cm.evaluate(x) - net(x)).max()
+    assert err <= EXACT and err <= 2 * cm.roundoff_error
+    assert cm.n_blocks == 11 and cm.output_error == 0.0
+
+
+def test_verify_uses_a_relative_tolerance_for_large_outputs(tmp_path):
+    """An exactly compiled net whose outputs are near 1e6: the error (~1e-9) is round-off, far
+    under the scale-aware tolerance, so `verify` passes (it failed with an absolute 1e-9)."""
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+
+    layers = [{"W": (1e3 * np.random.default_rng(1).normal(size=(4, 3, 2))).tolist(), "b": np.zeros((4, 3)).tolist()},
+              {"W": (1e3 * np.random.default_rng(2).normal(size=(3, 2, 4))).tolist(), "b": np.zeros((3, 2)).tolist()}]
+    spec = {"type": "maxout", "layers": layers, "readout": {"A": [[1.0, 1.0, 1.0]], "c": [1e6]}, "domain": {"lo": -1, "hi": 1}}
+    (tmp_path / "big.json").write_text(json.dumps(spec))
+    out = tmp_path / "big.safetensors"
+    runner = CliRunner()
+    assert runner.invoke(app, ["compile", str(tmp_path / "big.json"), "--out", str(out)]).exit_code == 0
+    res = runner.invoke(app, ["verify", str(out), str(tmp_path / "big.json"), "--points", "3000"])
+    assert res.exit_code == 0, res.output
+    assert "verified" in res.output
+    from expressivity.compile import parse_spec
+
+    net, _ = parse_spec(spec)
+    cm = load_compiled(out, net)
+    x = np.random.default_rng(0).uniform(-1, 1, (3000, 2))
+    err = np.abs(cm.evaluate(x) - net(x)).max()
+    assert np.abs(net(x)).max() > 1e5 and err > 1e-9  # large outputs: the old absolute 1e-9 threshold failed here
+
+
+def test_compile_writes_the_same_bytes_twice_with_umask_permissions(tmp_path):
+    import os
+
+    net = MaxoutNetwork.random(2, [4, 3], [3, 2], seed=3)
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    old = os.umask(0o022)
+    try:
+        compile_maxout(net, (-1.0, 1.0)).save(a)
+        compile_maxout(net, (-1.0, 1.0), "softmax", lam=10.0).save(b)
+        compile_maxout(net, (-1.0, 1.0), "softmax", lam=10.0).save(a)
+    finally:
+        os.umask(old)
+    assert a.read_bytes() == b.read_bytes()
+    assert (a.stat().st_mode & 0o777) == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.safetensors", "b.safetensors"]  # no temp files left
+    again = load_compiled(a, net)
+    assert again.lam == 10.0 and again.error_bound() > 0

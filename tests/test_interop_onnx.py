@@ -97,3 +97,18 @@ def test_cli_export_prints_the_measured_error(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["export", "m.safetensors", "--onnx", "m.onnx", "--check", "2000"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "m.onnx").is_file() and "max |error|" in r.output and "2000 inputs" in r.output
+
+
+def test_trained_checkpoint_through_the_cli(tmp_path, monkeypatch):
+    """An `expressivity train` output (float32, sinusoidal, pre-LN) exports and checks."""
+    from expressivity.train import RunConfig, train_run
+
+    cfg = RunConfig(task="parity", layers=1, heads=2, d_model=8, d_mlp=8, steps=1, batch_size=4,
+                    train_lengths=(2, 4), test_lengths=(6,), eval_batch=4, checkpoint_every=1)
+    train_run(cfg, out_dir=tmp_path / "run")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["export", "run", "--onnx", "t.onnx", "--check", "500"])
+    assert r.exit_code == 0, r.output
+    assert "float32" in r.output and "max |error|" in r.output
+    err = float(r.output.split("max |error| = ")[1].split()[0])
+    assert err < 1e-4

@@ -80,3 +80,15 @@ def test_hardmax_compiled_model_as_softmax_within_its_bound():
     measured = np.abs(tl.logits(inputs)[:, 0, :].numpy() - net(x)).max()
     assert measured <= tl.error_bound
     assert _compare(tl, soft.transformer, inputs[:50]) < 1e-6  # the bridge is that σ_λ model
+
+
+def test_float32_model_compared_in_float64():
+    m = Transformer(TransformerConfig(d_model=8, n_layers=2, n_heads=2, d_head=4, d_mlp=16, d_vocab=5, d_out=3,
+                                      n_ctx=12, layer_norm="pre", positional="sinusoidal", causal=True))
+    m.reset_parameters(seed=2)
+    tl = to_transformer_lens(m, dtype="float64")
+    assert tl.transformer.cfg.dtype == "float64" and m.cfg.dtype == "float32"
+    ids = torch.randint(0, 5, (4, 12), generator=torch.Generator().manual_seed(1))
+    assert _compare(tl, tl.transformer, ids) < 1e-6
+    with torch.no_grad():  # and against the float32 model itself: float32 round-off
+        assert (tl.logits(ids) - m(ids).double()).abs().max().item() < 1e-4

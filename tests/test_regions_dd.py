@@ -229,3 +229,34 @@ def test_memory_budget_is_refused_before_allocating(monkeypatch):
     with pytest.raises(ValueError, match="memory budget") as e:
         count_regions(net, Box(-1.0, 1.0))
     assert "\n" not in str(e.value) and "Slice" in str(e.value)
+
+
+def test_cli_box_counts_and_plots_3d_slices(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+
+    spec = tmp_path / "net.json"
+    spec.write_text(json.dumps({"type": "random", "in_dim": 3, "widths": [5, 4], "ranks": 2, "seed": 1, "out_dim": 1}))
+    png = tmp_path / "box.png"
+    res = CliRunner().invoke(app, ["regions", str(spec), "--box", "--plot", str(png), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    from expressivity.cli.regions import load_model
+
+    ref = count_regions(load_model(spec), Box(-1.0, 1.0), method="lp")
+    assert out["activation_regions"] == ref.activation_regions
+    assert png.stat().st_size > 10_000
+
+
+def test_dimension_claim_holds_at_test_size():
+    """Serra et al.'s bound: n_0 = 1 gives ∏(n_l + 1); one layer gives Zaslavsky's sum; [2, 5] in
+    3-D: j_1 = 0, 1, 2 leave j_2 ≤ 2, 1, 0, so 16 + 2 · 6 + 1."""
+    from expressivity.report.claims import Context
+    from expressivity.report.regions_claims import dimension, serra_bound
+
+    assert serra_bound(1, [3, 3]) == 16 and serra_bound(2, [4]) == 11 and serra_bound(3, [2, 5]) == 16 + 2 * 6 + 1
+    m = dimension(Context(size="test"))
+    assert m.checks and all(c.ok() for c in m.checks) and m.figure

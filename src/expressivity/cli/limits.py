@@ -14,6 +14,16 @@ from . import app
 from ._common import console, output_path, user_errors
 
 
+def _plot_path(plot: Path | None) -> None:
+    """--plot checked before any work: a writable file path with an image suffix."""
+    if plot is not None:
+        output_path(plot, "--plot")
+        from ..limits.plots import plot_format
+
+        with user_errors():
+            plot_format(plot, "--plot")
+
+
 def _progress() -> Progress:
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=console)
@@ -82,7 +92,7 @@ def sensitivity(
     from .. import languages
     from ..limits import flip_sensitivity
 
-    output_path(plot, "--plot")
+    _plot_path(plot)
     output_path(json_out, "--json")
     with user_errors():
         ns = parse_lengths(lengths, "--lengths")
@@ -153,7 +163,7 @@ def restrict(
     )
     from ..limits.depth_reduction import reduction_setup
 
-    output_path(plot, "--plot")
+    _plot_path(plot)
     with user_errors():
         ns = parse_lengths(lengths, "--lengths")
         check_int(n, "--n", min=2)
@@ -220,7 +230,7 @@ def dyck_ce_cmd(
 
     from ..limits.dyck_ce import QUICK, DyckCEConfig, dyck_ce
 
-    output_path(plot, "--plot")
+    _plot_path(plot)
     with user_errors():
         cfg = QUICK if quick else DyckCEConfig()
         over: dict = {"seed": seed, "models": models}

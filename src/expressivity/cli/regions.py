@@ -19,8 +19,9 @@ import numpy as np
 import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from ..checks import check_memory
 from . import app
-from ._common import console, user_errors
+from ._common import console, output_path, user_errors
 
 
 def _vec(text: str, what: str) -> np.ndarray:
@@ -31,9 +32,9 @@ def _vec(text: str, what: str) -> np.ndarray:
 
 
 def load_model(path: Path, compile_it: bool = False, layers: Path | None = None):
-    """A model object that :func:`expressivity.regions.lower` accepts."""
-    if not path.is_file():
-        raise FileNotFoundError(f"no such model file: {path}")
+    """A model object that :func:`expressivity.regions.lower` accepts. A constructed family
+    whose known number of pieces cannot be held in memory is refused before counting."""
+    path = Path(path)
     from ..interop.torch_in import is_torch_weights, load_network, load_sequential
 
     if is_torch_weights(path):  # a saved nn.Sequential (+ its layers JSON)
@@ -53,32 +54,40 @@ def load_model(path: Path, compile_it: bool = False, layers: Path | None = None)
         return load_transformer(path)
     if path.suffix != ".json":
         raise ValueError(f"MODEL must be a .safetensors or .json file, got {path.name}")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(data, dict) or "type" not in data:
-        raise ValueError(f"{path}: a JSON model must be an object with a 'type' field")
-    from ..cpwl import families
+    from ..compile.spec import parse_model_spec, read_spec
 
-    kind = data["type"]
-    domain = (0.0, 1.0)
-    if kind == "sawtooth":
-        net = families.sawtooth_maxout(int(data.get("q", 2)), int(data.get("L", 1)))
-    elif kind == "tent":
-        net = families.tent_map(int(data.get("L", 1)))
-    elif kind == "serra":
-        net = families.serra_net(data.get("widths", [3]))
-        domain = families.serra_domain()
-    else:
-        from ..compile.spec import parse_spec
-
-        net, domain = parse_spec(data)
+    data = read_spec(path, "MODEL")
+    if "type" not in data:
+        raise ValueError(f"MODEL {path}: a JSON model must be an object with a 'type' field")
+    net, domain, pieces = parse_model_spec(data)
+    if pieces is not None:
+        kind = data["type"]
+        label = {"sawtooth": f"{data.get('q', 2)}^{data.get('L', 1)}", "tent": f"2^{data.get('L', 1)}"}.get(kind, "")
+        what = f"{label} ≈ {pieces:.3g}" if label else f"{pieces:.3g}"
+        width = max(net.widths) * max(net.ranks) if not compile_it else 4 * max(net.widths) + max(net.ranks)
+        # every piece holds its end points' states (≈ 2 × 8 bytes per channel) and bookkeeping
+        check_memory(pieces * (16 * (1 + width) + 64), f"counting the {what} linear regions of {path.name}",
+                     hint="use a smaller family (L, q or widths)")
     if compile_it:
         from ..compile import compile_maxout
 
         return compile_maxout(net, domain=domain)
     return net
+
+
+def _plot(m, dom, path, color_by, res, kw) -> None:
+    """A plane: its faces; a 2-D box: the same as a plane; a box of d ≥ 3: coloured slices."""
+    from ..regions import Box, Plane
+    from ..regions.plot import plot_regions
+    from ..regions.plot_box import plot_box_slices
+
+    if isinstance(dom, Box) and dom.dim == 2:
+        plane = Plane([0.0, 0.0], [1.0, 0.0], [0.0, 1.0], (dom.lo[0], dom.hi[0], dom.lo[1], dom.hi[1]))
+        plot_regions(m, plane, path, color_by=color_by, **kw)
+    elif isinstance(dom, Box):
+        plot_box_slices(m, dom, path, color_by=color_by, regions=res, **kw)
+    else:
+        plot_regions(m, dom, path, color_by=color_by, regions=res)
 
 
 @app.command("regions")
@@ -90,24 +99,29 @@ def regions_cmd(
     segment: tuple[str, str] | None = typer.Option(None, "--segment", help="A B: the segment from A to B"),
     plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
     bounds: str = typer.Option("-1,1,-1,1", "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane"),
-    box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (small d)"),
+    box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (d ≤ 6; subdivision counter)"),
     lo: float = typer.Option(-1.0, "--lo", help="box lower bound (every coordinate)"),
     hi: float = typer.Option(1.0, "--hi", help="box upper bound (every coordinate)"),
     compile_it: bool = typer.Option(False, "--compile", help="compile a JSON network to a hardmax transformer first"),
     n_tokens: int | None = typer.Option(None, "--n-tokens", help="tokens for a plain transformer (default n_ctx)"),
-    plot: Path | None = typer.Option(None, "--plot", help="write a PNG of the plane slice"),
+    plot: Path | None = typer.Option(None, "--plot", help="write a PNG: the plane slice, or 2-D slices through the box"),
     color_by: str = typer.Option("linear", "--color-by", help="linear | activation (for --plot)"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
     from ..regions import Box, Plane, Segment, count_regions
 
+    output_path(plot, "--plot")
     with user_errors():
         chosen = sum(x is not None and x is not False for x in (segment, plane, box or None))
         if chosen != 1:
             raise ValueError("give exactly one of --segment A B, --plane O U V, --box")
-        if plot is not None and plane is None:
-            raise ValueError("--plot draws a plane slice: use it with --plane")
+        if plot is not None and plane is None and not box:
+            raise ValueError("--plot draws a plane slice or slices through a box: use it with --plane or --box")
+        if plot is not None and plot.suffix.lower() != ".png":
+            raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
+        if color_by not in ("linear", "activation"):
+            raise ValueError(f"--color-by must be 'linear' or 'activation', got {color_by!r}")
         m = load_model(model, compile_it, layers)
         kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
         if segment is not None:
@@ -131,10 +145,9 @@ def regions_cmd(
                     prog.update(task, completed=float(args[0]))
 
             if plot is not None:
-                from ..regions.plot import plot_regions
-
                 res = count_regions(m, dom, progress=tick, **kw)
-                plot_regions(m, dom, plot, color_by=color_by, regions=res)
+                prog.update(task, description="drawing")
+                _plot(m, dom, plot, color_by, res, kw)
             else:
                 res = count_regions(m, dom, progress=tick, **kw)
         summary = res.summary()

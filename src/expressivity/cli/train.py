@@ -43,7 +43,8 @@ def train(
     batch_size: int | None = typer.Option(None, "--batch-size"),
     lr: float | None = typer.Option(None, help="Adam learning rate"),
     seed: int | None = typer.Option(None, help="seed of init and data"),
-    positional: str | None = typer.Option(None, help="learned | sinusoidal | none"),
+    positional: str | None = typer.Option(None, help="transformer position encoding: none | sinusoidal (default) | "
+                                             "learned | relative | rope | alibi | i_over_n"),
     layer_norm: str | None = typer.Option(None, "--layer-norm", help="none | pre | post"),
     ln_eps: float | None = typer.Option(None, "--ln-eps"),
     log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),

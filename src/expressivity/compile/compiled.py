@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..checks import as_real_array, check_choice, check_float, check_int
 from ..cpwl import MaxoutNetwork
 from ..cpwl.maxout import as_points
 from ..transformer import ChannelMap, Transformer, load_transformer, read_metadata, save_transformer
@@ -32,6 +33,7 @@ class CompiledModel:
     layer_errors: tuple[float, ...]  # ε_1..ε_D: bounds on the hidden-layer errors
     output_error: float  # bound on the output error, ‖A‖_∞·ε_D
     big_m: tuple[float, ...]  # the largest big-M constant used per layer (for the record)
+    roundoff_error: float = 0.0  # bound on the float64 round-off of the output (see compile_maxout)
 
     @property
     def channels(self) -> ChannelMap:
@@ -50,8 +52,9 @@ class CompiledModel:
         return self.transformer.cfg.d_input
 
     def error_bound(self) -> float:
-        """sup_x |F_σλ(x) − f(x)| ≤ this (0 for hardmax)."""
-        return self.output_error
+        """sup_x |F(x) − f(x)| ≤ this, in float64: the σ_λ term ``output_error`` (0 for
+        hardmax, ∝ 1/λ) plus the round-off term ``roundoff_error`` (see ``compile_maxout``)."""
+        return self.output_error + self.roundoff_error
 
     def inputs(self, x: np.ndarray) -> torch.Tensor:
         """x (N, d) → the transformer's input (N, T, d): x copied to every token."""
@@ -66,6 +69,8 @@ class CompiledModel:
         2^18 numbers, stay in cache — measured 2× faster than one 4096-point batch).
         """
         x = self._check(x)
+        if batch_size is not None:
+            batch_size = check_int(batch_size, "batch_size", min=1)
         if batch_size is None:
             cfg = self.transformer.cfg
             widest = max(cfg.d_mlp, cfg.d_model, self.n_tokens * cfg.n_heads)
@@ -84,7 +89,7 @@ class CompiledModel:
         slack = 1e-9 * (1 + np.maximum(np.abs(self.lo), np.abs(self.hi)))
         if np.any(x < self.lo - slack) or np.any(x > self.hi + slack):
             raise ValueError(
-                "input lies outside the compiled domain "
+                "x: input lies outside the compiled domain "
                 f"[{self.lo.tolist()}, {self.hi.tolist()}]: the construction is only exact there"
             )
         return x
@@ -98,29 +103,84 @@ class CompiledModel:
             "lam": self.lam,
             "layer_errors": list(self.layer_errors),
             "output_error": self.output_error,
+            "roundoff_error": self.roundoff_error,
             "big_m": list(self.big_m),
         }
 
     def save(self, path: str | Path) -> None:
-        """Weights + config + channel map + compile record, in one safetensors file."""
-        save_transformer(self.transformer, path, extra={"compiled": json.dumps(self.metadata())})
+        """Weights + config + channel map + compile record, in one safetensors file (the same
+        model gives the same bytes; written atomically)."""
+        save_transformer(self.transformer, path, extra={"compiled": json.dumps(self.metadata(), sort_keys=True)})
+
+
+_RECORD = ("lo", "hi", "attention", "lam", "layer_errors", "output_error", "big_m")
+
+
+def _record(rec, path: Path, model) -> dict:
+    """The compile record of ``path``, checked against its transformer (one line per problem)."""
+    where = f"{path}: compile record"
+    if not isinstance(rec, dict):
+        raise ValueError(f"{where} must be a JSON object")
+    missing = [k for k in _RECORD if k not in rec]
+    if missing:
+        raise ValueError(f"{where} misses {', '.join(missing)} (incomplete metadata 'compiled')")
+    unknown = sorted(set(rec) - set(_RECORD) - {"roundoff_error"})
+    if unknown:
+        raise ValueError(f"{where} has unknown fields {unknown}")
+    cfg = model.cfg
+    d = cfg.d_input
+    if d is None:
+        raise ValueError(f"{where}: the transformer takes token ids, not a compiled model's continuous input")
+    try:
+        lo = as_real_array(rec["lo"], f"{where} lo", shape=(d,))
+        hi = as_real_array(rec["hi"], f"{where} hi", shape=(d,))
+        if np.any(lo >= hi):
+            raise ValueError(f"{where}: the domain is empty (need lo < hi)")
+        attention = check_choice(rec["attention"], f"{where} attention", ("hardmax", "softmax"))
+        if attention != cfg.attention:
+            raise ValueError(f"{where} says attention {attention} but the transformer uses {cfg.attention}")
+        lam = rec["lam"]
+        if attention == "softmax":
+            lam = check_float(lam, f"{where} lam", min=0.0, min_open=True)
+        elif lam is not None:
+            raise ValueError(f"{where}: lam must be null for hardmax, got {lam!r}")
+        errs = rec["layer_errors"]
+        if not isinstance(errs, list) or len(errs) != cfg.n_layers - 1:
+            raise ValueError(f"{where}: layer_errors must list {cfg.n_layers - 1} numbers")
+        errs = tuple(check_float(e, f"{where} layer_errors[{i}]", min=0.0) for i, e in enumerate(errs))
+        out_err = check_float(rec["output_error"], f"{where} output_error", min=0.0)
+        roundoff = check_float(rec.get("roundoff_error", 0.0), f"{where} roundoff_error", min=0.0)
+        big_m = rec["big_m"]
+        if not isinstance(big_m, list) or len(big_m) != cfg.n_layers - 1:
+            raise ValueError(f"{where}: big_m must list {cfg.n_layers - 1} numbers")
+        big_m = tuple(check_float(v, f"{where} big_m[{i}]", min=0.0) for i, v in enumerate(big_m))
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(str(path)) else f"{where}: {msg}") from None
+    return dict(lo=lo, hi=hi, attention=attention, lam=lam, layer_errors=errs, output_error=out_err,
+                roundoff_error=roundoff, big_m=big_m)
 
 
 def load_compiled(path: str | Path, net: MaxoutNetwork | None = None) -> CompiledModel:
-    """Reload a model written by :meth:`CompiledModel.save` (optionally with its source net)."""
+    """Reload a model written by :meth:`CompiledModel.save` (optionally with its source net).
+
+    The file is checked whole (see :func:`~expressivity.transformer.load_transformer`), and so
+    is its compile record (domain, attention, λ, error bounds: finite, non-negative, matching
+    the transformer); ``net``, when given, must have the model's input and output sizes."""
+    path = Path(path)
+    if net is not None and not isinstance(net, MaxoutNetwork):
+        raise ValueError(f"net must be a MaxoutNetwork or None, got {type(net).__name__}")
     meta = read_metadata(path)
     if "compiled" not in meta:
         raise ValueError(f"{path} holds a transformer but not a compiled model (no 'compiled' metadata)")
-    rec = json.loads(meta["compiled"])
+    try:
+        rec = json.loads(meta["compiled"])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: metadata 'compiled' is not valid JSON ({exc.msg})") from None
     model = load_transformer(path)
-    return CompiledModel(
-        transformer=model,
-        net=net,
-        lo=np.asarray(rec["lo"], dtype=np.float64),
-        hi=np.asarray(rec["hi"], dtype=np.float64),
-        attention=rec["attention"],
-        lam=rec["lam"],
-        layer_errors=tuple(rec["layer_errors"]),
-        output_error=float(rec["output_error"]),
-        big_m=tuple(rec["big_m"]),
-    )
+    fields = _record(rec, path, model)
+    cfg = model.cfg
+    if net is not None and (net.in_dim != cfg.d_input or net.out_dim != cfg.d_out):
+        raise ValueError(f"net has input/output sizes ({net.in_dim}, {net.out_dim}) but {path} was compiled "
+                         f"for ({cfg.d_input}, {cfg.d_out})")
+    return CompiledModel(transformer=model, net=net, **fields)

@@ -62,6 +62,11 @@ class ComplexityReport:
 
 
 def complexity_report(net: MaxoutNetwork, compiled: CompiledModel) -> ComplexityReport:
+    """Sizes of ``net`` and of ``compiled`` (its compiled transformer) side by side."""
+    if not isinstance(net, MaxoutNetwork):
+        raise ValueError(f"net must be a MaxoutNetwork, got {type(net).__name__}")
+    if not isinstance(compiled, CompiledModel):
+        raise ValueError(f"compiled must be a CompiledModel, got {type(compiled).__name__}")
     tf = compiled.transformer
     cfg = tf.cfg
     return ComplexityReport(

@@ -30,11 +30,13 @@ bounds widened by ε so the gadget stays exact under the softmax perturbation.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from ..checks import check_memory
 from ..cpwl import MaxoutNetwork, box, from_relu_mlp
 from ..transformer import ChannelMap, Transformer, TransformerConfig
 from .compiled import CompiledModel
@@ -64,12 +66,25 @@ class _LayerPlan:
     pre_hi: np.ndarray
 
 
-def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float) -> tuple[list[_LayerPlan], list[float]]:
-    """Interval bounds (widened by the σ_λ errors ε_l) and gadget choice for every layer."""
+_U = 2.0**-53  # unit round-off of float64
+
+
+def _gamma(k: int) -> float:
+    """Higham's γ_k = k·u/(1 − k·u): the relative error bound of a k-term float64 sum/dot product."""
+    return k * _U / (1 - k * _U)
+
+
+def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float,
+          softmax: bool = False) -> tuple[list[_LayerPlan], list[float], float, float]:
+    """Interval bounds (widened by the σ_λ errors ε_l) and gadget choice for every layer, the
+    σ_λ errors ε_l, the float64 round-off bound r_D of the last layer and a bound on |h^(D)| (see
+    :func:`compile_maxout`)."""
     m = max(net.widths)
+    T = max(net.ranks)
     z_lo, z_hi = np.zeros(m), np.zeros(m)  # interval of every z channel's content, all tokens
     in_lo, in_hi, eps = lo, hi, 0.0
     plans, errors = [], []
+    rnd = 0.0  # round-off bound on the current layer's outputs h^(l)
     for layer in net.layers:
         Wl, bl = layer.W, layer.b  # (m_l, p_l, d_l), (m_l, p_l)
         m_l, p_l, _ = Wl.shape
@@ -87,11 +102,22 @@ def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float) -> t
         col_b = np.where(two, start + 1, -1)
         w_l1 = float(np.abs(Wl).sum(axis=2).max())
         plans.append(_LayerPlan(L, U, two, start, col_b, int(width.sum()), w_l1, pre_lo, pre_hi))
+        # round-off of this layer on the active token (the only one whose sums are not clipped
+        # to an exact 0): Σ|terms| of the FFN's dot products, then the attention's values
+        in_abs = np.maximum(np.abs(in_lo), np.abs(in_hi))
+        z_abs = np.maximum(np.abs(z_lo[:m_l]), np.abs(z_hi[:m_l]))[:, None]
+        terms = np.abs(Wl) @ in_abs + np.abs(bl) + 2 * np.abs(L) * ~two + 2 * z_abs
+        Z = max(float(np.abs(pre_lo).max()), float(np.abs(pre_hi).max()), float(in_abs.max())) + eps
+        rho = _gamma(Wl.shape[2] + 8) * float(terms.max()) + _gamma(T + 8) * 2 * Z
+        if softmax:
+            rho += 8 * (T - 1) * _U * Z  # σ_λ weights of near-tied tokens under rounded logits
+        rnd = w_l1 * rnd + rho  # r_l = L_l r_{l−1} + ρ_l
         z_lo[:m_l], z_hi[:m_l] = pre_lo.min(axis=1), pre_hi.max(axis=1)
         eps = w_l1 * eps + delta  # ε_l = L_l ε_{l−1} + (T − 1)/(eλ)
         errors.append(eps)
         in_lo, in_hi = pre_lo.max(axis=1) - eps, pre_hi.max(axis=1) + eps
-    return plans, errors
+    h_abs = float(np.maximum(np.abs(in_lo), np.abs(in_hi)).max())
+    return plans, errors, rnd, h_abs
 
 
 def compile_maxout(
@@ -103,13 +129,27 @@ def compile_maxout(
     """Compile ``net`` on the box ``domain = (lo, hi)`` into a float64 Transformer.
 
     hardmax: exact on the domain. softmax: within ``error_bound()`` of ``net``, O(1/λ).
+
+    ``error_bound()`` = the σ_λ term (0 for hardmax) + a float64 round-off term. Round-off
+    (standard model, every operation exact up to a factor 1 + δ, |δ| ≤ u = 2^−53; Higham's
+    γ_k = k·u/(1 − k·u) for a k-term dot product): on the active token a layer's FFN sums
+    d_l + O(1) non-zero products (the one-hot and big-M terms of the other pieces multiply
+    exact zeros, so they add nothing), the attention adds two roundings per value and T-term
+    weighted sums, and with σ_λ the rounded logits change the weight of near-tied tokens
+    (gap ≲ u·Z) by at most 8u·Z each. With Σ_l the largest sum of |terms|, Z_l the largest
+    |z|, |h| of layer l:
+    ρ_l = γ_{d_l+8}·Σ_l + γ_{T+8}·2Z_l (+ 8(T−1)·u·Z_l for σ_λ),  r_l = L_l·r_{l−1} + ρ_l,
+    roundoff = ‖A‖_∞·r_D + γ_{m_D+2}·(‖A‖_∞·max|h^(D)| + max|c|).
+    First-order (terms of order u² are dropped); ≈ 1e-14 × the scale of the values for small
+    nets, so it does not hide the σ_λ rate.
     """
     if not isinstance(net, MaxoutNetwork):
-        raise ValueError(f"compile_maxout expects a MaxoutNetwork, got {type(net).__name__}")
+        raise ValueError(f"net: compile_maxout expects a MaxoutNetwork, got {type(net).__name__}")
     if attention not in ("hardmax", "softmax"):
         raise ValueError(f"attention must be 'hardmax' or 'softmax', got {attention!r}")
     if attention == "softmax":
-        if lam is None or not isinstance(lam, (int, float)) or not math.isfinite(lam) or lam <= 0:
+        if (lam is None or isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real)
+                or not math.isfinite(lam) or lam <= 0):
             raise ValueError(f"softmax attention needs a finite scale λ > 0 (lam), got {lam!r}")
         lam = float(lam)
     elif lam is not None:
@@ -124,12 +164,13 @@ def compile_maxout(
     T = max(net.ranks)
     m = max(net.widths)
     delta = (T - 1) / (math.e * lam) if attention == "softmax" else 0.0  # per-layer σ_λ gap
-    plans, layer_errors = _plan(net, lo, hi, delta)
+    plans, layer_errors, r_D, h_abs = _plan(net, lo, hi, delta, softmax=attention == "softmax")
     one_sided = any(not p.two.all() for p in plans)
     n_tok_units = T if one_sided else 0
     ch = channel_map(d, T, m)
     x_idx, oh_idx, one = ch.group("x"), np.asarray(ch.group("onehot")), ch.index("one")
     z_idx, h_idx = np.asarray(ch.group("z")), np.asarray(ch.group("h"))
+    _check_size(d, T, m, D, max(p.n_cols for p in plans) + n_tok_units, net.out_dim)
     cfg = TransformerConfig(
         d_model=len(ch), n_layers=D + 1, n_heads=m, d_head=1,
         d_mlp=max(p.n_cols for p in plans) + n_tok_units,
@@ -162,9 +203,11 @@ def compile_maxout(
         W["W_U"][hD, :] = A.T
         W["b_U"][:] = cvec
         out_gain = float(np.abs(A).sum(axis=1).max())
+        roundoff = out_gain * r_D + _gamma(len(hD) + 2) * (out_gain * h_abs + float(np.abs(cvec).max()))
     else:
         W["W_U"][hD, np.arange(len(hD))] = 1.0
         out_gain = 1.0
+        roundoff = r_D + _gamma(2) * h_abs
 
     model = Transformer(cfg, ch)
     with torch.no_grad():
@@ -175,7 +218,18 @@ def compile_maxout(
     return CompiledModel(
         transformer=model, net=net, lo=lo, hi=hi, attention=attention, lam=lam,
         layer_errors=tuple(layer_errors), output_error=out_gain * layer_errors[-1], big_m=big_m,
+        roundoff_error=float(roundoff),
     )
+
+
+def _check_size(d: int, T: int, m: int, D: int, d_mlp: int, out: int) -> None:
+    """Refuse a compiled transformer that does not fit in memory, before building it: the
+    dense float64 weights are held about three times (weight plan, model, its random init)."""
+    d_model = d + T + 1 + 2 * m
+    n = d * d_model + T * d_model + (D + 1) * (4 * m * d_model + 3 * m + d_model + 2 * d_model * d_mlp + d_mlp + d_model)
+    n += d_model * out + out
+    check_memory(3 * 8 * n, f"the compiled transformer ({D + 1} blocks, d_model {d_model}, d_mlp {d_mlp}, "
+                 f"{n:.3g} dense parameters)", hint="compile a narrower network (fewer units per layer or a lower rank)")
 
 
 def _write_ffn(W, mlp, Wl, bl, plan: _LayerPlan, in_channels, z_idx, oh_idx, T: int, n_tok_units: int) -> None:

@@ -15,12 +15,14 @@ Three kinds, chosen by ``"type"``; every kind carries the compile ``"domain"``:
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from ..checks import read_text_file
 from ..cpwl import MaxoutNetwork
 
 
@@ -28,19 +30,38 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _int(v):
+    """An integer as the spec means it: 3 or 3.0; never 2.9, "3" or true (no coercion)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+        raise ValueError(f"must be an integer, got {v!r}")
+    return int(v)
+
+
+_Int = Annotated[int, BeforeValidator(_int)]
+_Float = Annotated[float, BeforeValidator(lambda v: _number(v))]
+
+
+def _number(v):
+    """A JSON number (NaN/inf pass here and are refused with the array's name later); no
+    strings, booleans or complex numbers."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"must be a number, got {v!r}")
+    return float(v)
+
+
 class DomainSpec(_Strict):
-    lo: float | list[float] = -1.0
-    hi: float | list[float] = 1.0
+    lo: _Float | list[_Float] = -1.0
+    hi: _Float | list[_Float] = 1.0
 
 
 class MaxoutLayerSpec(_Strict):
-    W: list[list[list[float]]]
-    b: list[list[float]]
+    W: list[list[list[_Float]]]
+    b: list[list[_Float]]
 
 
 class ReadoutSpec(_Strict):
-    A: list[list[float]]
-    c: list[float]
+    A: list[list[_Float]]
+    c: list[_Float]
 
 
 class MaxoutSpec(_Strict):
@@ -55,8 +76,8 @@ class MaxoutSpec(_Strict):
 
 
 class LinearSpec(_Strict):
-    W: list[list[float]]
-    b: list[float] | None = None
+    W: list[list[_Float]]
+    b: list[_Float] | None = None
 
 
 class ReluSpec(_Strict):
@@ -96,46 +117,146 @@ class ReluSpec(_Strict):
 
 class RandomSpec(_Strict):
     type: Literal["random"]
-    in_dim: int = Field(ge=1)
-    widths: list[int] = Field(min_length=1)
-    ranks: int | list[int]
-    seed: int = 0
-    out_dim: int | None = 1
+    in_dim: _Int = Field(ge=1)
+    widths: list[_Int] = Field(min_length=1)
+    ranks: _Int | list[_Int]
+    seed: _Int = Field(0, ge=0)
+    out_dim: _Int | None = Field(1, ge=1)
     domain: DomainSpec = DomainSpec()
 
     def build(self) -> MaxoutNetwork:
         return MaxoutNetwork.random(self.in_dim, self.widths, self.ranks, seed=self.seed, out_dim=self.out_dim)
 
 
+def _power(q: int, L: int) -> float:
+    """q^L as a float (inf past 1e300, never an overflow)."""
+    return float(q) ** L if L * math.log10(q) < 300 else math.inf
+
+
+class SawtoothSpec(_Strict):
+    """The rank-q sawtooth z_q^∘L on [0, 1]: exactly q^L linear pieces."""
+
+    type: Literal["sawtooth"]
+    q: _Int = Field(2, ge=2)
+    L: _Int = Field(1, ge=1)
+
+    @property
+    def domain(self) -> DomainSpec:
+        return DomainSpec(lo=0.0, hi=1.0)
+
+    def pieces(self) -> float:
+        return _power(self.q, self.L)
+
+    def build(self) -> MaxoutNetwork:
+        from ..cpwl.families import sawtooth_maxout
+
+        return sawtooth_maxout(self.q, self.L)
+
+
+class TentSpec(_Strict):
+    """The tent map t^∘L on [0, 1]: 2^L linear pieces."""
+
+    type: Literal["tent"]
+    L: _Int = Field(1, ge=1)
+
+    @property
+    def domain(self) -> DomainSpec:
+        return DomainSpec(lo=0.0, hi=1.0)
+
+    def pieces(self) -> float:
+        return _power(2, self.L)
+
+    def build(self) -> MaxoutNetwork:
+        from ..cpwl.families import tent_map
+
+        return tent_map(self.L)
+
+
+class SerraSpec(_Strict):
+    """Serra et al.'s 1-input ReLU net with ∏(n_l + 1) regions on ``serra_domain()``."""
+
+    type: Literal["serra"]
+    widths: list[Annotated[_Int, Field(ge=3)]] = Field([3], min_length=1)
+
+    @property
+    def domain(self) -> DomainSpec:
+        from ..cpwl.families import serra_domain
+
+        lo, hi = serra_domain()
+        return DomainSpec(lo=lo, hi=hi)
+
+    def pieces(self) -> float:
+        return math.exp(min(700.0, sum(math.log(n + 1) for n in self.widths)))
+
+    def build(self) -> MaxoutNetwork:
+        from ..cpwl.families import serra_net
+
+        return serra_net(self.widths)
+
+
 NetworkSpec = Annotated[MaxoutSpec | ReluSpec | RandomSpec, Field(discriminator="type")]
+ModelSpec = Annotated[MaxoutSpec | ReluSpec | RandomSpec | SawtoothSpec | TentSpec | SerraSpec,
+                      Field(discriminator="type")]
+FAMILIES = ("sawtooth", "tent", "serra")
 
 
 class _Document(_Strict):
     network: NetworkSpec
 
 
-def parse_spec(data: dict) -> tuple[MaxoutNetwork, tuple]:
-    """Validate a spec dict; return the network and its domain ``(lo, hi)``."""
+class _ModelDocument(_Strict):
+    network: ModelSpec
+
+
+def _validate(doc, data):
+    if not isinstance(data, dict):
+        raise ValueError(f"invalid network spec: expected a JSON object with a 'type' field, got {type(data).__name__}")
     try:
-        spec = _Document(network=data).network
+        return doc(network=data).network
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"][1:]) or "spec"
-        raise ValueError(f"invalid network spec at {where}: {err['msg']} ({exc.error_count()} error(s))") from None
+        where = ".".join(str(p) for p in err["loc"][1:] if not str(p).startswith("function-")) or "spec"
+        msg = err["msg"].removeprefix("Value error, ")
+        raise ValueError(f"invalid network spec at {where}: {msg} ({exc.error_count()} error(s))") from None
+
+
+def parse_spec(data: dict) -> tuple[MaxoutNetwork, tuple]:
+    """Validate a spec dict; return the network and its domain ``(lo, hi)``.
+
+    Numbers must be JSON numbers (strings, booleans and complex numbers are refused); sizes
+    must be integers (2.9 is refused, never rounded); unknown fields are errors."""
+    spec = _validate(_Document, data)
     net = spec.build()
     lo, hi = spec.domain.lo, spec.domain.hi
     return net, (np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64))
 
 
+def parse_model_spec(data: dict) -> tuple[MaxoutNetwork, tuple, float | None]:
+    """Like :func:`parse_spec`, and also the constructed families ``{"type": "sawtooth", "q":
+    3, "L": 4}`` | ``{"type": "tent", "L": 5}`` | ``{"type": "serra", "widths": [3, 4]}``
+    (domain [0, 1], or ``serra_domain()``). Returns ``(net, (lo, hi), pieces)``, ``pieces``
+    being the family's exact number of linear pieces on its domain (None for other kinds), so
+    a counter can refuse a count that cannot fit before it starts."""
+    spec = _validate(_ModelDocument, data)
+    net = spec.build()
+    lo, hi = spec.domain.lo, spec.domain.hi
+    pieces = spec.pieces() if hasattr(spec, "pieces") else None
+    return net, (np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)), pieces
+
+
+def read_spec(path: str | Path, name: str = "SPEC") -> dict:
+    """The JSON object in ``path``: one-line errors naming the file (missing, binary, not JSON)."""
+    path = Path(path)
+    text = read_text_file(path, name)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name} {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{name} {path}: the spec must be a JSON object with a 'type' field")
+    return data
+
+
 def load_spec(path: str | Path) -> tuple[MaxoutNetwork, tuple]:
     """Read and validate a JSON spec file (see the module docstring for the schema)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such spec file: {path}")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: the spec must be a JSON object with a 'type' field")
-    return parse_spec(data)
+    return parse_spec(read_spec(path))

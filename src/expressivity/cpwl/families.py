@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_int, check_memory
 from .maxout import MaxoutNetwork
 
 
@@ -33,8 +34,8 @@ def _convex_pieces(s0: float, c0: float, knots, deltas) -> list[tuple[float, flo
 
 def zigzag_pieces(q: int) -> tuple[list, list]:
     """(P pieces, N pieces) with z_q = max P − max N on [0, 1]."""
-    if not (isinstance(q, (int, np.integer)) and q >= 2):
-        raise ValueError(f"q must be an int >= 2, got {q!r}")
+    q = check_int(q, "q", min=2)
+    check_memory(64 * q, f"the zigzag pieces of q = {q}", hint="use a smaller q")
     peaks = [k / q for k in range(1, q) if k % 2 == 1]
     valleys = [k / q for k in range(1, q) if k % 2 == 0]
     P = _convex_pieces(float(q), 0.0, valleys, [2.0 * q] * len(valleys))
@@ -43,9 +44,14 @@ def zigzag_pieces(q: int) -> tuple[list, list]:
 
 
 def sawtooth_maxout(q: int, L: int) -> MaxoutNetwork:
-    """Width-2 rank-q maxout network computing z_q^∘L on [0, 1] (q^L linear pieces)."""
-    if not (isinstance(L, (int, np.integer)) and L >= 1):
-        raise ValueError(f"depth L must be an int >= 1, got {L!r}")
+    """Width-2 rank-q maxout network computing z_q^∘L on [0, 1] (q^L linear pieces).
+
+    ``q`` and ``L`` must be integers (2.9 is refused, not rounded); a network whose weights do
+    not fit in memory is refused before it is built."""
+    q = check_int(q, "q", min=2)
+    L = check_int(L, "depth L", min=1)
+    check_memory(L * (2 * q * 3 * 8 + 1000), f"sawtooth_maxout(q={q}, L={L}) ({L} layers)",
+                 hint="use a smaller depth L or rank q")
     P, N = zigzag_pieces(q)
     rows = []
     for pieces in (P, N):
@@ -75,8 +81,8 @@ def zigzag(q: int, x: np.ndarray, L: int = 1) -> np.ndarray:
 
 def tent_map(L: int) -> MaxoutNetwork:
     """t^∘L with t(x) = 2 ReLU(x) − 4 ReLU(x − 1/2): ReLU units as rank-2 maxout (2^L pieces)."""
-    if not (isinstance(L, (int, np.integer)) and L >= 1):
-        raise ValueError(f"depth L must be an int >= 1, got {L!r}")
+    L = check_int(L, "depth L", min=1)
+    check_memory(L * 1100, f"tent_map(L={L}) ({L} layers)", hint="use a smaller depth L")
     layers = []
     for l in range(L):
         w_in = np.array([[1.0], [1.0]]) if l == 0 else np.array([[2.0, -4.0], [2.0, -4.0]])
@@ -111,9 +117,14 @@ def _serra_layer(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
 
 def serra_net(widths) -> MaxoutNetwork:
     """1-input ReLU net (rank-2 maxout with a zero piece) attaining ∏(n_l + 1) regions."""
+    if isinstance(widths, (str, bytes)) or not hasattr(widths, "__iter__"):
+        raise ValueError(f"widths must be a list of layer widths n_l >= 3, got {widths!r}")
     widths = list(widths)
-    if not widths or any((not isinstance(n, (int, np.integer))) or n < 3 for n in widths):
-        raise ValueError(f"serra_net needs widths n_l >= 3, got {widths}")
+    if not widths:
+        raise ValueError("widths must list at least one layer (serra_net needs widths n_l >= 3)")
+    widths = [check_int(n, f"widths[{i}]", min=3) for i, n in enumerate(widths)]
+    check_memory(8 * 4 * sum(a * b for a, b in zip(widths, [1] + widths[:-1])), f"serra_net({widths})",
+                 hint="use smaller widths")
     layers = []
     prev = None  # (a, b) of the previous layer's G
     for n in widths:

@@ -8,10 +8,13 @@ ends with an optional affine read-out y = A h + c. ReLU(t) = max(0, t) is a rank
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..checks import as_real_array, check_int, check_memory
 
 
 @dataclass(frozen=True)
@@ -65,33 +68,41 @@ class MaxoutNetwork:
         layers: Sequence[tuple[np.ndarray, np.ndarray]],
         readout: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> MaxoutNetwork:
-        """Validate and freeze ``[(W[m,p,d], b[m,p]), ...]`` and ``(A[out,m_L], c[out])``."""
-        if layers is None or len(layers) == 0:
+        """Validate and freeze ``[(W[m,p,d], b[m,p]), ...]`` and ``(A[out,m_L], c[out])``.
+
+        Weights must be real and finite (complex, NaN/inf, ragged or non-numeric arrays are
+        refused, never cast); messages name the array, e.g. ``layers[1].W``."""
+        if isinstance(layers, (str, bytes)) or not isinstance(layers, Sequence) and not hasattr(layers, "__iter__"):
+            raise ValueError(f"layers must be a list of (W, b) pairs, got {type(layers).__name__}")
+        layers = list(layers) if layers is not None else []
+        if len(layers) == 0:
             raise ValueError("empty network: give at least one maxout layer")
         built: list[MaxoutLayer] = []
         prev = None
         for l, pair in enumerate(layers):
-            if len(pair) != 2:
-                raise ValueError(f"layer {l}: expected a pair (W, b), got {len(pair)} items")
-            W = _as_float_array(pair[0], f"layer {l} W")
-            b = _as_float_array(pair[1], f"layer {l} b")
+            if isinstance(pair, (str, bytes)) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise ValueError(f"layers[{l}]: expected a pair (W, b), got {_describe(pair)}")
+            W = _as_float_array(pair[0], f"layers[{l}].W")
+            b = _as_float_array(pair[1], f"layers[{l}].b")
             if W.ndim != 3:
-                raise ValueError(f"layer {l}: W must have shape (m, p, d), got {W.shape}")
+                raise ValueError(f"layers[{l}].W must have shape (m, p, d), got {W.shape}")
             m, p, d = W.shape
             if m == 0:
-                raise ValueError(f"layer {l}: width m must be >= 1")
+                raise ValueError(f"layers[{l}]: width m must be >= 1")
             if p == 0:
-                raise ValueError(f"layer {l}: rank p must be >= 1 (rank 0 has no pieces)")
+                raise ValueError(f"layers[{l}]: rank p must be >= 1 (rank 0 has no pieces)")
             if d == 0:
-                raise ValueError(f"layer {l}: input dimension must be >= 1")
+                raise ValueError(f"layers[{l}]: input dimension must be >= 1")
             if b.shape != (m, p):
-                raise ValueError(f"layer {l}: b must have shape (m, p) = {(m, p)}, got {b.shape}")
+                raise ValueError(f"layers[{l}].b must have shape (m, p) = {(m, p)}, got {b.shape}")
             if prev is not None and d != prev:
-                raise ValueError(f"layer {l}: input dimension {d} does not match width {prev} of layer {l - 1}")
+                raise ValueError(f"layers[{l}]: input dimension {d} does not match width {prev} of layers[{l - 1}]")
             built.append(MaxoutLayer(W, b))
             prev = m
         ro = None
         if readout is not None:
+            if isinstance(readout, (str, bytes)) or not isinstance(readout, (tuple, list)) or len(readout) != 2:
+                raise ValueError(f"readout must be a pair (A, c) or None, got {_describe(readout)}")
             A = _as_float_array(readout[0], "readout A")
             c = _as_float_array(readout[1], "readout c")
             if A.ndim != 2 or A.shape[1] != prev:
@@ -112,20 +123,33 @@ class MaxoutNetwork:
         seed: int = 0,
         out_dim: int | None = 1,
     ) -> MaxoutNetwork:
-        """Gaussian weights N(0, 1/fan_in), biases N(0, 1); read-out to ``out_dim`` (None: none)."""
-        if in_dim < 1:
-            raise ValueError(f"in_dim must be >= 1, got {in_dim}")
+        """Gaussian weights N(0, 1/fan_in), biases N(0, 1); read-out to ``out_dim`` (None: none).
+
+        Sizes must be integers >= 1; the weights' size is checked against the memory budget
+        before anything is drawn."""
+        in_dim = check_int(in_dim, "in_dim", min=1)
+        if isinstance(widths, (str, bytes)) or not hasattr(widths, "__len__"):
+            raise ValueError(f"widths must be a list of layer widths, got {_describe(widths)}")
         if len(widths) == 0:
             raise ValueError("empty network: widths must list at least one layer")
-        if isinstance(ranks, (int, np.integer)):
-            ranks = [int(ranks)] * len(widths)
+        widths = [check_int(m, f"widths[{i}]", min=1) for i, m in enumerate(widths)]
+        if isinstance(ranks, (str, bytes)) or not (hasattr(ranks, "__len__") or isinstance(ranks, numbers.Real)):
+            raise ValueError(f"ranks must be an int or a list of ints, got {_describe(ranks)}")
+        if not hasattr(ranks, "__len__"):
+            ranks = [check_int(ranks, "ranks", min=1)] * len(widths)
         if len(ranks) != len(widths):
             raise ValueError(f"ranks has {len(ranks)} entries but widths has {len(widths)}")
+        ranks = [check_int(p, f"ranks[{i}]", min=1) for i, p in enumerate(ranks)]
+        if out_dim is not None:
+            out_dim = check_int(out_dim, "out_dim", min=1)
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (numbers.Integral, type(None))) or (seed is not None and seed < 0):
+            raise ValueError(f"seed must be a non-negative integer, got {_describe(seed)}")
+        dims = [in_dim] + widths[:-1]
+        n = sum(m * p * (d + 1) for m, p, d in zip(widths, ranks, dims)) + (out_dim or 0) * (widths[-1] + 1)
+        check_memory(3 * 8 * n, f"MaxoutNetwork.random ({n:.3g} weights)", hint="use smaller widths or ranks")
         rng = np.random.default_rng(seed)
         layers, d = [], in_dim
         for m, p in zip(widths, ranks):
-            if m < 1 or p < 1:
-                raise ValueError(f"widths and ranks must be >= 1, got width {m}, rank {p}")
             layers.append((rng.normal(0, 1 / np.sqrt(d), (m, p, d)), rng.normal(0, 1, (m, p))))
             d = m
         readout = None
@@ -214,22 +238,26 @@ class MaxoutNetwork:
         return out
 
 
-def as_points(x, dim: int) -> np.ndarray:
-    """Validate a batch of input points: float64 (N, dim), finite ((N,) allowed when dim = 1)."""
-    x = np.asarray(x, dtype=np.float64)
+def as_points(x, dim: int, name: str = "x") -> np.ndarray:
+    """Validate a batch of input points: float64 (N, dim), real, finite ((N,) allowed when dim = 1)."""
+    if isinstance(x, (str, bytes)):
+        raise ValueError(f"{name} must be an array of points of shape (N, {dim}), got a string")
+    x = as_real_array(x, name)
     if x.ndim == 1 and dim == 1:
         x = x[:, None]
     if x.ndim != 2 or x.shape[1] != dim:
-        raise ValueError(f"input must have shape (N, {dim}), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError("input contains NaN or inf")
+        raise ValueError(f"{name} must have shape (N, {dim}), got {x.shape}")
     return x
 
 
 def box(lo, hi, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """Validate a box domain: scalars or length-``dim`` arrays, finite, lo < hi."""
-    lo = np.broadcast_to(np.asarray(lo, dtype=np.float64), (dim,)).copy() if np.ndim(lo) == 0 else np.asarray(lo, dtype=np.float64)
-    hi = np.broadcast_to(np.asarray(hi, dtype=np.float64), (dim,)).copy() if np.ndim(hi) == 0 else np.asarray(hi, dtype=np.float64)
+    lo = as_real_array(lo, "domain lo", finite=False)
+    hi = as_real_array(hi, "domain hi", finite=False)
+    lo = np.full(dim, float(lo)) if lo.ndim == 0 else lo
+    hi = np.full(dim, float(hi)) if hi.ndim == 0 else hi
+    if np.any(np.isnan(lo)) or np.any(np.isnan(hi)):
+        raise ValueError("domain lo/hi contain NaN")
     if lo.shape != (dim,) or hi.shape != (dim,):
         raise ValueError(f"domain bounds must be scalars or length-{dim} vectors, got shapes {lo.shape}, {hi.shape}")
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
@@ -240,11 +268,14 @@ def box(lo, hi, dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _as_float_array(a, what: str) -> np.ndarray:
-    try:
-        arr = np.array(a, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: not a numeric array") from None
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} contains NaN or inf")
+    """A real, finite, read-only float64 copy of ``a`` (complex and NaN/inf refused)."""
+    if isinstance(a, (str, bytes)):
+        raise ValueError(f"{what} must be a numeric array, got a string")
+    arr = np.array(as_real_array(a, what), dtype=np.float64)
     arr.setflags(write=False)
     return arr
+
+
+def _describe(value) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"

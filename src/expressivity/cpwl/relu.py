@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import as_real_array
 from .maxout import MaxoutNetwork
 
 
-def linear_weights(mod) -> tuple[np.ndarray, np.ndarray]:
-    """An ``nn.Linear`` as float64 numpy: W (out, in), b (out,) (zeros when it has no bias)."""
-    W = mod.weight.detach().to("cpu").double().numpy()
-    b = mod.bias.detach().to("cpu").double().numpy() if mod.bias is not None else np.zeros(W.shape[0])
+def linear_weights(mod, name: str = "Linear") -> tuple[np.ndarray, np.ndarray]:
+    """An ``nn.Linear`` as float64 numpy: W (out, in), b (out,) (zeros when it has no bias).
+
+    Complex or NaN/inf weights are refused (never cast), naming ``name.weight``."""
+    W = as_real_array(mod.weight, f"{name}.weight")
+    b = as_real_array(mod.bias, f"{name}.bias") if mod.bias is not None else np.zeros(W.shape[0])
     return W, b
 
 
@@ -23,13 +26,13 @@ def from_relu_mlp(mlp) -> MaxoutNetwork:
     from torch import nn  # torch only at this boundary
 
     if not isinstance(mlp, nn.Sequential):
-        raise ValueError(f"expected torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
+        raise ValueError(f"mlp must be a torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
     A: np.ndarray | None = None  # pending affine map since the last ReLU: x ↦ A x + c
     c: np.ndarray | None = None
     layers: list[tuple[np.ndarray, np.ndarray]] = []
     for idx, mod in enumerate(mlp):
         if isinstance(mod, nn.Linear):
-            W, b = linear_weights(mod)
+            W, b = linear_weights(mod, f"module {idx} (Linear)")
             if A is None:
                 A, c = W, b
             else:

@@ -222,15 +222,18 @@ def from_pretrained(directory: str | Path) -> Model:
     kind = config["kind"]
     if kind == "transformer":
         return tr
-    if kind == "compiled":
-        return _compiled(tr, config, d)
-    if kind == "construction":
-        return _construction(tr, config["construction"])
-    rec = config["trained"]
-    lang = rec["language"]
-    if lang.get("name") not in LANGUAGES:
-        raise ValueError(f"{d / CONFIG_NAME}: unknown language {lang.get('name')!r}")
-    return TrainedModel(tr, LANGUAGES[lang["name"]](**lang.get("params", {})), rec.get("kind", "recognition"))
+    try:
+        if kind == "compiled":
+            return _compiled(tr, config, d)
+        if kind == "construction":
+            return _construction(tr, config["construction"])
+        rec = config["trained"]
+        lang = rec["language"]
+        if lang.get("name") not in LANGUAGES:
+            raise ValueError(f"{d / CONFIG_NAME}: unknown language {lang.get('name')!r}")
+        return TrainedModel(tr, LANGUAGES[lang["name"]](**lang.get("params", {})), rec.get("kind", "recognition"))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{d / CONFIG_NAME}: bad {kind} record ({type(exc).__name__}: {exc})") from None
 
 
 def load_any(path: str | Path) -> Model:
@@ -296,6 +299,7 @@ def _compiled(tr: Transformer, config: dict, d: Path) -> CompiledModel:
         layer_errors=tuple(rec["layer_errors"]),
         output_error=float(rec["output_error"]),
         big_m=tuple(rec["big_m"]),
+        roundoff_error=float(rec.get("roundoff_error", 0.0)),
     )
 
 

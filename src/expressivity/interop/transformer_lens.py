@@ -33,14 +33,16 @@ with that model's ``error_bound()``; other hardmax models have no bound and are 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
 import torch
 
-from ..checks import check_int, check_memory
+from ..checks import check_choice, check_int, check_memory
 from ..compile import CompiledModel, compile_maxout
 from ..transformer import Transformer
+from ..transformer.positions import require_position_table
 from ._optional import need
 from .hub import model_kind, transformer_of
 
@@ -83,12 +85,15 @@ class TLExport:
             return self.bridge(self.tl_input(inputs))
 
 
-def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = None) -> TLExport:
+def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = None,
+                        dtype: str | None = None) -> TLExport:
     """Export ``model`` (any of our kinds) to a TransformerLens 4.x ``TransformerBridge``.
 
     ``n_ctx``: the longest sequence the bridge accepts (default: the model's n_ctx, capped
     at :data:`MAX_CTX`; TransformerLens allocates an n_ctx × n_ctx mask in every layer, and
-    the hand-built constructions have n_ctx = 65536).
+    the hand-built constructions have n_ctx = 65536). ``dtype`` ("float64" | "float32"):
+    the bridge's dtype (default: the model's; a float32 trained model compared in float64
+    is exported with ``dtype="float64"``, its weights cast exactly).
 
     Example::
 
@@ -99,6 +104,7 @@ def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = Non
     """
     kind = model_kind(model)
     tr = transformer_of(model)
+    require_position_table(tr.cfg, "the TransformerLens export")
     bound = 0.0
     if tr.cfg.attention == "hardmax":
         if lam is None:
@@ -115,6 +121,8 @@ def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = Non
         tr, bound = soft.transformer, soft.error_bound()
     elif lam is not None:
         raise ValueError(f"lam applies to hardmax models only; this model is softmax with λ = {tr.cfg.lam:g}")
+    if dtype is not None and check_choice(dtype, "dtype", ("float64", "float32")) != tr.cfg.dtype:
+        tr = _cast(tr, dtype)
     if n_ctx is None:
         n_ctx = min(tr.cfg.n_ctx, MAX_CTX)
     n_ctx = check_int(n_ctx, "n_ctx", min=1, max=tr.cfg.n_ctx)
@@ -122,6 +130,14 @@ def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = Non
                  hint="pass a smaller n_ctx")
     bridge = _boot(tr, n_ctx)
     return TLExport(bridge, tr, float(bound), float(lam) if lam is not None else None, hook_names(tr.cfg.n_layers, tr.cfg.d_mlp > 0))
+
+
+def _cast(tr: Transformer, dtype: str) -> Transformer:
+    """The same transformer in another dtype (float32 → float64 is exact)."""
+    out = Transformer(dataclasses.replace(tr.cfg, dtype=dtype), tr.channels)
+    with torch.no_grad():
+        out.load_state_dict({k: v.to(out.dtype) for k, v in tr.state_dict().items()})
+    return out.eval()
 
 
 def _check_expressible(tr: Transformer) -> None:

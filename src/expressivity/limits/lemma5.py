@@ -41,6 +41,7 @@ import torch
 
 from ..checks import as_real_array, check_int, chunk_rows
 from ..transformer import Transformer
+from ..transformer.positions import require_position_table
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
         raise ValueError(f"model: lemma5_bound needs a Transformer (a construction's .transformer), "
                          f"got {type(model).__name__}")
     cfg = model.cfg
+    require_position_table(cfg, "lemma5_bound")
     if not flip_pairs:
         raise ValueError("lemma5_bound: flip_pairs must name at least one (symbol, symbol') pair")
     emb = torch.as_tensor(as_real_array(emb, "emb", ndim=3, shape=(None, None, cfg.d_model)))
@@ -145,6 +147,8 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
     if reason:
         return Lemma5Bound(n=n, applicable=False, reason=reason, D=D, H=H, L=L)
     R = float(torch.linalg.vector_norm(emb, dim=-1).max())  # R^(0)
+    if not -n <= readout < n:
+        raise ValueError(f"readout must be a position in [-{n}, {n}) (negative: from the end), got {readout}")
     r = readout % n
     m = np.arange(1, n + 1, dtype=np.float64) if cfg.causal else np.full(n, float(n))  # keys per query
     s = np.log(m) if cfg.log_length_scaling else np.ones(n)  # logit multiplier per query

@@ -62,10 +62,24 @@ def plot_dyck_ce(rows, path: str | Path) -> Path:
     return _save(fig, path)
 
 
+def plot_format(path, name: str = "path") -> str:
+    """The image format of ``path``: its suffix (png, pdf, svg, …), or png when it has none.
+    ValueError naming ``name`` for a suffix matplotlib cannot write (checked before any work)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fmt = Path(path).suffix[1:].lower() or "png"
+    supported = FigureCanvasAgg.get_supported_filetypes()
+    if fmt not in supported:
+        raise ValueError(f"{name} {path}: cannot write a .{fmt} figure; use one of "
+                         f"{', '.join('.' + f for f in sorted(supported))}")
+    return fmt
+
+
 def _save(fig, path) -> Path:
     path = Path(path)
+    fmt = plot_format(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, format=fmt)  # exactly ``path``: no suffix is appended
     plt.close(fig)
     return path

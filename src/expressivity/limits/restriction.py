@@ -76,6 +76,11 @@ class SymbolInterface:
     def __post_init__(self) -> None:
         if len(self.symbols) < 2:
             raise ValueError(f"SymbolInterface.symbols needs >= 2 token ids, got {self.symbols}")
+        for field_name in ("symbols", "prefix", "suffix"):
+            ids = getattr(self, field_name)
+            object.__setattr__(self, field_name, tuple(check_int(i, f"SymbolInterface.{field_name}", min=0)
+                                                       for i in ids))
+        object.__setattr__(self, "readout", check_int(self.readout, "SymbolInterface.readout"))
 
     @property
     def K(self) -> int:
@@ -89,7 +94,11 @@ class SymbolInterface:
         return n + len(self.prefix) + len(self.suffix)
 
     def read(self, n: int) -> int:
-        return self.readout % self.n_tokens(n)
+        T = self.n_tokens(n)
+        if not -T <= self.readout < T:
+            raise ValueError(f"SymbolInterface.readout = {self.readout} is not a token position of a "
+                             f"length-{n} input ({T} tokens)")
+        return self.readout % T
 
     def encode(self, ids: np.ndarray) -> torch.Tensor:
         """Symbol indices (N, n) -> token ids (N, T)."""

@@ -21,8 +21,7 @@ of common zeros; |Z(a) ∩ Z(b)| ≥ k − 1 is only a quick necessary condition
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
+from numba import njit
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -76,130 +75,6 @@ def _grow1(a, n, need):
     return b
 
 
-@njit(cache=True, nogil=True)
-def cut_cells(store, Z, V, cstart, cverts, col, word, mask, eps, kdim, max_rows):
-    """Cut every cell along g = 0, g = store[:, col] (affine on every cell).
-
-    Vertices with |g| ≤ eps lie on the cut: bit (word, mask) is set in their zero set. A cell
-    with vertices g > eps and g < −eps is split: for each edge (a, b) of it with g_a > 0 > g_b
-    (the adjacency test) a vertex at t = g_a / (g_a − g_b) on it (every field interpolated,
-    column ``col`` set to 0, zero set Z(a) ∩ Z(b) plus the new bit) — made once per edge and
-    shared by all cells containing the edge; the cell becomes {g ≥ 0 vertices, new vertices}
-    and {g ≤ 0 vertices, new vertices}, written next to each other. Other cells are copied.
-
-    Returns (store, Z, V, cstart, cverts, cells cut, status): status 0 = done, 1 = the vertex
-    store would exceed ``max_rows`` rows (nothing is usable then; the caller refuses).
-    """
-    C = len(cstart) - 1
-    W = Z.shape[1]
-    ncol = store.shape[1]
-    sgn = np.empty(V, np.int8)
-    for v in range(V):
-        g = store[v, col]
-        if g > eps:
-            sgn[v] = 1
-        elif g < -eps:
-            sgn[v] = -1
-        else:
-            sgn[v] = 0
-            Z[v, word] |= mask
-    maxlen = 0
-    for c in range(C):
-        maxlen = max(maxlen, cstart[c + 1] - cstart[c])
-    pos = np.empty(maxlen, np.int64)
-    neg = np.empty(maxlen, np.int64)
-    zer = np.empty(maxlen, np.int64)
-    new = np.empty(maxlen * maxlen, np.int64)
-    common = np.empty(W, np.uint64)
-    made = Dict.empty(key_type=types.int64, value_type=types.int64)
-    stride = np.int64(V + 1)
-    ostart = np.empty(C + 1 + C // 4 + 16, np.int64)
-    overts = np.empty(len(cverts) + len(cverts) // 2 + 64, np.int64)
-    oc = 0
-    on = 0
-    ostart[0] = 0
-    n_cut = 0
-    for c in range(C):
-        lo, hi = cstart[c], cstart[c + 1]
-        npos = 0
-        nneg = 0
-        nzer = 0
-        for q in range(lo, hi):
-            v = cverts[q]
-            s = sgn[v]
-            if s > 0:
-                pos[npos] = v
-                npos += 1
-            elif s < 0:
-                neg[nneg] = v
-                nneg += 1
-            else:
-                zer[nzer] = v
-                nzer += 1
-        if npos == 0 or nneg == 0:
-            ostart = _grow1(ostart, oc + 1, oc + 2)
-            overts = _grow1(overts, on, on + hi - lo)
-            for q in range(lo, hi):
-                overts[on] = cverts[q]
-                on += 1
-            oc += 1
-            ostart[oc] = on
-            continue
-        n_cut += 1
-        nnew = 0
-        for i in range(npos):
-            a = pos[i]
-            for j in range(nneg):
-                b = neg[j]
-                if not _adjacent(Z, cverts, lo, hi, a, b, common, kdim):
-                    continue
-                key = min(a, b) * stride + max(a, b)
-                vid = made.get(key, -1)
-                if vid < 0:
-                    if V + 1 > max_rows:
-                        return store, Z, V, cstart, cverts, n_cut, 1
-                    store = _grow_rows(store, V, V + 1)
-                    Z = _grow_rows(Z, V, V + 1)
-                    ga, gb = store[a, col], store[b, col]
-                    t = ga / (ga - gb)
-                    for k in range(ncol):
-                        store[V, k] = store[a, k] + t * (store[b, k] - store[a, k])
-                    store[V, col] = 0.0
-                    for w in range(W):
-                        Z[V, w] = common[w]
-                    Z[V, word] |= mask
-                    vid = V
-                    made[key] = V
-                    V += 1
-                new[nnew] = vid
-                nnew += 1
-        ostart = _grow1(ostart, oc + 1, oc + 3)
-        overts = _grow1(overts, on, on + npos + nneg + 2 * (nzer + nnew))
-        for i in range(npos):
-            overts[on] = pos[i]
-            on += 1
-        for i in range(nzer):
-            overts[on] = zer[i]
-            on += 1
-        for i in range(nnew):
-            overts[on] = new[i]
-            on += 1
-        oc += 1
-        ostart[oc] = on
-        for i in range(nneg):
-            overts[on] = neg[i]
-            on += 1
-        for i in range(nzer):
-            overts[on] = zer[i]
-            on += 1
-        for i in range(nnew):
-            overts[on] = new[i]
-            on += 1
-        oc += 1
-        ostart[oc] = on
-    return store, Z, V, ostart[: oc + 1].copy(), overts[:on].copy(), n_cut, 0
-
-
 # ----------------------------------------------------------------- edge → new vertex table
 # open addressing, keys a·stride + b ≥ 0, entries valid only with the current generation stamp
 # (no clearing between hyperplanes)
@@ -242,6 +117,122 @@ def _h_grow(tkey, tval, tgen, gen):
         if tgen[i] == gen:
             _h_put(nk, nv, ng, gen, tkey[i], tval[i])
     return nk, nv, ng
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(h, x):
+    h = (h ^ x) * np.uint64(0x9E3779B97F4A7C15)
+    return h ^ (h >> np.uint64(29))
+
+
+@njit(cache=True, nogil=True)
+def _subset_keys(Z, v, kdim, keys, drops):
+    """Hashes of Z(v) − {h} for each h ∈ Z(v) (a simple vertex: |Z(v)| = kdim)."""
+    W = Z.shape[1]
+    m = 0
+    for w in range(W):
+        x = Z[v, w]
+        while x:
+            low = x & (~x + np.uint64(1))
+            h = np.uint64(0x243F6A8885A308D3)
+            for u in range(W):
+                y = Z[v, u]
+                if u == w:
+                    y = y & ~low
+                h = _mix(h, y + np.uint64(u))
+            keys[m] = h
+            drops[m] = w * 64 + _popcount(low - np.uint64(1))
+            m += 1
+            x = x & (x - np.uint64(1))
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _same_but_one(Z, a, da, b, db):
+    """Z(a) − {da} == Z(b) − {db}."""
+    for w in range(Z.shape[1]):
+        x = Z[a, w]
+        y = Z[b, w]
+        if da // 64 == w:
+            x &= ~(np.uint64(1) << np.uint64(da % 64))
+        if db // 64 == w:
+            y &= ~(np.uint64(1) << np.uint64(db % 64))
+        if x != y:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb):
+    """Edges (a, b) of the cell pool[lo:lo + n] with a ∈ pos, b ∈ neg, into ea, eb (capacity
+    npos · nneg). A vertex is simple if it lies on exactly k hyperplanes (pc[v] = k; then they are
+    independent). Two simple vertices are adjacent iff they share k − 1 of them (the face
+    cut out by those is a line, so the cell meets it in an edge): found by hashing every
+    (k − 1)-subset, O(k (npos + nneg)) instead of npos · nneg. Pairs with a degenerate vertex
+    use the general test (:func:`_adjacent`)."""
+    m = 0
+    ns = 0
+    for j in range(nneg):
+        ns += pc[neg[j]] == kdim
+    ps = 0
+    for i in range(npos):
+        ps += pc[pos[i]] == kdim
+    use_hash = ps * ns > 8 * kdim * (ps + ns)
+    if use_hash:
+        size = 16
+        while size < 2 * kdim * ns:
+            size *= 2
+        tkey = np.empty(size, np.uint64)
+        tver = np.full(size, -1, np.int64)
+        tdrop = np.empty(size, np.int64)
+        keys = np.empty(64 * Z.shape[1], np.uint64)
+        drops = np.empty(64 * Z.shape[1], np.int64)
+        msk = np.uint64(size - 1)
+        for j in range(nneg):
+            b = neg[j]
+            if pc[b] != kdim:
+                continue
+            q = _subset_keys(Z, b, kdim, keys, drops)
+            for r in range(q):
+                s = np.int64(keys[r] & msk)
+                while tver[s] >= 0:
+                    s = (s + 1) & (size - 1)
+                tkey[s] = keys[r]
+                tver[s] = b
+                tdrop[s] = drops[r]
+        for i in range(npos):
+            a = pos[i]
+            if pc[a] != kdim:
+                continue
+            q = _subset_keys(Z, a, kdim, keys, drops)
+            for r in range(q):
+                s = np.int64(keys[r] & msk)
+                while tver[s] >= 0:
+                    if tkey[s] == keys[r] and _same_but_one(Z, a, drops[r], tver[s], tdrop[s]):
+                        ea[m] = a
+                        eb[m] = tver[s]
+                        m += 1
+                    s = (s + 1) & (size - 1)
+    for i in range(npos):
+        a = pos[i]
+        sa = pc[a] == kdim
+        for j in range(nneg):
+            b = neg[j]
+            sb = pc[b] == kdim
+            if use_hash and sa and sb:
+                continue
+            if sa and sb:  # both simple: adjacent iff they share k − 1 hyperplanes
+                t = 0
+                for w in range(Z.shape[1]):
+                    t += _popcount(Z[a, w] & Z[b, w])
+                if t != kdim - 1:
+                    continue
+            elif not _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
+                continue
+            ea[m] = a
+            eb[m] = b
+            m += 1
+    return m
 
 
 @njit(cache=True, nogil=True)
@@ -294,6 +285,14 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     new = np.empty(maxlen, np.int64)
     common = np.empty(W, np.uint64)
     sgn = np.empty(2 * V, np.int8)
+    pc = np.empty(2 * V, np.int64)  # |Z(v)|
+    for v in range(V):
+        t = 0
+        for w in range(W):
+            t += _popcount(Z[v, w])
+        pc[v] = t
+    ea = np.empty(256, np.int64)
+    eb = np.empty(256, np.int64)
     tkey = np.empty(1024, np.int64)
     tval = np.empty(1024, np.int64)
     tgen = np.zeros(1024, np.int64)
@@ -318,7 +317,9 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                 sgn[v] = -1
             else:
                 sgn[v] = 0
-                Z[v, word] |= mask
+                if not (Z[v, word] & mask):
+                    Z[v, word] |= mask
+                    pc[v] += 1
         stride = np.int64(V + 1)
         C0 = C
         for c in range(C0):
@@ -349,37 +350,44 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                 continue
             n_cut += 1
             nnew = 0
-            for i in range(npos):
-                a = pos[i]
-                for k in range(nneg):
-                    b = neg[k]
-                    if not _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
-                        continue
-                    key = min(a, b) * stride + max(a, b)
-                    vid = _h_find(tkey, tval, tgen, gen, key)
-                    if vid < 0:
-                        if V + 1 > max_rows:
-                            return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
-                        store = _grow_rows(store, V, V + 1)
-                        Z = _grow_rows(Z, V, V + 1)
-                        ga, gb = store[a, col], store[b, col]
-                        t = ga / (ga - gb)
-                        for r in range(ncol):
-                            store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
-                        store[V, col] = 0.0
-                        for w in range(W):
-                            Z[V, w] = common[w]
-                        Z[V, word] |= mask
-                        vid = V
-                        V += 1
-                        if 2 * (n_made + 1) > len(tkey):
-                            tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen)
-                        _h_put(tkey, tval, tgen, gen, key, vid)
-                        n_made += 1
-                    if nnew == len(new):
-                        new = _grow1(new, nnew, nnew + 1)
-                    new[nnew] = vid
-                    nnew += 1
+            if npos * nneg > len(ea):
+                ea = np.empty(2 * npos * nneg, np.int64)
+                eb = np.empty(2 * npos * nneg, np.int64)
+            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb)
+            for q in range(n_e):
+                a = ea[q]
+                b = eb[q]
+                for w in range(W):
+                    common[w] = Z[a, w] & Z[b, w]
+                key = min(a, b) * stride + max(a, b)
+                vid = _h_find(tkey, tval, tgen, gen, key)
+                if vid < 0:
+                    if V + 1 > max_rows:
+                        return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
+                    store = _grow_rows(store, V, V + 1)
+                    Z = _grow_rows(Z, V, V + 1)
+                    pc = _grow1(pc, V, V + 1)
+                    ga, gb = store[a, col], store[b, col]
+                    t = ga / (ga - gb)
+                    for r in range(ncol):
+                        store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
+                    store[V, col] = 0.0
+                    cnt = 1
+                    for w in range(W):
+                        Z[V, w] = common[w]
+                        cnt += _popcount(common[w])
+                    Z[V, word] |= mask
+                    pc[V] = cnt
+                    vid = V
+                    V += 1
+                    if 2 * (n_made + 1) > len(tkey):
+                        tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen)
+                    _h_put(tkey, tval, tgen, gen, key, vid)
+                    n_made += 1
+                if nnew == len(new):
+                    new = _grow1(new, nnew, nnew + 1)
+                new[nnew] = vid
+                nnew += 1
             need = npos + nneg + 2 * (nzer + nnew)
             pool = _grow1(pool, npool, npool + need)
             cs = _grow1(cs, C, C + 1)
@@ -560,4 +568,4 @@ def cell_maps(X, out, cstart, cverts):
     return maps
 
 
-__all__ = ["cell_edges", "cell_facets", "cell_maps", "centroids", "cut_block", "cut_cells"]
+__all__ = ["cell_edges", "cell_facets", "cell_maps", "centroids", "cut_block"]

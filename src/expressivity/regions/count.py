@@ -32,6 +32,7 @@ def _load_kernels() -> None:
     for prog in (relu, maxout):
         count_regions(prog, Segment([-1.0, -1.0], [1.0, 1.0]))
         count_regions(prog, Plane.square(1.0))
+        count_regions(prog, Box(-1.0, 1.0))  # the d-D subdivision kernels
 
 
 def count_regions(model, domain, progress=None, general: bool = False, method: str = "subdivide",
@@ -50,7 +51,7 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
         raise ValueError(f"method must be 'subdivide' or 'lp', got {method!r}")
     prog = lower(model, **lower_kw)
     check_compile_domain(prog, domain)
-    if isinstance(domain, (Segment, Plane)):
+    if isinstance(domain, (Segment, Plane, Slice)) or (isinstance(domain, Box) and method == "subdivide"):
         _load_kernels()
     start = time.perf_counter()
     if isinstance(domain, Segment):

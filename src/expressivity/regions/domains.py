@@ -17,6 +17,8 @@ from .ir import _arr
 
 def _vec(a, what: str) -> np.ndarray:
     """A finite, non-empty, read-only float64 vector (a copy; scalars become length 1)."""
+    if np.iscomplexobj(a) or (isinstance(a, (list, tuple)) and any(isinstance(v, complex) for v in a)):
+        raise ValueError(f"{what} must be real, got complex numbers")
     try:
         a = np.atleast_1d(np.array(a, dtype=np.float64))
     except (TypeError, ValueError):
@@ -93,6 +95,8 @@ class Plane:
 
 
 def _polygon(bounds) -> np.ndarray:
+    if np.iscomplexobj(bounds):
+        raise ValueError("Plane.bounds must be real, got complex numbers")
     try:
         arr = np.array(bounds, dtype=np.float64)
     except (TypeError, ValueError):

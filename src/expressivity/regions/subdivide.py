@@ -168,8 +168,9 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
         raise ValueError(f"domain has dimension {dom.dim} but the model's input dimension is {prog.in_dim}")
     n_planes, widest = _n_planes(prog, k)
     W = max(1, (n_planes + 63) // 64)
-    # per vertex: its fields and zero set, ≈ 2^k cell incidences (8 B each, double-buffered)
-    per_row = 8 * (k + widest + 8) + 8 * W + 16 * 2**k
+    # per vertex: its fields and zero set, ≈ 2^k cell incidences (8 B each, double-buffered);
+    # the arrays grow by doubling (up to twice the rows in use), so twice that
+    per_row = 2 * (8 * (k + widest + 8) + 8 * W + 16 * 2**k)
     max_rows = max(2**k + 1, memory_budget() // per_row)
     cx = _Complex(dom.lo, dom.hi, n_planes, max_rows, per_row)
     steps = prog.steps()

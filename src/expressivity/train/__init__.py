@@ -19,7 +19,15 @@ from .loop import (
            train_run,
 )
 from .models import MODELS, LSTMModel, RNNModel, StackRNN, TapeRNN, build_model, transformer_config
-from .protocols import PROTOCOLS, Protocol, get_protocol, preset, protocol_score
+from .protocols import (
+           PROTOCOLS,
+           Protocol,
+           best_of_seeds,
+           get_protocol,
+           preset,
+           protocol_score,
+           seed_configs,
+)
 from .store import ResultStore
 from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
 
@@ -36,6 +44,7 @@ __all__ = [
            "SweepSummary",
            "TapeRNN",
            "batch_metrics",
+           "best_of_seeds",
            "build_model",
            "check_run_memory",
            "clear_checkpoint",
@@ -48,6 +57,7 @@ __all__ = [
            "preset",
            "protocol_score",
            "run_sweep",
+           "seed_configs",
            "train_run",
            "transformer_config",
 ]

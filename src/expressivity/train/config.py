@@ -19,6 +19,7 @@ from typing import Any, Literal
 from .. import checks
 from ..checks import parse_lengths  # noqa: F401  (re-exported: the one parser of lengths)
 from ..languages import KINDS, get_task
+from ..transformer.positions import POSITIONALS
 
 Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "tape_rnn"]
 MODELS: tuple[str, ...] = ("transformer", "rnn", "lstm", "stack_rnn", "tape_rnn")  # see train/models/
@@ -47,7 +48,7 @@ class RunConfig:
     batch_size: int = 32
     lr: float = 1e-3  # Adam learning rate
     seed: int = 0  # model init and data; runs are deterministic given the seed
-    positional: str = "sinusoidal"  # learned | sinusoidal | none (transformer)
+    positional: str = "sinusoidal"  # none | sinusoidal | learned | relative | rope | alibi | i_over_n (transformer)
     layer_norm: str = "pre"  # none | pre | post (transformer)
     ln_eps: float = 1e-5  # layer-norm ε
     log_length_scaling: bool = False  # attention logits × log n
@@ -94,15 +95,17 @@ class RunConfig:
         put("ln_eps", checks.check_float(self.ln_eps, "RunConfig.ln_eps", min=0))
         put("grad_clip", checks.check_float(self.grad_clip, "RunConfig.grad_clip (max gradient norm; 0 = off)", min=0))
         need(isinstance(self.log_length_scaling, bool), "log_length_scaling", "must be True or False")
-        checks.check_choice(self.positional, "RunConfig.positional", ("learned", "sinusoidal", "none"))
+        checks.check_choice(self.positional, "RunConfig.positional", POSITIONALS)
         checks.check_choice(self.layer_norm, "RunConfig.layer_norm", ("none", "pre", "post"))
         checks.check_choice(self.accuracy, "RunConfig.accuracy", ("per_string", "per_position"))
         need(isinstance(self.protocol, str), "protocol", "must be a name")
         task = self.make_task()  # raises ValueError for unknown tasks / bad params / a kind the task lacks
-        if self.model == "transformer" and task.n_tokens(self.max_length) > self.max_length + 2:
-            raise ValueError(f"RunConfig.kind {self.kind!r}: {self.task} needs {task.n_tokens(self.max_length)} "
-                             f"positions at length {self.max_length}, but the transformer's n_ctx is "
-                             f"max_length + 2 = {self.max_length + 2}; use model='lstm'")
+        if self.model == "transformer" and self.positional == "rope" and (self.d_model // self.heads) % 2:
+            raise ValueError(f"RunConfig.positional 'rope' rotates pairs of coordinates, so d_head = d_model / heads "
+                             f"must be even, got {self.d_model} / {self.heads} = {self.d_model // self.heads}")
+        if self.model == "transformer" and self.positional == "i_over_n" and self.kind == "next_symbol":
+            raise ValueError("RunConfig.positional 'i_over_n' shows every position the string's length n, which "
+                             "a next-symbol model must not see; use rope, alibi, relative, sinusoidal or learned")
         lo, hi = self.train_lengths
         if next(filter(task.valid_length, range(lo, hi + 1)), None) is None:
             raise ValueError(f"RunConfig.train_lengths {lo}-{hi} holds no valid length for "

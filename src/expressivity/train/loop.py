@@ -9,7 +9,9 @@ training):
 - ``ce_bits``: mean over strings of the mean over scored positions of −Σ_a p*(a) log₂ q(a);
 - ``optimal_bits``: the same with q = p*, i.e. the entropy H(p*) of the generative process
   (0 for recognition), so ``excess_bits`` = ce − optimum = the mean KL(p* ‖ q) ≥ 0;
-- ``accuracy``: recognition — argmax at CLS equals the label. Next-symbol — a position is right
+- ``accuracy``: recognition — argmax at CLS equals the label; classification and transduction
+  (one-hot targets) — a scored position is right iff argmax q = the target, Delétang et al.'s
+  accuracy (``per_position``: their per-token accuracy). Next-symbol — a position is right
   iff the predicted set {a : q(a) > δ} equals the support of p*, with δ = ½·min_{a∈supp p*} p*(a);
   ``per_string`` counts a string right iff all its positions are (Bhattamishra et al.),
   ``per_position`` averages positions.
@@ -47,6 +49,8 @@ from .. import checks
 from ..transformer import Transformer, save_transformer
 from .config import RunConfig
 from .models import build_model
+from .models.stack_rnn import STACK_CELL, STACK_SIZE
+from .models.tape_rnn import TAPE_CELL, TAPE_SIZE
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -166,15 +170,17 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
     t_train, t_test = tokens(cfg.train_lengths[1]), tokens(max(cfg.test_lengths))
     n_ctx = cfg.max_length + 2
     if cfg.model == "transformer":
-        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if cfg.positional != "none" else 0)
+        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if cfg.positional == "learned" else 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
             return layers * batch * (3 * cfg.heads * t * t + t * (8 * d + 2 * d_mlp)) * f
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
+        memory = {"stack_rnn": 4 * STACK_SIZE * STACK_CELL,  # stack / tape and its moved copies per step
+                  "tape_rnn": 6 * TAPE_SIZE * TAPE_CELL}.get(cfg.model, 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
-            return layers * batch * t * 10 * d * f
+            return layers * batch * t * (10 * d + memory) * f
     lengths_list = (cfg.train_lengths[1] - cfg.train_lengths[0] + 1) * 40.0
     training = acts(cfg.batch_size, t_train, L) + cfg.batch_size * t_train * d_out * 4 * f + lengths_list
     evaluation = acts(cfg.eval_batch, t_test, 1) + cfg.eval_batch * t_test * d_out * 6 * 8.0
@@ -209,7 +215,7 @@ def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
     rows = []
     lengths = task.valid_lengths(cfg.test_lengths)
     n_ctx = getattr(getattr(model, "cfg", None), "n_ctx", None)
-    if isinstance(model, Transformer) and model.W_pos is not None and lengths and max(lengths) + 2 > n_ctx:
+    if isinstance(model, Transformer) and model.cfg.positional == "learned" and lengths and max(lengths) + 2 > n_ctx:
         raise ValueError(f"test_lengths: the model's context is n_ctx = {n_ctx} positions, too short for "
                          f"length {max(lengths)} (+2 for BOS/CLS); test at most length {n_ctx - 2}")
     if on_length is not None:
@@ -232,7 +238,7 @@ def batch_metrics(logits: torch.Tensor, batch: dict, kind: str, accuracy: str = 
     ent = -(target * torch.log(target.clamp_min(1e-300))).sum(-1) * mask * LOG2E
     per_string = mask.sum(1).clamp_min(1)
     ce_s, ent_s = ce.sum(1) / per_string, ent.sum(1) / per_string  # (B,)
-    if kind == "recognition":
+    if kind in ("recognition", "classification", "transduction"):  # one-hot targets: argmax (Delétang et al.)
         right = (logq.argmax(-1) == target.argmax(-1)) | ~mask  # (B, T)
     else:
         support = target > 0

@@ -6,13 +6,15 @@ n_heads (H), d_head, d_mlp (FFN hidden width), n_ctx (maximal number of position
 
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass
 from typing import Literal
+
+from ..checks import check_float, check_int
+from .positions import POSITIONALS
 
 Attention = Literal["hardmax", "softmax"]
 LayerNormPlacement = Literal["none", "pre", "post"]
-Positional = Literal["learned", "sinusoidal", "none"]
+Positional = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
 DType = Literal["float32", "float64"]
 
 
@@ -33,7 +35,7 @@ class TransformerConfig:
     d_input: int | None = None  # continuous input: per-token input width
     d_out: int | None = None  # unembedding W_U: d_model -> d_out; None = return the residual
     n_ctx: int = 1024  # positions available to the learned positional embedding
-    positional: Positional = "learned"  # learned W_pos | sinusoidal | none
+    positional: Positional = "learned"  # learned W_pos | sinusoidal | none | relative | rope | alibi | i_over_n (positions.py)
     attention: Attention = "softmax"  # hardmax (even split over tied maxima) | softmax σ_λ
     lam: float = 1.0  # λ: logits are λ·(q·k) (use 1/sqrt(d_head) for the usual scaling)
     log_length_scaling: bool = False  # multiply logits by log n, n = keys a query sees
@@ -43,39 +45,64 @@ class TransformerConfig:
     dtype: DType = "float32"
 
     def __post_init__(self) -> None:
-        for name in ("d_model", "n_layers", "n_heads", "d_head", "n_ctx"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"TransformerConfig.{name} must be a positive int, got {value!r}")
-        if not isinstance(self.d_mlp, int) or self.d_mlp < 0:
-            raise ValueError(f"TransformerConfig.d_mlp must be an int >= 0, got {self.d_mlp!r}")
+        def put(name: str, value) -> None:
+            object.__setattr__(self, name, value)
+
+        try:
+            for name in ("d_model", "n_layers", "n_heads", "d_head", "n_ctx"):
+                put(name, check_int(getattr(self, name), f"TransformerConfig.{name}", min=1))
+            put("d_mlp", check_int(self.d_mlp, "TransformerConfig.d_mlp", min=0))
+            for name in ("d_vocab", "d_input", "d_out"):
+                if getattr(self, name) is not None:
+                    put(name, check_int(getattr(self, name), f"TransformerConfig.{name}", min=1))
+            put("lam", check_float(self.lam, "TransformerConfig.lam (λ)", min=0.0, min_open=True))
+            put("ln_eps", check_float(self.ln_eps, "TransformerConfig.ln_eps", min=0.0))
+        except ValueError as exc:  # "must be >= 1" reads better as "a positive int" here
+            raise ValueError(str(exc).replace("must be an integer", "must be a positive int")) from None
         if (self.d_vocab is None) == (self.d_input is None):
             raise ValueError(
                 "TransformerConfig: set exactly one of d_vocab (token ids) and d_input "
                 f"(continuous inputs), got d_vocab={self.d_vocab!r}, d_input={self.d_input!r}"
             )
-        for name in ("d_vocab", "d_input", "d_out"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ValueError(f"TransformerConfig.{name} must be a positive int or None, got {value!r}")
-        _check_choice("positional", self.positional, ("learned", "sinusoidal", "none"))
+        _check_choice("positional", self.positional, POSITIONALS)
+        if self.positional == "rope" and self.d_head % 2:
+            raise ValueError(f"TransformerConfig.d_head must be even for positional='rope' (it rotates pairs "
+                             f"of coordinates), got {self.d_head}")
         _check_choice("attention", self.attention, ("hardmax", "softmax"))
         _check_choice("layer_norm", self.layer_norm, ("none", "pre", "post"))
         _check_choice("dtype", self.dtype, ("float32", "float64"))
-        if not (isinstance(self.lam, (int, float)) and math.isfinite(self.lam) and self.lam > 0):
-            raise ValueError(f"TransformerConfig.lam (λ) must be a finite number > 0, got {self.lam!r}")
-        if not (math.isfinite(self.ln_eps) and self.ln_eps >= 0):
-            raise ValueError(f"TransformerConfig.ln_eps must be >= 0, got {self.ln_eps!r}")
+        for name in ("log_length_scaling", "causal"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"TransformerConfig.{name} must be true or false, got {getattr(self, name)!r}")
+
+    def n_params(self) -> int:
+        """Number of parameters of the model this config describes (before building it)."""
+        d, H, e = self.d_model, self.n_heads, self.d_head
+        d_in = self.d_vocab if self.d_vocab is not None else self.d_input
+        per_block = 4 * H * d * e + 3 * H * e + d + (2 * d * self.d_mlp + self.d_mlp + d if self.d_mlp else 0)
+        if self.layer_norm != "none":
+            per_block += 4 * d
+        total = d_in * d + self.n_layers * per_block
+        total += self.n_ctx * d if self.positional == "learned" else 0
+        total += 2 * d if self.layer_norm == "pre" else 0
+        total += (d * self.d_out + self.d_out) if self.d_out is not None else 0
+        return int(total)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> TransformerConfig:
+        if not isinstance(data, dict):
+            raise ValueError(f"TransformerConfig.from_dict expects a dict of fields, got {type(data).__name__}")
         known = set(cls.__dataclass_fields__)
-        unknown = set(data) - known
+        unknown = set(map(str, data)) - known
         if unknown:
             raise ValueError(f"TransformerConfig: unknown fields {sorted(unknown)}")
+        required = {n for n, f in cls.__dataclass_fields__.items()
+                    if f.default is MISSING and f.default_factory is MISSING}
+        if required - set(data):
+            raise ValueError(f"TransformerConfig: missing fields {sorted(required - set(data))}")
         return cls(**data)
 
 

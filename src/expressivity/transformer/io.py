@@ -1,58 +1,172 @@
-"""Save and load a Transformer with safetensors: weights + config + channel map (JSON metadata)."""
+"""Save and load a Transformer with safetensors: weights + config + channel map (JSON metadata).
+
+Files are deterministic (the same model gives the same bytes: metadata and tensors in sorted
+order, no timestamps), written atomically (a temporary file in the same directory, then
+renamed; an interrupted save leaves the old file) with the permissions of the umask (0644
+under umask 022). Loading checks everything before building the model: a missing, foreign,
+truncated or tampered file (a missing or extra tensor, a wrong shape or dtype, NaN/inf
+weights, incomplete or non-JSON metadata) gives one ``ValueError`` naming the file and what
+is wrong.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import struct
 from pathlib import Path
 
 import torch
 from safetensors import safe_open
-from safetensors.torch import save_file
 
+from ..checks import check_output_path
 from .channels import ChannelMap
 from .config import TransformerConfig
 from .model import Transformer
 
 FORMAT = "expressivity.transformer/1"
 
+_ST_DTYPES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+              torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
+              torch.uint8: "U8", torch.bool: "BOOL"}
+
+
+def write_safetensors(tensors: dict[str, torch.Tensor], path: str | Path, metadata: dict[str, str]) -> None:
+    """Write a safetensors file byte-for-byte deterministically, atomically, umask permissions.
+
+    The header is JSON with sorted keys (``__metadata__`` included) and tensors laid out in
+    name order; the format is the standard one (``safe_open`` reads it).
+    """
+    path = Path(path)
+    header: dict = {"__metadata__": {k: metadata[k] for k in sorted(metadata)}}
+    blobs, offset = [], 0
+    for name in sorted(tensors):
+        t = tensors[name].detach().cpu().contiguous()
+        if t.dtype not in _ST_DTYPES:
+            raise ValueError(f"tensor {name}: dtype {t.dtype} cannot be saved")
+        data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": _ST_DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    head = json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    head += b" " * (-len(head) % 8)  # the data start 8-aligned, as safetensors writes them
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # mode & ~umask
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(struct.pack("<Q", len(head)))
+            fh.write(head)
+            for data in blobs:
+                fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
 
 def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str] | None = None) -> None:
     """Write ``model`` to ``path``; ``extra`` is stored as further string metadata."""
+    if not isinstance(model, Transformer):
+        raise ValueError(f"model must be a Transformer, got {type(model).__name__}")
+    path = check_output_path(path, "path")
     tensors = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-    meta = {"format": FORMAT, "config": json.dumps(model.cfg.to_dict())}
+    meta = {"format": FORMAT, "config": json.dumps(model.cfg.to_dict(), sort_keys=True)}
     if model.channels is not None:
         meta["channels"] = model.channels.to_json()
     for key, value in (extra or {}).items():
         if not isinstance(value, str):
             raise ValueError(f"metadata value for {key!r} must be a string (use json.dumps)")
+        if key in ("format", "config", "channels"):
+            raise ValueError(f"metadata key {key!r} is reserved")
         meta[key] = value
-    save_file(tensors, str(path), metadata=meta)
+    write_safetensors(tensors, path, meta)
 
 
 def read_metadata(path: str | Path) -> dict[str, str]:
+    """The string metadata of a file written by :func:`save_transformer` (checked to be one)."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"model file {path} is a directory")
     if not path.is_file():
-        raise FileNotFoundError(f"no such model file: {path}")
+        raise ValueError(f"no such model file: {path}")
     try:
         with safe_open(str(path), framework="pt") as f:
             meta = f.metadata() or {}
     except Exception as exc:  # safetensors raises its own error types
-        raise ValueError(f"{path} is not a safetensors file: {exc}") from None
+        raise ValueError(f"{path} is not a safetensors file: {_first_line(exc)}") from None
     if meta.get("format") != FORMAT:
         raise ValueError(f"{path} was not written by expressivity (metadata format {meta.get('format')!r})")
     return meta
 
 
-def load_transformer(path: str | Path) -> Transformer:
-    """Rebuild the model saved by :func:`save_transformer`, channel names included."""
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _json_field(meta: dict, key: str, path: Path):
+    try:
+        return json.loads(meta[key])
+    except KeyError:
+        raise ValueError(f"{path}: metadata has no {key!r} entry (incomplete file?)") from None
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"{path}: metadata {key!r} is not valid JSON ({getattr(exc, 'msg', exc)})") from None
+
+
+def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
+    """Rebuild the model saved by :func:`save_transformer`, channel names included.
+
+    Every tensor of the model must be in the file with its shape and dtype, and no other;
+    NaN/inf weights are refused unless ``finite=False`` (e.g. to inspect a diverged run).
+    """
+    path = Path(path)
     meta = read_metadata(path)
-    cfg = TransformerConfig.from_dict(json.loads(meta["config"]))
-    channels = ChannelMap.from_json(meta["channels"]) if "channels" in meta else None
-    model = Transformer(cfg, channels)
+    data = _json_field(meta, "config", path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: metadata 'config' must be a JSON object, got {type(data).__name__}")
+    try:
+        cfg = TransformerConfig.from_dict(data)
+    except ValueError as exc:
+        raise ValueError(f"{path}: bad config: {exc}") from None
+    channels = None
+    if "channels" in meta:
+        names = _json_field(meta, "channels", path)
+        if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+            raise ValueError(f"{path}: metadata 'channels' must be a JSON list of channel names")
+        try:
+            channels = ChannelMap(tuple(names))
+        except ValueError as exc:
+            raise ValueError(f"{path}: bad channel map: {exc}") from None
+    try:
+        model = Transformer(cfg, channels)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    want = model.state_dict()
     state = {}
-    with safe_open(str(path), framework="pt") as f:
-        for key in f.keys():
-            state[key] = f.get_tensor(key)
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            keys = set(f.keys())
+            missing, extra = sorted(set(want) - keys), sorted(keys - set(want))
+            if missing:
+                raise ValueError(f"{path}: missing tensor(s) {', '.join(missing[:5])}" + (" …" if len(missing) > 5 else ""))
+            if extra:
+                raise ValueError(f"{path}: unexpected tensor(s) {', '.join(extra[:5])}" + (" …" if len(extra) > 5 else ""))
+            for key in sorted(keys):
+                sl = f.get_slice(key)
+                shape, dtype = tuple(sl.get_shape()), sl.get_dtype()
+                if shape != tuple(want[key].shape):
+                    raise ValueError(f"{path}: tensor {key} has shape {shape}, expected {tuple(want[key].shape)}")
+                if dtype != _ST_DTYPES.get(want[key].dtype):
+                    raise ValueError(f"{path}: tensor {key} has dtype {dtype}, expected {cfg.dtype}")
+                state[key] = f.get_tensor(key)
+    except ValueError:
+        raise
+    except Exception as exc:  # truncated or corrupt data
+        raise ValueError(f"{path}: cannot read the tensors (truncated or corrupt file: {_first_line(exc)})") from None
+    if finite:
+        for key in sorted(state):
+            if not torch.isfinite(state[key]).all():
+                raise ValueError(f"{path}: tensor {key} contains NaN or inf")
     with torch.no_grad():
         model.load_state_dict(state, strict=True)
     return model

@@ -4,12 +4,14 @@ y^(0)_i = W_E·x_i + p_i (token embedding or linear map of a continuous input, p
 positional embedding). Block k (k = 1..L), with residual connections:
 
     a_ij = λ·(W_Q y_i + b_Q)·(W_K y_j + b_K)        (× log n if log-length scaling)
+    a_ij ← a_ij + b_h(i, j)                            (alibi / relative position biases)
     â_i· = hardmax_j(a_i·) | softmax_j(a_i·)            (hardmax: even split over tied maxima)
     y_i ← y_i + Σ_h W_O^h Σ_j â^h_ij (W_V^h y_j + b_V^h) + b_O
     y_i ← y_i + W_out ReLU(W_in y_i + b_in) + b_out
 
 Optional layer norm (pre: before each sublayer plus a final one; post: after each residual
 sum) with configurable ε. Output: W_U y^(L) + b_U per token, or the residual stream itself.
+Position encodings (p_i, the RoPE rotation of q and k, the biases b_h) are in positions.py.
 Compiled, hand-built and trained models all use this class, so analyses apply to all.
 """
 
@@ -21,21 +23,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..checks import check_memory
+from . import positions as P
 from .channels import ChannelMap
 from .config import TransformerConfig
+from .positions import sinusoidal_positions  # noqa: F401  (re-exported; its home is positions.py)
 
 _DTYPES = {"float32": torch.float32, "float64": torch.float64}
-
-
-def sinusoidal_positions(n_ctx: int, d_model: int, dtype: torch.dtype = torch.float32) -> Tensor:
-    """Vaswani et al.'s p_{t,2i} = sin(t/10000^{2i/d}), p_{t,2i+1} = cos(...)."""
-    pos = torch.arange(n_ctx, dtype=torch.float64)[:, None]
-    i = torch.arange(0, d_model, 2, dtype=torch.float64)
-    angle = pos / torch.pow(10000.0, i / d_model)
-    table = torch.zeros(n_ctx, d_model, dtype=torch.float64)
-    table[:, 0::2] = torch.sin(angle)
-    table[:, 1::2] = torch.cos(angle[:, : d_model // 2])
-    return table.to(dtype)
 
 
 class LayerNorm(nn.Module):
@@ -66,6 +60,33 @@ class Attention(nn.Module):
         self.b_K = nn.Parameter(torch.zeros(H, e, dtype=dtype))
         self.b_V = nn.Parameter(torch.zeros(H, e, dtype=dtype))
         self.b_O = nn.Parameter(torch.zeros(d, dtype=dtype))
+        if cfg.positional == "relative":  # T5-style bias table b_h = W_rel[bucket, h]
+            self.W_rel = nn.Parameter(torch.empty(P.REL_BUCKETS, H, dtype=dtype))
+        self._pos_cache: dict = {}  # (T, device, dtype) -> RoPE tables / ALiBi bias / buckets
+
+    def _positions(self, T: int, device, dtype) -> tuple[tuple[Tensor, Tensor] | None, Tensor | None]:
+        """(RoPE cos/sin tables or None, score bias b_h(i, j) of shape (H, T, T) or None)."""
+        cfg = self.cfg
+        kind = cfg.positional
+        if kind not in ("rope", "alibi", "relative"):
+            return None, None
+        key = (T, device, dtype)
+        hit = self._pos_cache.get(key)
+        if hit is None:
+            if kind == "rope":  # (T, 1, 1, d_head) each, to broadcast over (B, T, 2, H, d_head)
+                hit = tuple(f[:, None, None, :] for f in P.rope_factors(T, cfg.d_head, dtype, device))
+            elif kind == "alibi":
+                hit = P.alibi_bias(cfg.n_heads, T, cfg.causal, dtype, device)
+            else:
+                hit = P.relative_buckets(T, cfg.causal, device=device)
+            if len(self._pos_cache) >= 16:  # evaluation visits many lengths: keep it small
+                self._pos_cache.clear()
+            self._pos_cache[key] = hit
+        if kind == "rope":
+            return hit, None
+        if kind == "alibi":
+            return None, hit
+        return None, self.W_rel[hit].permute(2, 0, 1)  # (T, T, H) -> (H, T, T)
 
     def _qkv(self, y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Queries, keys, values, each (B, H, T, d_head), from one fused matmul."""
@@ -74,6 +95,11 @@ class Attention(nn.Module):
         W = torch.cat([w.permute(1, 0, 2).reshape(d, H * e) for w in (self.W_Q, self.W_K, self.W_V)], dim=1)
         b = torch.cat([self.b_Q.reshape(-1), self.b_K.reshape(-1), self.b_V.reshape(-1)])
         qkv = torch.addmm(b, y.reshape(B * T, d), W).view(B, T, 3, H, e)  # (B, T, 3, H, e)
+        if self.cfg.positional == "rope":  # rotate each (2i, 2i+1) pair of q_t and k_t by t·θ_i
+            C, S = self._positions(T, y.device, y.dtype)[0]
+            qk = P.rope_apply(qkv[:, :, :2], C, S)  # q and k in one pass: (B, T, 2, H, e)
+            q, k = qk.permute(2, 0, 3, 1, 4).unbind(0)
+            return q, k, qkv[:, :, 2].transpose(1, 2)
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
         return q, k, v
 
@@ -90,15 +116,18 @@ class Attention(nn.Module):
         """Logits a_ij, shape (B, H, T, T); masked entries are −inf."""
         q, k, _ = self._qkv(y)
         allowed = _allowed(y.shape[1], self.cfg.causal, key_mask, y.device)
-        return self._logits(q, k, allowed, self._scale(y.shape[1], allowed, y.dtype, y.device))
+        bias = self._positions(y.shape[1], y.device, y.dtype)[1]
+        return self._logits(q, k, allowed, self._scale(y.shape[1], allowed, y.dtype, y.device), bias)
 
     @staticmethod
-    def _logits(q: Tensor, k: Tensor, allowed: Tensor | None, scale) -> Tensor:
+    def _logits(q: Tensor, k: Tensor, allowed: Tensor | None, scale, bias: Tensor | None = None) -> Tensor:
         if q.shape[-1] == 1:  # outer product: cheaper than a batch of 1-wide matmuls
             a = q * k.transpose(-1, -2)
         else:
             a = q @ k.transpose(-1, -2)
         a = a * scale
+        if bias is not None:  # b_h(i, j): (H, T, T)
+            a = a + bias
         if allowed is not None:
             a = a.masked_fill(~allowed, float("-inf"))
         return a
@@ -115,19 +144,23 @@ class Attention(nn.Module):
         cfg = self.cfg
         allowed = _allowed(T, cfg.causal, key_mask, y.device)  # (B|1, 1, T, T) or None
         scale = self._scale(T, allowed, y.dtype, y.device)
+        bias = self._positions(T, y.device, y.dtype)[1]  # (H, T, T) or None
         if cfg.d_head == 1:
-            z = self._one_wide(y, allowed, scale, cache, prefix)  # (B, T, H)
+            z = self._one_wide(y, allowed, scale, cache, prefix, bias)  # (B, T, H)
         else:
             q, k, v = self._qkv(y)  # (B, H, T, d_head)
             if cfg.attention == "softmax" and cache is None:
                 if isinstance(scale, Tensor):
                     q, scale = q * scale, 1.0
-                if cfg.causal and key_mask is None:  # let SDPA build the causal mask itself
+                if bias is not None:  # SDPA adds a float mask to the scaled logits
+                    mask = bias if allowed is None else bias.masked_fill(~allowed, float("-inf"))
+                    z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
+                elif cfg.causal and key_mask is None:  # let SDPA build the causal mask itself
                     z = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
                 else:
                     z = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, scale=scale)
             else:
-                a = self._logits(q, k, allowed, scale)  # (B, H, T, T)
+                a = self._logits(q, k, allowed, scale, bias)  # (B, H, T, T)
                 pattern = self.pattern(a)
                 z = pattern @ v
                 if cache is not None:
@@ -139,7 +172,8 @@ class Attention(nn.Module):
         out = torch.addmm(self.b_O, z.reshape(B * T, -1), self.W_O.reshape(-1, d))
         return out.view(B, T, d)
 
-    def _one_wide(self, y: Tensor, allowed, scale, cache: dict | None, prefix: str) -> Tensor:
+    def _one_wide(self, y: Tensor, allowed, scale, cache: dict | None, prefix: str,
+                  bias: Tensor | None = None) -> Tensor:
         """d_head = 1 (compiled models): scores are outer products; layout (B, T_q, T_k, H)."""
         B, T, d = y.shape
         H = self.cfg.n_heads
@@ -151,6 +185,8 @@ class Attention(nn.Module):
             a = a * scale.permute(0, 2, 3, 1)
         elif scale != 1.0:
             a = a * scale
+        if bias is not None:
+            a = a + bias.permute(1, 2, 0)[None]  # (1, T_q, T_k, H)
         if allowed is not None:
             a = a.masked_fill(~allowed.permute(0, 2, 3, 1), float("-inf"))
         if self.cfg.attention == "softmax":
@@ -233,6 +269,16 @@ class Transformer(nn.Module):
 
     def __init__(self, cfg: TransformerConfig, channels: ChannelMap | None = None) -> None:
         super().__init__()
+        if not isinstance(cfg, TransformerConfig):
+            raise ValueError(f"cfg must be a TransformerConfig, got {type(cfg).__name__}")
+        if channels is not None and not isinstance(channels, ChannelMap):
+            raise ValueError(f"channels must be a ChannelMap or None, got {type(channels).__name__}")
+        n = cfg.n_params() + (cfg.n_ctx * cfg.d_model if cfg.positional == "sinusoidal" else 0)
+        itemsize = 8 if cfg.dtype == "float64" else 4
+        # parameters, plus the float64 draw of the largest tensor in reset_parameters
+        check_memory(n * itemsize + 8 * max(cfg.n_ctx, cfg.d_model, cfg.d_mlp, 1) * cfg.d_model,
+                     f"a Transformer with {n:.3g} parameters ({cfg.dtype})",
+                     hint="use smaller d_model, d_mlp, n_heads, n_layers or n_ctx")
         if channels is not None and len(channels) != cfg.d_model:
             raise ValueError(f"channel map has {len(channels)} names but d_model = {cfg.d_model}")
         self.cfg = cfg
@@ -246,6 +292,8 @@ class Transformer(nn.Module):
             self.register_buffer("W_pos", sinusoidal_positions(cfg.n_ctx, cfg.d_model, dtype), persistent=False)
         else:
             self.W_pos = None
+        if cfg.positional == "i_over_n":  # p_t = (i/n)·W_frac, the feature channel i/n
+            self.W_frac = nn.Parameter(torch.empty(1, cfg.d_model, dtype=dtype))
         self.blocks = nn.ModuleList(Block(cfg, dtype) for _ in range(cfg.n_layers))
         if cfg.layer_norm == "pre":
             self.ln_final = LayerNorm(cfg.d_model, cfg.ln_eps, dtype)
@@ -275,9 +323,15 @@ class Transformer(nn.Module):
                     p.zero_()
 
     # ----------------------------------------------------------------------------- forward
-    def embed(self, inputs: Tensor) -> Tensor:
-        """y^(0): (B, T, d_model) from token ids (B, T) or vectors (B, T, d_input)."""
+    def embed(self, inputs: Tensor, key_mask: Tensor | None = None) -> Tensor:
+        """y^(0): (B, T, d_model) from token ids (B, T) or vectors (B, T, d_input).
+
+        ``key_mask`` (B, T) only matters for ``i_over_n``: n = real tokens of each row."""
         cfg = self.cfg
+        if not isinstance(inputs, Tensor):
+            raise ValueError(f"inputs must be a torch.Tensor, got {type(inputs).__name__}")
+        if inputs.is_complex():
+            raise ValueError("inputs must be real, got a complex tensor")
         if cfg.d_vocab is not None:
             if inputs.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
                 raise ValueError(f"token-id model expects integer ids of shape (B, T), got dtype {inputs.dtype}")
@@ -293,10 +347,17 @@ class Transformer(nn.Module):
                                  f"got {tuple(inputs.shape)}")
             y = inputs.to(self.dtype) @ self.W_E
         T = y.shape[1]
-        if self.W_pos is not None:
+        if cfg.positional == "learned":
             if T > self.W_pos.shape[0]:
-                raise ValueError(f"sequence length {T} exceeds n_ctx = {self.W_pos.shape[0]}")
+                raise ValueError(f"sequence length {T} exceeds n_ctx = {self.W_pos.shape[0]} (positional='learned' "
+                                 "has one trained row per position; sinusoidal, i_over_n, rope, alibi, relative "
+                                 "and none run at any length)")
             y = y + self.W_pos[:T]
+        elif cfg.positional == "sinusoidal":
+            table = self.W_pos if T <= self.W_pos.shape[0] else P.sinusoidal_positions(T, cfg.d_model, y.dtype)
+            y = y + table[:T].to(y.device)
+        elif cfg.positional == "i_over_n":
+            y = y + P.i_over_n(T, key_mask, y.dtype).to(y.device) * self.W_frac  # (B|1, T, 1)·(1, d)
         return y
 
     def forward(
@@ -311,7 +372,14 @@ class Transformer(nn.Module):
         to receive ``hook_embed``, ``blocks.{k}.hook_resid_pre|mid|post``,
         ``blocks.{k}.attn.hook_scores|hook_pattern|hook_z`` and ``hook_final``.
         """
-        y = self.embed(inputs)  # (B, T, d_model)
+        if key_mask is not None:
+            if not isinstance(key_mask, Tensor):
+                raise ValueError(f"key_mask must be a torch.Tensor of shape (B, T), got {type(key_mask).__name__}")
+            if isinstance(inputs, Tensor) and tuple(key_mask.shape) != tuple(inputs.shape[:2]):
+                raise ValueError(f"key_mask must have shape (B, T) = {tuple(inputs.shape[:2])}, got {tuple(key_mask.shape)}")
+        if cache is not None and not isinstance(cache, dict):
+            raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
+        y = self.embed(inputs, key_mask)  # (B, T, d_model)
         if cache is not None:
             cache["hook_embed"] = y
         for k, block in enumerate(self.blocks):
