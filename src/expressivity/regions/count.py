@@ -9,6 +9,7 @@ import numpy as np
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
 from .result import Regions, runs
+from .tolerances import COMPILE_DOMAIN_SLACK, LINEAR_RTOL, RADIUS_TOL
 
 _kernels_loaded = False
 
@@ -99,7 +100,7 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
 
         pieces = partition_box(prog, domain.with_dim(prog.in_dim), progress)
         return Regions("box", domain, len(pieces["A"]), len(pieces["A"]), pieces,
-                       time.perf_counter() - start)
+                       time.perf_counter() - start, tolerances={"radius_tol": RADIUS_TOL, "linear_rtol": LINEAR_RTOL})
     raise ValueError(f"domain must be a Segment, Plane, Box or Slice, got {type(domain).__name__}")
 
 
@@ -134,7 +135,7 @@ def check_compile_domain(prog, domain) -> None:
         return
     if pts.shape[1] != len(lo):
         return  # dimension mismatch: reported by the counter
-    slack = 1e-9 * (1 + np.maximum(np.abs(lo), np.abs(hi)))
+    slack = COMPILE_DOMAIN_SLACK * (1 + np.maximum(np.abs(lo), np.abs(hi)))
     if np.any(pts < lo - slack) or np.any(pts > hi + slack):
         def fmt(v):
             return "[" + ", ".join(f"{x:g}" for x in v) + "]"

@@ -16,8 +16,11 @@ MLPs) and transforms it with a sequence of ops:
 
 Scores a_ij are affine in x on every activation region when the queries are constant there
 (compiled models: the query reads the constant channel); otherwise they are quadratic.
-``flatten`` turns a program into a list of steps with Affine+ReLU / Affine+GroupMax fused and
-residuals as save/add, the form the counters walk through.
+``flatten`` (``Program.steps()``) turns a program into typed steps — ``EmbedStep``,
+``AffineStep``, ``ReluStep(W, b)`` and ``MaxStep(W, b, idx)`` (Affine fused with the activation
+after it), ``SelectStep(op)``, ``SaveStep`` / ``AddStep`` (a residual), ``ReadStep(tokens)`` —
+the form every counter walks (``match`` on the step type). :func:`evaluate` is the one
+reference interpreter of that form.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .tolerances import TIE_RTOL
 
 
 def _arr(a, what: str, ndim: int) -> np.ndarray:
@@ -129,6 +134,70 @@ class Read:
 Op = Embed | Affine | ReLU | GroupMax | Hardmax | Residual | Read
 
 
+# ---------------------------------------------------------------- flattened steps (what counters walk)
+
+
+@dataclass(frozen=True, eq=False)
+class EmbedStep:
+    """y_t = x E[:, t] + c[t] (the first step)."""
+
+    E: np.ndarray
+    c: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class AffineStep:
+    """y_t ← y_t W + b_t (an Affine not followed by an activation)."""
+
+    W: np.ndarray
+    b: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class ReluStep:
+    """y ← max(y W + b, 0): Affine fused with the ReLU after it (W, b None: a bare ReLU)."""
+
+    W: np.ndarray | None
+    b: np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)
+class MaxStep:
+    """y'_i = max_j (y W + b)[idx[i, j]]: Affine fused with GroupMax (W, b None: bare GroupMax)."""
+
+    W: np.ndarray | None
+    b: np.ndarray | None
+    idx: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class SelectStep:
+    """One hardmax attention sublayer (without its residual)."""
+
+    op: Hardmax
+
+
+@dataclass(frozen=True)
+class SaveStep:
+    """Push y (the start of a residual body)."""
+
+
+@dataclass(frozen=True)
+class AddStep:
+    """y ← pop() + y (the end of a residual body)."""
+
+
+@dataclass(frozen=True)
+class ReadStep:
+    """Output = y[tokens] flattened (the last step)."""
+
+    tokens: tuple[int, ...]
+
+
+Step = EmbedStep | AffineStep | ReluStep | MaxStep | SelectStep | SaveStep | AddStep | ReadStep
+ACTIVATIONS = (ReluStep, MaxStep, SelectStep)  # the steps that cut the domain
+
+
 @dataclass(frozen=True)
 class Program:
     """x ∈ R^in_dim ↦ output, through ``ops`` (first op: Embed; last op: Read)."""
@@ -150,48 +219,49 @@ class Program:
     def n_tokens(self) -> int:
         return self.ops[0].E.shape[1]
 
-    def steps(self) -> list[tuple]:
+    def steps(self) -> list[Step]:
+        """The typed steps the counters walk (:func:`flatten`)."""
         return flatten(self.ops)
 
     def has_hardmax(self) -> bool:
-        return any(s[0] == "select" for s in self.steps())
+        return any(isinstance(s, SelectStep) for s in self.steps())
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Reference evaluation at points x (N, n) → (N, out)."""
         return evaluate(self, x)[0]
 
 
-def flatten(ops) -> list[tuple]:
-    """Program ops → steps: ('embed', E, c) | ('affine', W, b) | ('relu', W, b) |
-    ('max', W, b, idx) | ('select', Hardmax) | ('save',) | ('add',) | ('read', tokens)."""
-    out: list[tuple] = []
+def flatten(ops) -> list[Step]:
+    """Program ops → typed steps, Affine+ReLU and Affine+GroupMax fused, residuals as
+    SaveStep … AddStep."""
+    out: list[Step] = []
     ops = list(ops)
     i = 0
     while i < len(ops):
         op = ops[i]
         nxt = ops[i + 1] if i + 1 < len(ops) else None
         if isinstance(op, Embed):
-            out.append(("embed", op.E, op.c))
+            out.append(EmbedStep(op.E, op.c))
         elif isinstance(op, Affine) and isinstance(nxt, ReLU):
-            out.append(("relu", op.W, op.b))
+            out.append(ReluStep(op.W, op.b))
             i += 1
         elif isinstance(op, Affine) and isinstance(nxt, GroupMax):
-            out.append(("max", op.W, op.b, nxt.idx))
+            out.append(MaxStep(op.W, op.b, nxt.idx))
             i += 1
         elif isinstance(op, Affine):
-            out.append(("affine", op.W, op.b))
+            out.append(AffineStep(op.W, op.b))
         elif isinstance(op, ReLU):
-            out.append(("relu", None, None))
+            out.append(ReluStep(None, None))
         elif isinstance(op, GroupMax):
-            out.append(("max", None, None, op.idx))
+            out.append(MaxStep(None, None, op.idx))
         elif isinstance(op, Hardmax):
-            out.append(("select", op))
+            out.append(SelectStep(op))
         elif isinstance(op, Residual):
-            out.append(("save",))
+            out.append(SaveStep())
             out.extend(flatten(op.body))
-            out.append(("add",))
+            out.append(AddStep())
         elif isinstance(op, Read):
-            out.append(("read", tuple(op.tokens)))
+            out.append(ReadStep(tuple(op.tokens)))
         else:
             raise ValueError(f"unknown IR op {type(op).__name__}")
         i += 1
@@ -224,7 +294,6 @@ def scores(op: Hardmax, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, v
 
 
-TIE_RTOL = 1e-9  # values within TIE_RTOL·(1 + |max|) of the maximum are tied
 
 
 def tied(a: np.ndarray) -> np.ndarray:
@@ -257,33 +326,33 @@ def evaluate(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     stack: list[np.ndarray] = []
     y = None
     for step in prog.steps():
-        kind = step[0]
-        if kind == "embed":
-            y = np.einsum("nk,ktd->ntd", x, step[1]) + step[2]
-        elif kind == "affine":
-            y = affine(y, step[1], step[2])
-        elif kind == "relu":
-            y = affine(y, step[1], step[2])
-            on = (y > 0).reshape(len(x), -1)
-            h = _mix(h, on.astype(np.uint64), rng)
-            y = np.maximum(y, 0)
-        elif kind == "max":
-            y = affine(y, step[1], step[2])
-            g = y[..., step[3]]  # (N, T, m, p)
-            arg = np.argmax(tied(g), axis=-1)
-            h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
-            y = g.max(axis=-1)
-        elif kind == "select":
-            a, _ = scores(step[1], y)
-            arg = np.argmax(tied(a), axis=-1)
-            h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
-            y = select_output(step[1], y)
-        elif kind == "save":
-            stack.append(y)
-        elif kind == "add":
-            y = stack.pop() + y
-        elif kind == "read":
-            y = y[:, list(step[1]), :].reshape(len(x), -1)
+        match step:
+            case EmbedStep(E, c):
+                y = np.einsum("nk,ktd->ntd", x, E) + c
+            case AffineStep(W, b):
+                y = affine(y, W, b)
+            case ReluStep(W, b):
+                y = affine(y, W, b)
+                on = (y > 0).reshape(len(x), -1)
+                h = _mix(h, on.astype(np.uint64), rng)
+                y = np.maximum(y, 0)
+            case MaxStep(W, b, idx):
+                y = affine(y, W, b)
+                g = y[..., idx]  # (N, T, m, p)
+                arg = np.argmax(tied(g), axis=-1)
+                h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
+                y = g.max(axis=-1)
+            case SelectStep(op):
+                a, _ = scores(op, y)
+                arg = np.argmax(tied(a), axis=-1)
+                h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
+                y = select_output(op, y)
+            case SaveStep():
+                stack.append(y)
+            case AddStep():
+                y = stack.pop() + y
+            case ReadStep(tokens):
+                y = y[:, list(tokens), :].reshape(len(x), -1)
     return y, h
 
 

@@ -28,10 +28,24 @@ import numpy as np
 
 from . import kernels
 from .domains import Plane
-from .ir import Program, evaluate, scores, select_output, tied
+from .ir import (
+    ACTIVATIONS,
+    AddStep,
+    AffineStep,
+    MaxStep,
+    Program,
+    ReadStep,
+    ReluStep,
+    SaveStep,
+    SelectStep,
+    evaluate,
+    scores,
+    select_output,
+    tied,
+)
 from .merge import adjacent_faces, components
+from .tolerances import QUERY_CONST_RTOL, VALUE_SPREAD_RTOL, ZERO_RTOL
 
-ZERO_RTOL = 1e-9
 _BLOCK = 64  # channels per block: one bit each in a uint64
 
 
@@ -183,40 +197,40 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
     steps = prog.steps()
     mesh = _Mesh(plane.polygon)
     T = prog.n_tokens
-    E, c = steps[0][1], steps[0][2]
+    E, c = steps[0].E, steps[0].c
     X = mesh.field("X")
     x = plane.points(X)
     mesh.set_field("Y", (np.einsum("nk,ktd->ntd", x, E) + c).reshape(len(X), -1))
     d_tok = E.shape[2]
     oversplit = False
     n_stack = 0
-    work = [i for i, s in enumerate(steps) if s[0] in ("relu", "max", "select")]
+    work = [i for i, s in enumerate(steps) if isinstance(s, ACTIVATIONS)]
     i = 1
     while i < len(steps):
         step = steps[i]
-        kind = step[0]
-        if kind == "affine":
-            Wb, bb = _tokenwise(step[1], step[2], T)
-            mesh.set_field("Y", mesh.field("Y") @ Wb + bb)
-            d_tok = step[1].shape[1]
-        elif kind == "save":
-            mesh.set_field(f"S{n_stack}", mesh.field("Y"))
-            n_stack += 1
-        elif kind == "add":
-            n_stack -= 1
-            mesh.set_fields({"Y": mesh.field(f"S{n_stack}") + mesh.field("Y"), f"S{n_stack}": None})
-        elif kind == "read" and list(step[1]) != list(range(T)):  # reading every token: as is
-            Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
-            mesh.set_field("Y", Y[:, list(step[1])].reshape(mesh.V, -1))
-        elif kind == "relu":
-            d_tok = _relu_layer(mesh, step, T, d_tok)
-        elif kind == "max":
-            d_tok = _max_layer(mesh, step, T)
-            oversplit |= step[3].shape[1] >= 3
-        elif kind == "select":
-            _select_layer(mesh, step[1], T, d_tok)
-            oversplit |= T >= 3
-        if progress is not None and kind in ("relu", "max", "select"):
+        match step:
+            case AffineStep(W, b):
+                Wb, bb = _tokenwise(W, b, T)
+                mesh.set_field("Y", mesh.field("Y") @ Wb + bb)
+                d_tok = W.shape[1]
+            case SaveStep():
+                mesh.set_field(f"S{n_stack}", mesh.field("Y"))
+                n_stack += 1
+            case AddStep():
+                n_stack -= 1
+                mesh.set_fields({"Y": mesh.field(f"S{n_stack}") + mesh.field("Y"), f"S{n_stack}": None})
+            case ReadStep(tokens) if list(tokens) != list(range(T)):  # reading every token: as is
+                Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
+                mesh.set_field("Y", Y[:, list(tokens)].reshape(mesh.V, -1))
+            case ReluStep():
+                d_tok = _relu_layer(mesh, step, T, d_tok)
+            case MaxStep(idx=idx):
+                d_tok = _max_layer(mesh, step, T)
+                oversplit |= idx.shape[1] >= 3
+            case SelectStep(op):
+                _select_layer(mesh, op, T, d_tok)
+                oversplit |= T >= 3
+        if progress is not None and isinstance(step, ACTIVATIONS):
             progress((work.index(i) + 1) / len(work))
         i += 1
     faces = mesh.faces()
@@ -246,7 +260,7 @@ def _tokenwise(W, b, T):
     return np.kron(np.eye(T), W), bb
 
 
-def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
+def _relu_layer(mesh: _Mesh, step: ReluStep, T: int, d_tok: int) -> int:
     """Cut along every channel of G = H W + b (H: the layer input at the vertices), block by
     block, then H ← relu(G).
 
@@ -254,7 +268,7 @@ def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
     new vertices. Two layouts of the vertex store, whichever is narrower: all of G (H is
     dropped: one product for the layer, no recomputation), or H plus one block of G (a product
     per block, and G once more at the end; pays off when n ≫ d, e.g. a wide first layer)."""
-    W, b = step[1], step[2]
+    W, b = step.W, step.b
     if W is None:
         n = d_tok
         W, b = np.eye(n), np.zeros(n)
@@ -313,8 +327,8 @@ def _cut_block(mesh: _Mesh, gcol: int, B: int, eps: np.ndarray) -> None:
             mesh._grow_faces(need, width + 2)
 
 
-def _max_layer(mesh: _Mesh, step, T: int) -> int:
-    W, b, idx = step[1], step[2], step[3]
+def _max_layer(mesh: _Mesh, step: MaxStep, T: int) -> int:
+    W, b, idx = step.W, step.b, step.idx
     Y = mesh.field("Y")
     if W is not None:
         Wb, bb = _tokenwise(W, b, T)
@@ -349,7 +363,7 @@ def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
     Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
     q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
     qscale = 1 + np.abs(q).max()
-    if np.ptp(q, axis=0).max(initial=0.0) > 1e-9 * qscale:
+    if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
         raise ValueError(
             "hardmax attention whose queries depend on the input has quadratic region boundaries: "
             "exact counting is available on a Segment only (2-D needs constant queries, as in "
@@ -380,7 +394,7 @@ def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
     # value spread over the tied keys must vanish (continuity of the selected value)
     vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)  # (V, H, Tq, Tk, e)
     spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
-    if np.nanmax(spread, initial=0.0) > 1e-6 * vmax:
+    if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:
         raise ValueError(
             "hardmax attention selects tokens with different values on the two sides of a "
             "switch: the output jumps there, which the 2-D mesh does not represent; count on a "

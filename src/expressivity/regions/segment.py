@@ -24,10 +24,22 @@ from __future__ import annotations
 import numpy as np
 
 from .domains import Segment
-from .ir import Program, affine, scores, select_output, tied
+from .ir import (
+    AddStep,
+    AffineStep,
+    MaxStep,
+    Program,
+    ReadStep,
+    ReluStep,
+    SaveStep,
+    SelectStep,
+    affine,
+    scores,
+    select_output,
+    tied,
+)
+from .tolerances import MERGE_S, ROOT_SIGN_DS, ROOT_TOP_RTOL, ZERO_RTOL
 
-ZERO_RTOL = 1e-9
-MERGE_S = 1e-12
 CHUNK = 4096  # pieces processed together before recursing on the remaining steps
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -37,7 +49,7 @@ def partition_segment(prog: Program, seg: Segment, progress=None) -> dict:
     if seg.dim != prog.in_dim:
         raise ValueError(f"segment has dimension {seg.dim} but the model's input dimension is {prog.in_dim}")
     steps = prog.steps()
-    E, c = steps[0][1], steps[0][2]
+    E, c = steps[0].E, steps[0].c
     a, b = seg.a, seg.b
     YL = (np.einsum("k,ktd->td", a, E) + c)[None]
     YR = (np.einsum("k,ktd->td", b, E) + c)[None]
@@ -128,26 +140,26 @@ def _split(st, pi, s):
 
 
 def _apply(step, i, st):
-    kind = step[0]
-    if kind == "affine":
-        gL, gR = _pre(st, step[1], step[2])
-        return {**st, "L": gL, "R": gR}
-    if kind == "save":
-        return {**st, "SL": st["SL"] + [st["L"]], "SR": st["SR"] + [st["R"]]}
-    if kind == "add":
-        return {**st, "L": st["SL"][-1] + st["L"], "R": st["SR"][-1] + st["R"],
-                "SL": st["SL"][:-1], "SR": st["SR"][:-1]}
-    if kind == "read":
-        tok = list(step[1])
-        P = len(st["t0"])
-        return {**st, "L": st["L"][:, tok].reshape(P, -1), "R": st["R"][:, tok].reshape(P, -1)}
-    if kind == "relu":
-        return _relu(step, i, st)
-    if kind == "max":
-        return _groupmax(step, i, st)
-    if kind == "select":
-        return _select(step[1], i, st)
-    raise ValueError(f"unknown step {kind}")
+    match step:
+        case AffineStep(W, b):
+            gL, gR = _pre(st, W, b)
+            return {**st, "L": gL, "R": gR}
+        case SaveStep():
+            return {**st, "SL": st["SL"] + [st["L"]], "SR": st["SR"] + [st["R"]]}
+        case AddStep():
+            return {**st, "L": st["SL"][-1] + st["L"], "R": st["SR"][-1] + st["R"],
+                    "SL": st["SL"][:-1], "SR": st["SR"][:-1]}
+        case ReadStep(tokens):
+            tok = list(tokens)
+            P = len(st["t0"])
+            return {**st, "L": st["L"][:, tok].reshape(P, -1), "R": st["R"][:, tok].reshape(P, -1)}
+        case ReluStep():
+            return _relu(step, i, st)
+        case MaxStep():
+            return _groupmax(step, i, st)
+        case SelectStep(op):
+            return _select(op, i, st)
+    raise ValueError(f"unknown step {type(step).__name__}")
 
 
 def _pre(st, W, b):
@@ -159,8 +171,8 @@ def _pre(st, W, b):
     return affine(L, W, b), affine(R, W, b)
 
 
-def _relu(step, i, st):
-    W, b = step[1], step[2]
+def _relu(step: ReluStep, i, st):
+    W, b = step.W, step.b
     gL, gR = _pre(st, W, b)  # (P, T, n)
     P = gL.shape[0]
     gL2, gR2 = gL.reshape(P, -1), gR.reshape(P, -1)
@@ -176,8 +188,8 @@ def _relu(step, i, st):
     return {**st, "L": np.maximum(gL, 0), "R": np.maximum(gR, 0), "code": code}
 
 
-def _groupmax(step, i, st):
-    W, b, idx = step[1], step[2], step[3]
+def _groupmax(step: MaxStep, i, st):
+    W, b, idx = step.W, step.b, step.idx
     gL, gR = _pre(st, W, b)
     P = gL.shape[0]
     zL, zR = gL[..., idx].reshape(P, -1, idx.shape[1]), gR[..., idx].reshape(P, -1, idx.shape[1])  # (P, U, p)
@@ -229,7 +241,7 @@ def _select(op, i, st):
             a = c0[pi, hi, qi] + s[:, None] * c1[pi, hi, qi] + (s * s)[:, None] * c2[pi, hi, qi]  # (n, T)
             a = np.where(allowed[qi], a, -np.inf)
             top = a.max(axis=1)
-            thr = top - 1e-7 * (np.abs(top) + scale)
+            thr = top - ROOT_TOP_RTOL * (np.abs(top) + scale)
             on_top = (a[np.arange(len(s)), ja[pr]] >= thr) & (a[np.arange(len(s)), ka[pr]] >= thr)
             st = _split(st, pi[on_top], s[on_top])
     Ym = (st["L"] + st["R"]) / 2
@@ -260,7 +272,7 @@ def _roots01(D0, D1, D2, tol):
     # a sign change is needed: the difference at both sides of the root must differ in sign
     for R, v in ((R1, v1), (R2, v2)):
         Rs = np.where(v, R, 0.5)
-        lo, hi = np.maximum(Rs - 1e-7, 0), np.minimum(Rs + 1e-7, 1)
+        lo, hi = np.maximum(Rs - ROOT_SIGN_DS, 0), np.minimum(Rs + ROOT_SIGN_DS, 1)
         f_lo = D0 + D1 * lo + D2 * lo * lo
         f_hi = D0 + D1 * hi + D2 * hi * hi
         v &= (f_lo * f_hi < 0) | lin

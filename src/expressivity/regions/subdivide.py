@@ -25,7 +25,7 @@ which may over-split, so activation regions are the distinct patterns at cell ce
 set of one pattern is convex — an intersection of half-spaces once earlier patterns are fixed).
 
 Tolerance (float64): a vertex with |g| ≤ ZERO_RTOL · max |g| over the vertices at the start of
-the layer lies on the cut (ZERO_RTOL = 1e-12, see below). Everything else is combinatorial.
+the layer lies on the cut (ZERO_RTOL = :data:`.tolerances.SUBDIVIDE_ZERO_RTOL` = 1e-12). Everything else is combinatorial.
 """
 
 from __future__ import annotations
@@ -35,15 +35,24 @@ import numpy as np
 from ..checks import fmt_bytes, memory_budget
 from . import complex_kernels as ck
 from .domains import MAX_SLICE_DIM, Slice
-from .ir import Program, evaluate, scores, select_output, tied
+from .ir import (
+    AddStep,
+    AffineStep,
+    MaxStep,
+    Program,
+    ReadStep,
+    ReluStep,
+    SaveStep,
+    SelectStep,
+    evaluate,
+    scores,
+    select_output,
+    tied,
+)
 from .plane import _tokenwise
+from .tolerances import QUERY_CONST_RTOL, SUBDIVIDE_ZERO_RTOL, VALUE_SPREAD_RTOL, reported
 
-# a vertex with |g| ≤ ZERO_RTOL · max |g| (over the vertices at the layer's start) lies on the cut.
-# Smaller than the plane counter's 1e-9: vertices are interpolated from the box corners, so
-# their rounding error is ≈ 1e-16 of the box scale, and 1e-9 would snap true vertices 0.3 from a
-# hyperplane onto it in a box of half-width 1e8 (the nested-box test); 1e-12 leaves a margin of
-# about 10^4 over float64 rounding.
-ZERO_RTOL = 1e-12
+ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tolerances
 
 
 _BMAX = 64
@@ -142,19 +151,20 @@ def _n_planes(prog: Program, k: int) -> tuple[int, int]:
     T = prog.n_tokens
     n, widest = 2 * k, prog.ops[0].E.shape[2] * T
     for step in prog.steps():
-        if step[0] == "relu":
-            w = (step[1].shape[1] if step[1] is not None else widest // T) * T
-            n += w
-            widest = max(widest, 2 * w)
-        elif step[0] == "max":
-            m, p = step[3].shape
-            w = step[1].shape[1] * T if step[1] is not None else widest
-            n += T * m * (p - 1)
-            widest = max(widest, w + 2 * T * m)
-        elif step[0] == "select":
-            n += step[1].W_Q.shape[0] * T * max(T - 1, 1)
-        elif step[0] == "affine":
-            widest = max(widest, step[1].shape[1] * T)
+        match step:
+            case ReluStep(W):
+                w = (W.shape[1] if W is not None else widest // T) * T
+                n += w
+                widest = max(widest, 2 * w)
+            case MaxStep(W, _, idx):
+                m, p = idx.shape
+                w = W.shape[1] * T if W is not None else widest
+                n += T * m * (p - 1)
+                widest = max(widest, w + 2 * T * m)
+            case SelectStep(op):
+                n += op.W_Q.shape[0] * T * max(T - 1, 1)
+            case AffineStep(W):
+                widest = max(widest, W.shape[1] * T)
     return n, widest
 
 
@@ -175,7 +185,7 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
     cx = _Complex(dom.lo, dom.hi, n_planes, max_rows, per_row)
     steps = prog.steps()
     T = prog.n_tokens
-    E, c = steps[0][1], steps[0][2]
+    E, c = steps[0].E, steps[0].c
     x = dom.points(cx.field("X"))
     cx.set_fields({"Y": (np.einsum("nk,ktd->ntd", x, E) + c).reshape(cx.V, -1)})
     d_tok = E.shape[2]
@@ -185,28 +195,28 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
 
     tick = tick if progress is not None else None
     for li, step in enumerate(steps[1:], 1):
-        kind = step[0]
-        if kind == "affine":
-            Wb, bb = _tokenwise(step[1], step[2], T)
-            cx.set_fields({"Y": cx.field("Y") @ Wb + bb})
-            d_tok = step[1].shape[1]
-        elif kind == "save":
-            cx.set_fields({f"S{n_stack}": cx.field("Y")})
-            n_stack += 1
-        elif kind == "add":
-            n_stack -= 1
-            cx.set_fields({"Y": cx.field(f"S{n_stack}") + cx.field("Y"), f"S{n_stack}": None})
-        elif kind == "read" and list(step[1]) != list(range(T)):
-            Y = cx.field("Y").reshape(cx.V, T, d_tok)
-            cx.set_fields({"Y": Y[:, list(step[1])].reshape(cx.V, -1)})
-        elif kind == "relu":
-            d_tok = _relu_layer(cx, step, T, d_tok, li, tick)
-        elif kind == "max":
-            d_tok = _max_layer(cx, step, T, li, tick)
-            oversplit |= step[3].shape[1] >= 3
-        elif kind == "select":
-            _select_layer(cx, step[1], T, d_tok, li, tick)
-            oversplit |= T >= 3
+        match step:
+            case AffineStep(W, b):
+                Wb, bb = _tokenwise(W, b, T)
+                cx.set_fields({"Y": cx.field("Y") @ Wb + bb})
+                d_tok = W.shape[1]
+            case SaveStep():
+                cx.set_fields({f"S{n_stack}": cx.field("Y")})
+                n_stack += 1
+            case AddStep():
+                n_stack -= 1
+                cx.set_fields({"Y": cx.field(f"S{n_stack}") + cx.field("Y"), f"S{n_stack}": None})
+            case ReadStep(tokens) if list(tokens) != list(range(T)):
+                Y = cx.field("Y").reshape(cx.V, T, d_tok)
+                cx.set_fields({"Y": Y[:, list(tokens)].reshape(cx.V, -1)})
+            case ReluStep():
+                d_tok = _relu_layer(cx, step, T, d_tok, li, tick)
+            case MaxStep(idx=idx):
+                d_tok = _max_layer(cx, step, T, li, tick)
+                oversplit |= idx.shape[1] >= 3
+            case SelectStep(op):
+                _select_layer(cx, op, T, d_tok, li, tick)
+                oversplit |= T >= 3
         done += 1
     X = cx.field("X").copy()
     out = cx.field("Y").copy()
@@ -233,10 +243,10 @@ def _eps(G: np.ndarray) -> np.ndarray:
     return ZERO_RTOL * np.abs(G).max(axis=0, initial=0.0)
 
 
-def _relu_layer(cx: _Complex, step, T: int, d_tok: int, li: int, tick) -> int:
+def _relu_layer(cx: _Complex, step: ReluStep, T: int, d_tok: int, li: int, tick) -> int:
     """Cut along every channel of G = H W + b (G affine on every cell of the layer's start
     complex, so interpolated exactly at new vertices), then H ← relu(G)."""
-    W, b = step[1], step[2]
+    W, b = step.W, step.b
     if W is None:
         W, b = np.eye(d_tok), np.zeros(d_tok)
     Wb, bb = _tokenwise(W, b, T)
@@ -249,10 +259,10 @@ def _relu_layer(cx: _Complex, step, T: int, d_tok: int, li: int, tick) -> int:
     return W.shape[1]
 
 
-def _max_layer(cx: _Complex, step, T: int, li: int, tick) -> int:
+def _max_layer(cx: _Complex, step: MaxStep, T: int, li: int, tick) -> int:
     """Maxout units in rounds: round j cuts unit u along z_j − M_u, M_u = max_{i<j} z_i (affine
     on every cell once the rounds before are done), then M_u ← max(M_u, z_j)."""
-    W, b, idx = step[1], step[2], step[3]
+    W, b, idx = step.W, step.b, step.idx
     Y = cx.field("Y")
     if W is not None:
         Wb, bb = _tokenwise(W, b, T)
@@ -279,7 +289,7 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
     Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
     q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
     qscale = 1 + np.abs(q).max()
-    if np.ptp(q, axis=0).max(initial=0.0) > 1e-9 * qscale:
+    if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
         raise ValueError(
             "hardmax attention whose queries depend on the input has quadratic region boundaries: "
             "exact counting is available on a Segment only (boxes and slices need constant queries, "
@@ -310,7 +320,7 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
     vmax = np.abs(v).max() + 1e-300
     vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)
     spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
-    if np.nanmax(spread, initial=0.0) > 1e-6 * vmax:
+    if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:
         raise ValueError(
             "hardmax attention selects tokens with different values on the two sides of a switch: the "
             "output jumps there, which the d-D complex does not represent; count on a Segment")
@@ -340,7 +350,8 @@ def subdivide_regions(prog: Program, domain, progress, start: float):
     p = partition_subdivide(prog, dom, progress)
     pieces = CellPieces(p)
     pieces["program"], pieces["domain"] = prog, dom
-    return Regions("box", domain, p["n_regions"], len(p["region"]), pieces, time.perf_counter() - start)
+    return Regions("box", domain, p["n_regions"], len(p["region"]), pieces, time.perf_counter() - start,
+                   tolerances=reported(SUBDIVIDE_ZERO_RTOL))
 
 
 __all__ = ["partition_subdivide", "subdivide_regions"]
