@@ -91,3 +91,17 @@ def test_bad_lambda_and_missing_files(tmp_path):
     assert res.exit_code == 2 and "no such model file" in res.output
     res = runner.invoke(app, ["compile", str(tmp_path / "nope.json"), "--out", str(tmp_path / "m.st")])
     assert res.exit_code == 2 and "nope.json does not exist" in res.output
+
+
+def test_compile_twice_gives_the_same_bytes_and_umask_permissions(tmp_path):
+    import os
+
+    spec = write(tmp_path, "net.json", {"type": "random", "in_dim": 2, "widths": [5, 4], "ranks": 3, "seed": 2})
+    old = os.umask(0o022)
+    try:
+        for name in ("a.safetensors", "b.safetensors"):
+            assert runner.invoke(app, ["compile", str(spec), "--out", str(tmp_path / name)]).exit_code == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.safetensors").read_bytes() == (tmp_path / "b.safetensors").read_bytes()
+    assert (tmp_path / "a.safetensors").stat().st_mode & 0o777 == 0o644

@@ -227,7 +227,7 @@ def test_verify_uses_a_relative_tolerance_for_large_outputs(tmp_path):
     cm = load_compiled(out, net)
     x = np.random.default_rng(0).uniform(-1, 1, (3000, 2))
     err = np.abs(cm.evaluate(x) - net(x)).max()
-    assert np.abs(net(x)).max() > 1e5 and err > 1e-12  # large outputs, a visible round-off error
+    assert np.abs(net(x)).max() > 1e5 and err > 1e-9  # large outputs: the old absolute 1e-9 threshold failed here
 
 
 def test_compile_writes_the_same_bytes_twice_with_umask_permissions(tmp_path):

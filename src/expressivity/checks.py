@@ -325,14 +325,16 @@ def _parse_bytes(text: str) -> int:
 
 def memory_budget() -> int:
     """Bytes one allocation may take: ``$EXPRESSIVITY_MEMORY_BUDGET`` if set, else half of
-    the memory available now (MemAvailable; 8 GiB where it cannot be read)."""
+    the machine's memory (MemTotal; 8 GiB where it cannot be read). The machine's total, not
+    what is free right now, so the same input gets the same answer however loaded the machine
+    is."""
     env = os.environ.get(_MEMORY_ENV)
     if env:
         return _parse_bytes(env)
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
-                if line.startswith("MemAvailable:"):
+                if line.startswith("MemTotal:"):
                     return int(line.split()[1]) * 1024 // 2
     except OSError:
         pass

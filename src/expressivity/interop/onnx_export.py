@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from ..transformer import Transformer
+from ..transformer.positions import require_position_table
 from ._optional import need
 from .hub import model_kind, transformer_of
 
@@ -95,6 +96,7 @@ def preflight(model, allow_zero_eps: bool = False):
     """Refuse what the export cannot write (before any file is touched); returns ``onnx``."""
     model_kind(model)  # refuses what is not one of our models
     cfg = transformer_of(model).cfg
+    require_position_table(cfg, "the ONNX export")
     if cfg.layer_norm != "none" and cfg.ln_eps == 0 and not allow_zero_eps:
         raise ValueError("layer norm with eps = 0 is not exported to ONNX: LN(x) = (x - mean)/sqrt(var) is undefined "
                          "(NaN) where var = 0 and not Lipschitz, while ONNX LayerNormalization's epsilon exists to avoid "

@@ -42,6 +42,7 @@ import torch
 from ..checks import check_choice, check_int, check_memory
 from ..compile import CompiledModel, compile_maxout
 from ..transformer import Transformer
+from ..transformer.positions import require_position_table
 from ._optional import need
 from .hub import model_kind, transformer_of
 
@@ -103,6 +104,7 @@ def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = Non
     """
     kind = model_kind(model)
     tr = transformer_of(model)
+    require_position_table(tr.cfg, "the TransformerLens export")
     bound = 0.0
     if tr.cfg.attention == "hardmax":
         if lam is None:

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from ..checks import check_float, check_int, check_memory
+from ..transformer.positions import require_position_table
 from .restriction import (
     as_transformer,
     batch_size,
@@ -182,6 +183,7 @@ def reduction_setup(model, n, config=None, as_hardmax: bool = False, interface=N
     if as_hardmax:
         t = hardmax_copy(t)
     require_hard_attention(t, "depth_reduction")
+    require_position_table(t.cfg, "depth_reduction")
     iface = interface_of(model, interface)
     if iface.K != 2:
         raise ValueError(f"depth_reduction works over a binary alphabet; the interface has "

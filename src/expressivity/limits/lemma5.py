@@ -41,6 +41,7 @@ import torch
 
 from ..checks import as_real_array, check_int, chunk_rows
 from ..transformer import Transformer
+from ..transformer.positions import require_position_table
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
         raise ValueError(f"model: lemma5_bound needs a Transformer (a construction's .transformer), "
                          f"got {type(model).__name__}")
     cfg = model.cfg
+    require_position_table(cfg, "lemma5_bound")
     if not flip_pairs:
         raise ValueError("lemma5_bound: flip_pairs must name at least one (symbol, symbol') pair")
     emb = torch.as_tensor(as_real_array(emb, "emb", ndim=3, shape=(None, None, cfg.d_model)))

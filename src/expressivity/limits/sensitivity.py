@@ -25,6 +25,7 @@ import torch
 from ..checks import check_int, check_memory, chunk_rows, parse_lengths
 from ..languages import Language
 from ..transformer import Transformer
+from ..transformer.positions import require_position_table
 from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
 from .restriction import as_transformer
 
@@ -280,6 +281,7 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
     adapter = InputAdapter(model, language, alphabet_size)
     language = adapter.language
     cfg = adapter.transformer.cfg
+    require_position_table(cfg, "flip_sensitivity")
     lengths = list(parse_lengths(lengths, "lengths"))
     if min(lengths) < 2:
         raise ValueError(f"lengths must be >= 2 (a flip needs another position), got {min(lengths)}")

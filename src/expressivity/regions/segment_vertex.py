@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..checks import check_memory
 from . import ir, kernels
 from .domains import Segment
 from .ir import Program, affine
@@ -75,7 +76,10 @@ def _offsets(vi, n_edges):
 def _spliced(F, kstart, s, relu=False):
     """F (P + 1, ...) with rows interpolated at s on the edges given by kstart (fresh array)."""
     F2 = np.ascontiguousarray(F.reshape(len(F), -1))
-    out = np.empty((len(F2) + len(s), F2.shape[1]))
+    rows = len(F2) + len(s)
+    check_memory(8.0 * rows * F2.shape[1], f"domain: the segment's vertex store ({rows:,} vertices so far)",
+                 hint="count a shorter segment or a smaller network")
+    out = np.empty((rows, F2.shape[1]))
     kernels.insert_rows(F2, kstart, s, relu, out)
     return out.reshape((-1,) + F.shape[1:])
 

@@ -44,6 +44,19 @@ SCORE_BIASES = ("relative", "alibi")  # b_h(t, s) added to the attention logits
 REL_BUCKETS = 32  # T5's relative_attention_num_buckets
 REL_MAX_DISTANCE = 128  # T5's relative_attention_max_distance
 ROPE_BASE = 10000.0
+TABLE = ("learned", "sinusoidal", "none")  # positions are a fixed table W_pos added to y^(0)
+
+
+def require_position_table(cfg, what: str) -> None:
+    """Refuse a model whose positions are not the fixed table W_pos (``TABLE``).
+
+    Code that reads W_E + W_pos, or re-derives q·k from the weights (Lemma 5's bound, the
+    incremental flip measurement, the depth reduction, ONNX and TransformerLens exports),
+    would silently drop rope's rotations, alibi/relative score biases or the length-dependent
+    i/n feature; it must say so instead of answering for a different model."""
+    if cfg.positional not in TABLE:
+        raise ValueError(f"{what} handles positions given as a table W_pos (positional = {', '.join(TABLE)}); "
+                         f"this model has positional={cfg.positional!r}, which it would silently ignore")
 
 
 def sinusoidal_positions(n_ctx: int, d_model: int, dtype: torch.dtype = torch.float32) -> Tensor:
