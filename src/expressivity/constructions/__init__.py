@@ -25,7 +25,14 @@ from collections.abc import Callable
 
 from ..checks import check_choice
 from . import dyck, dyck_yao, first, parity, parity_compiled
-from .base import Construction, Encoded, ce_bits_closed_form, ce_bits_from_logits, check_labels
+from .base import (
+    Construction,
+    Encoded,
+    Encoder,
+    ce_bits_closed_form,
+    ce_bits_from_logits,
+    check_labels,
+)
 
 DYCK_METHODS = {"depth-lookup": dyck.build, "yao": dyck_yao.build}
 
@@ -63,5 +70,5 @@ def get(name: str, **params) -> Construction:
     return REGISTRY[name](**params)
 
 
-__all__ = ["REGISTRY", "Construction", "Encoded", "allowed_params", "ce_bits_closed_form", "ce_bits_from_logits",
+__all__ = ["REGISTRY", "Construction", "Encoded", "Encoder", "allowed_params", "ce_bits_closed_form", "ce_bits_from_logits",
            "check_labels", "get"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -37,6 +37,25 @@ class Encoded(NamedTuple):
     inputs: Tensor  # token ids (B, T) long, or continuous features (B, T, d_input)
     key_mask: Tensor | None  # (B, T) bool, True = real token; None = no masking
     read: Tensor  # (B,) long: position whose output is the logit z
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Strings into a model: what every analysis in ``limits/`` takes.
+
+    Constructions (hand-built and compiled), trained checkpoints
+    (:class:`~expressivity.limits.trained.TrainedModel`) and plain token-id transformers
+    (wrapped by one adapter in ``limits/``) all provide it.
+    ``encode(strings)`` maps strings of one length to :class:`Encoded`.
+    """
+
+    @property
+    def transformer(self) -> Transformer: ...
+
+    @property
+    def language(self) -> Language: ...
+
+    def encode(self, strings: list[str]) -> Encoded: ...
 
 
 @dataclass(frozen=True, eq=False)

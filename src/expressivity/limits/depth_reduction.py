@@ -156,18 +156,14 @@ def _scores(t, iface, items: _Items, layer: int) -> torch.Tensor:
         m64(x.to(torch.float64) if x.is_floating_point() else x, cache=cache)
         y = cache[f"blocks.{layer}.hook_resid_pre"]  # (b, T, d)
         rows.append(y[torch.arange(len(y)), torch.as_tensor(items.pos[s0:s0 + chunk])])
-    u = torch.cat(rows)  # (P, d)
     block = m64.blocks[layer]
-    if cfg.layer_norm == "pre":
-        u = block.ln1(u)
     at = block.attn
-    q = torch.einsum("pd,hde->hpe", u, at.W_Q) + at.b_Q[:, None]
-    k = torch.einsum("pd,hde->hpe", u, at.W_K) + at.b_K[:, None]
+    q, k, _ = at.project(block.attn_input(torch.cat(rows))).transpose(0, 2).unbind(1)  # (H, P, e) each
     a = cfg.lam * torch.einsum("hpe,hre->hpr", q, k)  # (H, P, P)
-    pos = torch.as_tensor(items.pos)
     if cfg.log_length_scaling:
+        pos = torch.as_tensor(items.pos)
         m = (pos + 1).double() if cfg.causal else torch.full((len(pos),), float(items.T), dtype=torch.float64)
-        a = a * torch.log(m)[None, :, None]
+        a = a * at.length_factor(m)[None, :, None]
     return a
 
 

@@ -20,14 +20,6 @@ from torch import Tensor
 from ..transformer import Transformer
 
 
-def _qkv(at, u: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """u (..., d) -> q, k, v (..., H, e)."""
-    q = torch.einsum("...d,hde->...he", u, at.W_Q) + at.b_Q
-    k = torch.einsum("...d,hde->...he", u, at.W_K) + at.b_K
-    v = torch.einsum("...d,hde->...he", u, at.W_V) + at.b_V
-    return q, k, v
-
-
 class FirstBlock:
     """Precomputed base-string quantities of block 1; :meth:`flipped` gives y^(1) of copies."""
 
@@ -38,13 +30,12 @@ class FirstBlock:
         blk = m.blocks[0]
         self.blk = blk
         T = y0.shape[1]
-        u = blk.ln1(y0) if cfg.layer_norm == "pre" else y0
-        q, k, v = _qkv(blk.attn, u)  # (B, T, H, e)
+        q, k, v = blk.attn.project(blk.attn_input(y0)).unbind(-3)  # (B, T, H, e)
         self.q, self.k, self.v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, H, T, e)
         idx = torch.arange(T)
         self.allowed = (idx[None, :] <= idx[:, None]) if cfg.causal else torch.ones(T, T, dtype=torch.bool)
         n_keys = self.allowed.sum(-1).to(y0.dtype)  # (T,)
-        self.s = torch.log(n_keys) if cfg.log_length_scaling else torch.ones(T, dtype=y0.dtype)  # (T,)
+        self.s = blk.attn.length_factor(n_keys)  # (T,)
         a = cfg.lam * torch.einsum("bhie,bhje->bhij", self.q, self.k) * self.s[:, None]
         self.a = a.masked_fill(~self.allowed, float("-inf"))  # (B, H, T, T)
         self.mx = self.a.amax(-1)  # (B, H, T)
@@ -56,8 +47,8 @@ class FirstBlock:
         """y^(1) of the copies: position pos[c] set to y0_new[:, c] → (B, c, T, d)."""
         cfg, blk, at = self.cfg, self.blk, self.blk.attn
         c = pos.numel()
-        u_new = blk.ln1(y0_new) if cfg.layer_norm == "pre" else y0_new  # (B, c, d)
-        qf, kf, vf = (t.transpose(1, 2) for t in _qkv(at, u_new))  # (B, H, c, e)
+        qkv_new = at.project(blk.attn_input(y0_new))  # (B, c, 3, H, e)
+        qf, kf, vf = (t.transpose(1, 2) for t in qkv_new.unbind(-3))  # (B, H, c, e)
         # logits of every query j against the flipped key: (B, H, c, T)
         a_new = cfg.lam * torch.einsum("bhje,bhce->bhcj", self.q, kf) * self.s
         a_new = a_new.masked_fill(~self.allowed[:, pos].T[None, None], float("-inf"))
@@ -93,7 +84,7 @@ class FirstBlock:
         if cfg.layer_norm == "post":
             y = blk.ln1(y)
         if blk.mlp is not None:
-            y = y + blk.mlp(blk.ln2(y) if cfg.layer_norm == "pre" else y)
+            y = y + blk.mlp(blk.mlp_input(y))
             if cfg.layer_norm == "post":
                 y = blk.ln2(y)
         return y

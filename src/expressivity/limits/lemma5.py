@@ -33,6 +33,7 @@ by e^{2A}/(n − 1) and it does not apply either. Both are reported, never paper
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -218,17 +219,11 @@ def _first_layer_spread(model: Transformer, block, emb: torch.Tensor, n: int) ->
     W_E, W_pos, W_Q, W_K — a much tighter stand-in for 2A in the first layer.
     """
     cfg = model.cfg
-    attn = block.attn
+    block64 = copy.deepcopy(block).to(torch.float64)
     with torch.no_grad():
-        if cfg.layer_norm == "pre":
-            ln = block.ln1
-            u = torch.nn.functional.layer_norm(emb, emb.shape[-1:], ln.w.double(), ln.b.double(), ln.eps)
-        else:
-            u = emb  # (V, n, d)
-        V = u.shape[0]
-        W_Q, W_K = attn.W_Q.detach().double(), attn.W_K.detach().double()
-        q = torch.einsum("vnd,hde->hvne", u, W_Q) + attn.b_Q.detach().double()[:, None, None]
-        k = torch.einsum("vnd,hde->hvne", u, W_K) + attn.b_K.detach().double()[:, None, None]
+        V = emb.shape[0]
+        qkv = block64.attn.project(block64.attn_input(emb.to(torch.float64)))  # (V, n, 3, H, e)
+        q, k = qkv[:, :, 0].permute(2, 0, 1, 3), qkv[:, :, 1].permute(2, 0, 1, 3)  # (H, V, n, e)
         k = k.reshape(cfg.n_heads, V * n, -1)  # keys (v', l) flattened
         out = np.zeros((cfg.n_heads, n))
         step = chunk_rows(cfg.n_heads * V * V * n, budget=1 << 22)  # queries per block of (H, V, ·, V·n) logits

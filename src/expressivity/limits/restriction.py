@@ -166,10 +166,6 @@ def interface_of(model, default: SymbolInterface | None = None):
     return SymbolInterface()
 
 
-def _input(x: torch.Tensor) -> torch.Tensor:
-    return x.to(torch.float64) if x.is_floating_point() else x
-
-
 SCORE_BUDGET = 1 << 28  # bytes for one attention sublayer's score/pattern tensors per batch
 
 

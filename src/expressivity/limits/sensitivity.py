@@ -248,12 +248,8 @@ def _deeper(m64: Transformer, y1: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     B, c, T, d = y1.shape
     y = y1.reshape(B * c, T, d)
     stream = [y]
-    for block in m64.blocks[1:]:
-        y = block(y, None, None, "")
-        stream.append(y)
-    if m64.cfg.layer_norm == "pre":
-        y = m64.ln_final(y)
-    out = (y @ m64.W_U + m64.b_U).reshape(B, c, T, -1) if m64.cfg.d_out is not None else None
+    out = m64.unembed(m64.run_blocks(y, 1, stream=stream))
+    out = out.reshape(B, c, T, -1) if m64.cfg.d_out is not None else None
     return torch.stack(stream).reshape(len(stream), B, c, T, d), out
 
 

@@ -3,7 +3,8 @@
 Training tasks tokenise with :class:`~expressivity.languages.Vocab` (specials first, then the
 alphabet): recognition reads ``s_1 … s_n CLS`` at the CLS position, next-symbol prediction
 reads ``BOS s_1 … s_n`` at the last position. :class:`TrainedModel` gives such a transformer
-the ``.encode(strings)`` / ``.language`` interface the limits analyses use for constructions.
+the :class:`~expressivity.constructions.base.Encoder` interface (``.encode(strings)``,
+``.language``, ``.transformer``) the limits analyses take.
 """
 
 from __future__ import annotations
@@ -15,20 +16,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..constructions.base import Encoded
 from ..languages import BOS, CLS, Language, Vocab
 from ..languages import get as get_language
 from ..transformer import Transformer, load_transformer, read_metadata
 
 
-@dataclass(frozen=True)
-class Encoded:
-    inputs: torch.Tensor  # (B, T) token ids
-    key_mask: None
-    read: torch.Tensor  # (B,) read position
-
-
 @dataclass(frozen=True, eq=False)
 class TrainedModel:
+    """A trained checkpoint as an :class:`~expressivity.constructions.base.Encoder`."""
+
     transformer: Transformer
     language: Language
     kind: str = "recognition"  # recognition | next_symbol

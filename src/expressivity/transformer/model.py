@@ -88,13 +88,20 @@ class Attention(nn.Module):
             return None, hit
         return None, self.W_rel[hit].permute(2, 0, 1)  # (T, T, H) -> (H, T, T)
 
-    def _qkv(self, y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """Queries, keys, values, each (B, H, T, d_head), from one fused matmul."""
-        B, T, d = y.shape
+    def project(self, u: Tensor) -> Tensor:
+        """Position-free projections [W_Q u + b_Q, W_K u + b_K, W_V u + b_V] of the sublayer input
+        u (..., d_model), from one fused matmul: (..., 3, H, d_head). No RoPE (see :meth:`qkv`)."""
+        d = u.shape[-1]
         H, e = self.cfg.n_heads, self.cfg.d_head
         W = torch.cat([w.permute(1, 0, 2).reshape(d, H * e) for w in (self.W_Q, self.W_K, self.W_V)], dim=1)
         b = torch.cat([self.b_Q.reshape(-1), self.b_K.reshape(-1), self.b_V.reshape(-1)])
-        qkv = torch.addmm(b, y.reshape(B * T, d), W).view(B, T, 3, H, e)  # (B, T, 3, H, e)
+        return torch.addmm(b, u.reshape(-1, d), W).view(*u.shape[:-1], 3, H, e)
+
+    def qkv(self, y: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Queries, keys, values, each (B, H, T, d_head), of the sublayer input y (B, T, d_model);
+        with RoPE, q_t and k_t are rotated by t·θ_i (positions.rope_apply)."""
+        T = y.shape[1]
+        qkv = self.project(y)  # (B, T, 3, H, e)
         if self.cfg.positional == "rope":  # rotate each (2i, 2i+1) pair of q_t and k_t by t·θ_i
             C, S = self._positions(T, y.device, y.dtype)[0]
             qk = P.rope_apply(qkv[:, :, :2], C, S)  # q and k in one pass: (B, T, 2, H, e)
@@ -103,6 +110,13 @@ class Attention(nn.Module):
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
         return q, k, v
 
+    def length_factor(self, n_keys: Tensor) -> Tensor:
+        """The length-scaling rule: the logit multiplier log n of a query that sees n_keys keys
+        (log-length scaling), else 1. Shape of ``n_keys``; λ is not included."""
+        if not self.cfg.log_length_scaling:
+            return torch.ones_like(n_keys)
+        return torch.log(n_keys)
+
     def _scale(self, T: int, allowed: Tensor | None, dtype: torch.dtype, device) -> float | Tensor:
         """λ, or λ·log n per query (n = number of keys it sees) with log-length scaling."""
         if not self.cfg.log_length_scaling:
@@ -110,11 +124,13 @@ class Attention(nn.Module):
         if allowed is None:
             return self.cfg.lam * math.log(T)
         n_keys = allowed.sum(-1, keepdim=True).clamp(min=1).to(dtype)  # (B|1, 1, T, 1)
-        return self.cfg.lam * torch.log(n_keys)
+        return self.cfg.lam * self.length_factor(n_keys)
 
     def scores(self, y: Tensor, key_mask: Tensor | None = None) -> Tensor:
-        """Logits a_ij, shape (B, H, T, T); masked entries are −inf."""
-        q, k, _ = self._qkv(y)
+        """Logits a_ij = λ·s_i·q_i·k_j + b_h(i, j), shape (B, H, T, T), of the sublayer input y
+        (B, T, d_model): RoPE, length scaling s_i and alibi/relative biases included; masked
+        entries are −inf."""
+        q, k, _ = self.qkv(y)
         allowed = _allowed(y.shape[1], self.cfg.causal, key_mask, y.device)
         bias = self._positions(y.shape[1], y.device, y.dtype)[1]
         return self._logits(q, k, allowed, self._scale(y.shape[1], allowed, y.dtype, y.device), bias)
@@ -148,7 +164,7 @@ class Attention(nn.Module):
         if cfg.d_head == 1:
             z = self._one_wide(y, allowed, scale, cache, prefix, bias)  # (B, T, H)
         else:
-            q, k, v = self._qkv(y)  # (B, H, T, d_head)
+            q, k, v = self.qkv(y)  # (B, H, T, d_head)
             if cfg.attention == "softmax" and cache is None:
                 if isinstance(scale, Tensor):
                     q, scale = q * scale, 1.0
@@ -240,24 +256,28 @@ class Block(nn.Module):
             self.ln1 = LayerNorm(cfg.d_model, cfg.ln_eps, dtype)
             self.ln2 = LayerNorm(cfg.d_model, cfg.ln_eps, dtype)
 
+    def attn_input(self, y: Tensor) -> Tensor:
+        """What the attention sublayer reads from the residual y (..., d_model): LN1(y) with
+        pre-layer-norm, else y itself."""
+        return self.ln1(y) if self.cfg.layer_norm == "pre" else y
+
+    def mlp_input(self, y: Tensor) -> Tensor:
+        """What the FFN sublayer reads from the residual y (..., d_model): LN2(y) with
+        pre-layer-norm, else y itself."""
+        return self.ln2(y) if self.cfg.layer_norm == "pre" else y
+
     def forward(self, y: Tensor, key_mask: Tensor | None, cache: dict | None, prefix: str) -> Tensor:
         placement = self.cfg.layer_norm
         # y: (B, T, d_model) — the residual stream
-        if placement == "pre":
-            y = y + self.attn(self.ln1(y), key_mask, cache, prefix + "attn.")
-        else:
-            y = y + self.attn(y, key_mask, cache, prefix + "attn.")
-            if placement == "post":
-                y = self.ln1(y)
+        y = y + self.attn(self.attn_input(y), key_mask, cache, prefix + "attn.")
+        if placement == "post":
+            y = self.ln1(y)
         if cache is not None:
             cache[prefix + "hook_resid_mid"] = y
         if self.mlp is not None:
-            if placement == "pre":
-                y = y + self.mlp(self.ln2(y))
-            else:
-                y = y + self.mlp(y)
-                if placement == "post":
-                    y = self.ln2(y)
+            y = y + self.mlp(self.mlp_input(y))
+            if placement == "post":
+                y = self.ln2(y)
         return y
 
 
@@ -382,13 +402,26 @@ class Transformer(nn.Module):
         y = self.embed(inputs, key_mask)  # (B, T, d_model)
         if cache is not None:
             cache["hook_embed"] = y
-        for k, block in enumerate(self.blocks):
+        return self.unembed(self.run_blocks(y, 0, key_mask, cache), cache)
+
+    def run_blocks(self, y: Tensor, start: int = 0, key_mask: Tensor | None = None,
+                   cache: dict | None = None, stream: list | None = None) -> Tensor:
+        """Blocks start+1..L (0-based ``start``..L−1) on the residual y^(start) (B, T, d_model):
+        returns y^(L). ``stream`` (a list) receives y^(start+1), …, y^(L); ``cache`` the hooks."""
+        for k in range(start, len(self.blocks)):
             prefix = f"blocks.{k}."
             if cache is not None:
                 cache[prefix + "hook_resid_pre"] = y
-            y = block(y, key_mask, cache, prefix)
+            y = self.blocks[k](y, key_mask, cache, prefix)
             if cache is not None:
                 cache[prefix + "hook_resid_post"] = y
+            if stream is not None:
+                stream.append(y)
+        return y
+
+    def unembed(self, y: Tensor, cache: dict | None = None) -> Tensor:
+        """Output of the final residual y^(L) (..., d_model): W_U·LN_f(y) + b_U (LN_f only with
+        pre-layer-norm), or LN_f(y) itself when the model has no W_U (d_out = None)."""
         if self.cfg.layer_norm == "pre":
             y = self.ln_final(y)
         if cache is not None:
