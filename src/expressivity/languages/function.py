@@ -137,6 +137,35 @@ class Transduction(FunctionTask):
         return self.encode_outputs([self.output(s) for s in self.to_strings(ids)], ids.shape[1])
 
 
+class DigitRearrangement(Transduction):
+    """A transduction that rearranges s over the digits 0…vocab_size−1 into a string of the
+    same length n (reverse string, odds first, bucket sort): inputs uniform over Σⁿ, output
+    alphabet = input alphabet. Subclasses give the string oracle ``output(s)`` and its batch
+    form ``rearrange_ids(ids)`` (B, n) → (B, n), written separately so each checks the other."""
+
+    default_vocab_size = 2
+
+    def __init__(self, vocab_size: int | None = None) -> None:
+        size = self.default_vocab_size if vocab_size is None else vocab_size
+        self.vocab_size = check_int(self.name, "vocab_size", size, 2, 10)
+        self.alphabet = self.output_alphabet = "0123456789"[: self.vocab_size]
+
+    def output_length(self, length: int) -> int:
+        return length
+
+    def rearrange_ids(self, ids: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _sample_ids(self, rng, count, length):
+        return uniform_ids(rng, count, length, self.vocab_size)
+
+    def outputs_ids(self, ids):
+        return self.rearrange_ids(ids)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(vocab_size={self.vocab_size})"
+
+
 def uniform_ids(rng: np.random.Generator, count: int, length: int, n_symbols: int) -> np.ndarray:
     """Uniform strings: ids (count, length) with entries in [0, n_symbols)."""
     return rng.integers(0, n_symbols, size=(count, length))

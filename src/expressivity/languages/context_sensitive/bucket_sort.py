@@ -11,28 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..function import Transduction, check_int, uniform_ids
+from ..function import DigitRearrangement
 
 
-class BucketSort(Transduction):
+class BucketSort(DigitRearrangement):
     name = "bucket_sort"
 
-    def __init__(self, vocab_size: int = 5) -> None:
-        self.vocab_size = check_int(self.name, "vocab_size", vocab_size, 2, 10)
-        self.alphabet = self.output_alphabet = "0123456789"[: self.vocab_size]
-
-    def output_length(self, length: int) -> int:
-        return length
+    default_vocab_size = 5
 
     def output(self, s: str) -> str:
         self.to_ids(s)
         return "".join(sorted(s))
 
-    def _sample_ids(self, rng, count, length):
-        return uniform_ids(rng, count, length, self.vocab_size)
-
-    def outputs_ids(self, ids):
+    def rearrange_ids(self, ids):
         return np.sort(ids, axis=1)
-
-    def __repr__(self) -> str:
-        return f"BucketSort(vocab_size={self.vocab_size})"

@@ -13,28 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..function import Transduction, check_int, uniform_ids
+from ..function import DigitRearrangement
 
 
-class OddsFirst(Transduction):
+class OddsFirst(DigitRearrangement):
     name = "odds_first"
 
-    def __init__(self, vocab_size: int = 2) -> None:
-        self.vocab_size = check_int(self.name, "vocab_size", vocab_size, 2, 10)
-        self.alphabet = self.output_alphabet = "0123456789"[: self.vocab_size]
-
-    def output_length(self, length: int) -> int:
-        return length
 
     def output(self, s: str) -> str:
         self.to_ids(s)
         return s[0::2] + s[1::2]
 
-    def _sample_ids(self, rng, count, length):
-        return uniform_ids(rng, count, length, self.vocab_size)
-
-    def outputs_ids(self, ids):
+    def rearrange_ids(self, ids):
         return np.concatenate([ids[:, 0::2], ids[:, 1::2]], axis=1)
-
-    def __repr__(self) -> str:
-        return f"OddsFirst(vocab_size={self.vocab_size})"
