@@ -14,7 +14,9 @@ Two tools:
 - :func:`depth_reduction` (constructive, binary alphabet): the three stages of the depth-
   reduction lemma, block by block, on a concrete hardmax :class:`Transformer`, tracking for
   each position t the set S_t of free inputs its activation y_t^(ℓ) depends on. See
-  :mod:`.depth_reduction` for the stages; this module holds the shared model interface.
+  :mod:`.depth_reduction` for the stages; this module holds the symbol interfaces
+  (:class:`SymbolInterface` for a plain token-id model, :class:`ConstructionInterface` for an
+  Encoder) and batched evaluation; what all analyses share about encoders is in :mod:`.encoder`.
 """
 
 from __future__ import annotations

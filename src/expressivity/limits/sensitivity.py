@@ -82,9 +82,9 @@ class InputAdapter:
     """Strings (as symbol indices (N, n)) -> what the transformer reads.
 
     A plain token-id :class:`Transformer`: symbol a is token id a (``alphabet_size`` symbols).
-    A construction (anything with ``.transformer`` and ``.encode(strings)`` returning
-    (inputs, key_mask, read)): its own encoder; the token positions holding the string are
-    found by comparing encodings of constant strings, and the encoding must be position-wise
+    An :class:`~expressivity.constructions.base.Encoder` (construction, compiled model, trained
+    checkpoint): its own encoder; the token positions holding the string are found by
+    :func:`.encoder.symbol_positions`, and the encoding must be position-wise
     (checked on every measurement: Δy^(0) must vanish off the flipped position).
     """
 
@@ -262,7 +262,8 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
     """Measured flip sensitivity and Hahn's Lemma 5 bound per length n and layer k.
 
     ``model``: a token-id :class:`Transformer` (symbol a = token a; output read at the last
-    position) or a construction (``.transformer``, ``.encode(strings)``, ``.language``).
+    position) or an :class:`~expressivity.constructions.base.Encoder` (``.transformer``,
+    ``.encode(strings)``, ``.language``: constructions, compiled models, trained checkpoints).
     ``language``: a :class:`~expressivity.languages.base.Language` whose positive and
     negative strings are measured (half each when both exist); None → uniform strings over
     ``alphabet_size`` symbols (default: all token ids). Lengths without strings are skipped.
