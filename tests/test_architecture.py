@@ -18,7 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     "cpwl": set(),
     "languages": set(),
     "compile": {"cpwl", "transformer"},
-    "regions": {"cpwl", "transformer", "compile"},
+    "regions": {"cpwl", "transformer"},
     "train": {"languages", "transformer"},
     "constructions": {"transformer", "compile", "cpwl", "languages"},
     "limits": {"transformer", "languages", "constructions", "train"},

@@ -277,7 +277,8 @@ class Tmp:
 
 def _small_n_ctx_eval():
     cfg = tiny_cfg(positional="learned")  # only learned positions have a context limit
-    model = T.build_model(cfg, 6, 2)  # PAD BOS EOS CLS + "01"
+    task = cfg.make_task()
+    model = T.build_model(cfg, len(task.vocab), task.n_outputs)  # n_ctx = 8 + 2
     return T.evaluate, (model, tiny_cfg(positional="learned", test_lengths=(8, 50))), {}
 
 

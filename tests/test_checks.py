@@ -155,3 +155,11 @@ def test_cli_bug_is_one_line_exit_1(monkeypatch):
     assert result.exit_code == 1
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "internal error (ZeroDivisionError: boom)" in lines[0]
+
+
+def test_parse_lengths_max_count_refuses_before_expanding():
+    assert checks.parse_lengths("1-5", max_count=5) == (1, 2, 3, 4, 5)
+    api_rejects(checks.parse_lengths, "1-100000000000", "test_lengths", max_count=1000,
+                mentions=("test_lengths", "over the limit of 1,000"))
+    api_rejects(checks.parse_lengths, [1, 2, 3], max_count=2, mentions="over the limit")
+    assert checks.parse_length_range("1-100000000000") == (1, 100000000000)  # a range is not expanded

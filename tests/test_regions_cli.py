@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from expressivity.cli import app
-from expressivity.regions.theorem44 import depth_table
+from expressivity.report.theorem44 import depth_table
 
 runner = CliRunner()
 

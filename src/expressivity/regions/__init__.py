@@ -2,7 +2,7 @@
 
 model → :func:`lower` → :class:`~.ir.Program` → :func:`count_regions` (Segment | Plane | Box)
 → :class:`Regions` (activation regions, linear regions, the pieces) → :func:`plot_regions`.
-Theorem 4.4 of paper 1, measured: :mod:`.theorem44`.
+Theorem 4.4 of paper 1, measured: :mod:`expressivity.report.theorem44`.
 """
 
 from .count import count_regions

@@ -20,11 +20,19 @@ from collections import deque
 import numpy as np
 from scipy.optimize import linprog
 
+from . import ir
 from .domains import Box
 from .ir import Program, scores, tied
-from .result import LINEAR_RTOL
+from .tolerances import (
+    BOX_QUERY_RTOL,
+    LINEAR_RTOL,
+    LP_INSIDE_RTOL,
+    LP_PARALLEL_TOL,
+    LP_ROW_RTOL,
+    LP_STEP,
+    RADIUS_TOL,
+)
 
-RADIUS_TOL = 1e-9
 MAX_REGIONS = 20000
 
 
@@ -39,22 +47,20 @@ def _affine_pass(prog: Program, x: np.ndarray):
     Y = None
     T = prog.n_tokens
     for step in prog.steps():
-        kind = step[0]
-        if kind == "embed":
-            E, c = step[1], step[2]
-            Y = np.concatenate([np.transpose(E, (1, 2, 0)), c[..., None]], axis=-1)  # (T, d, n+1)
-        elif kind in ("affine", "relu", "max") and step[1] is not None:
-            Y = np.einsum("tdk,de->tek", Y, step[1])
-            Y[..., -1] += np.broadcast_to(step[2], (T, step[1].shape[1]))
-        if kind == "relu":
+        if isinstance(step, ir.EmbedStep):
+            Y = np.concatenate([np.transpose(step.E, (1, 2, 0)), step.c[..., None]], axis=-1)  # (T, d, n+1)
+        elif isinstance(step, (ir.AffineStep, ir.ReluStep, ir.MaxStep)) and step.W is not None:
+            Y = np.einsum("tdk,de->tek", Y, step.W)
+            Y[..., -1] += np.broadcast_to(step.b, (T, step.W.shape[1]))
+        if isinstance(step, ir.ReluStep):
             val = Y @ xe  # (T, n_ch)
             on = val > 0
             code.append(on.ravel())
             sgn = np.where(on, 1.0, -1.0)
             rows.append((sgn[..., None] * Y).reshape(-1, n + 1))
             Y = Y * on[..., None]
-        elif kind == "max":
-            idx = step[3]
+        elif isinstance(step, ir.MaxStep):
+            idx = step.idx
             Z = Y[:, idx]  # (T, m, p, n+1)
             val = Z @ xe
             arg = np.argmax(tied(val), axis=-1)  # (T, m)
@@ -62,11 +68,11 @@ def _affine_pass(prog: Program, x: np.ndarray):
             win = np.take_along_axis(Z, arg[..., None, None], axis=2)  # (T, m, 1, n+1)
             rows.append((win - Z).reshape(-1, n + 1))
             Y = win[:, :, 0]
-        elif kind == "select":
-            op = step[1]
+        elif isinstance(step, ir.SelectStep):
+            op = step.op
             val = Y @ xe  # (T, d)
             q = np.einsum("tdk,hde->htek", Y, op.W_Q)
-            if np.abs(q[..., :-1]).max(initial=0.0) > 1e-12 * (1 + np.abs(q).max()):
+            if np.abs(q[..., :-1]).max(initial=0.0) > BOX_QUERY_RTOL * (1 + np.abs(q).max()):
                 raise ValueError("Box counting needs hardmax queries that are constant in x "
                                  "(compiled models); use a Segment for input-dependent queries")
             a, _ = scores(op, val[None])
@@ -86,12 +92,12 @@ def _affine_pass(prog: Program, x: np.ndarray):
             Z = np.einsum("hij,hjek->hiek", w, V)
             Y = np.einsum("hiek,hed->idk", Z, op.W_O)
             Y[..., -1] += op.b_O
-        elif kind == "save":
+        elif isinstance(step, ir.SaveStep):
             stack.append(Y)
-        elif kind == "add":
+        elif isinstance(step, ir.AddStep):
             Y = stack.pop() + Y
-        elif kind == "read":
-            Y = Y[list(step[1])].reshape(-1, n + 1)
+        elif isinstance(step, ir.ReadStep):
+            Y = Y[list(step.tokens)].reshape(-1, n + 1)
     G = np.concatenate(rows) if rows else np.zeros((0, n + 1))
     code_bytes = b"".join(np.asarray(c, np.int64).tobytes() for c in code)
     return code_bytes, Y[:, :-1], Y[:, -1], G[:, :-1], G[:, -1]
@@ -125,7 +131,7 @@ def _facet_point(G, h, k, lo, hi, EG=None, Eh=None, tight=None):
 def _clean(G, h):
     """Unit-normalised, de-duplicated constraint rows G x + h ≥ 0 (zero rows dropped)."""
     norms = np.linalg.norm(G, axis=1)
-    ok = norms > 1e-12 * (1 + norms.max(initial=0.0))
+    ok = norms > LP_ROW_RTOL * (1 + norms.max(initial=0.0))
     G, h = G[ok] / norms[ok, None], h[ok] / norms[ok]
     _, uniq = np.unique(np.round(np.hstack([G, h[:, None]]), 11), axis=0, return_index=True)
     uniq = np.sort(uniq)
@@ -166,7 +172,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
     def explore(rid, G, h, k, p):
         """All regions across facet k of region rid: breadth-first over the parts into which
         the neighbours cut the facet (a facet of a deep net may border several regions)."""
-        step = 1e-7 * scale
+        step = LP_STEP * scale
         todo, parts = [p], set()
         while todo:
             p = todo.pop()
@@ -180,7 +186,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
             parts.add(nid)
             fac = sorted(facets(nid))  # only the neighbour's true facets can cut this facet
             Gn, hn = regions[nid][2][fac], regions[nid][3][fac]
-            par = np.abs(Gn @ G[k]) > 1 - 1e-9  # rows parallel to the facet itself
+            par = np.abs(Gn @ G[k]) > 1 - LP_PARALLEL_TOL  # rows parallel to the facet itself
             EG, Eh = Gn[~par], hn[~par]
             for j in range(len(EG)):
                 # a facet of this part inside the facet: EG_j tight; step across it, in the plane
@@ -189,7 +195,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
                     continue
                 d = EG[j] - (EG[j] @ G[k]) * G[k]
                 q2 = q - step * d / np.linalg.norm(d)
-                if np.all(np.delete(G, k, 0) @ q2 + np.delete(h, k) >= -1e-12 * diam):
+                if np.all(np.delete(G, k, 0) @ q2 + np.delete(h, k) >= -LP_INSIDE_RTOL * diam):
                     todo.append(q2)
 
     regions[0] = (A, c, *_clean(G, h), start)

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import complex_kernels as ck
 from .merge import components
-from .result import LINEAR_RTOL
+from .tolerances import LINEAR_RTOL
 
 
 def edges(p: dict) -> np.ndarray:

@@ -235,6 +235,22 @@ def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, 
     return m
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _append_cell(pool, npool, side, nside, zer, nzer, new, nnew):
+    """Write one half of a cut cell — its vertices on one side, those on the cut, the new ones —
+    at pool[npool:]; returns the new end."""
+    for i in range(nside):
+        pool[npool] = side[i]
+        npool += 1
+    for i in range(nzer):
+        pool[npool] = zer[i]
+        npool += 1
+    for i in range(nnew):
+        pool[npool] = new[i]
+        npool += 1
+    return npool
+
+
 @njit(cache=True, nogil=True)
 def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, max_rows):
     """Cut the complex along the B ≤ 64 functions g_j = store[:, gcol + j], one after the other
@@ -395,26 +411,10 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
             origin = _grow1(origin, C, C + 1)
             garbage += n
             cs[c] = npool
-            for i in range(npos):
-                pool[npool] = pos[i]
-                npool += 1
-            for i in range(nzer):
-                pool[npool] = zer[i]
-                npool += 1
-            for i in range(nnew):
-                pool[npool] = new[i]
-                npool += 1
+            npool = _append_cell(pool, npool, pos, npos, zer, nzer, new, nnew)  # P⁺
             cl[c] = npool - cs[c]
             cs[C] = npool
-            for i in range(nneg):
-                pool[npool] = neg[i]
-                npool += 1
-            for i in range(nzer):
-                pool[npool] = zer[i]
-                npool += 1
-            for i in range(nnew):
-                pool[npool] = new[i]
-                npool += 1
+            npool = _append_cell(pool, npool, neg, nneg, zer, nzer, new, nnew)  # P⁻
             cl[C] = npool - cs[C]
             origin[C] = origin[c]
             C += 1

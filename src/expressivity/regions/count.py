@@ -1,14 +1,18 @@
-"""count_regions(model, domain) → Regions: lower the model, dispatch on the domain."""
+"""count_regions(model, domain) → Regions: lower the model, dispatch on the domain type through
+:data:`COUNTERS` (one entry per domain type: the result kind and its counter)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
 from .result import Regions, runs
+from .tolerances import COMPILE_DOMAIN_SLACK, LINEAR_RTOL, RADIUS_TOL, ZERO_RTOL, reported
 
 _kernels_loaded = False
 
@@ -35,51 +39,58 @@ def _load_kernels() -> None:
         count_regions(prog, Box(-1.0, 1.0))  # the d-D subdivision kernels
 
 
-def count_regions(model, domain, progress=None, general: bool = False, method: str = "subdivide",
-                  **lower_kw) -> Regions:
-    """Exact partition of ``model`` (anything :func:`~expressivity.regions.lower.lower`
-    accepts) over ``domain`` (:class:`Segment`, :class:`Plane` or :class:`Box`).
+@dataclass(frozen=True)
+class Counted:
+    """What a counter returns; :func:`count_regions` wraps it into a :class:`Regions`."""
 
-    ``Regions.seconds`` is the counting time (without lowering and without the one-time load
-    of the compiled loops). ``progress`` (optional) is called with the number of pieces finished so far (segment) or
-    with the fraction of work done (plane, box). ``general=True`` forces the general 1-D
-    counter (per-piece end values, pattern hashes) even for programs without hardmax.
-    ``method`` (Box only): ``"subdivide"`` (default; :mod:`.subdivide`, d ≤ 6) or ``"lp"`` (the
-    LP traversal of :mod:`.box`, the independent reference). A :class:`Slice` always subdivides.
-    """
-    if method not in ("subdivide", "lp"):
-        raise ValueError(f"method must be 'subdivide' or 'lp', got {method!r}")
-    prog = lower(model, **lower_kw)
-    check_compile_domain(prog, domain)
-    if isinstance(domain, (Segment, Plane, Slice)) or (isinstance(domain, Box) and method == "subdivide"):
-        _load_kernels()
-    start = time.perf_counter()
-    if isinstance(domain, Segment):
-        from .segment import partition_segment
-        from .segment_vertex import argmax_pattern_free, partition_segment_vertex
+    activation_regions: int
+    n_pieces: int
+    pieces: dict
+    tolerances: dict = field(default_factory=lambda: reported(ZERO_RTOL))
 
-        if prog.in_dim != domain.dim:
-            raise ValueError(f"segment has dimension {domain.dim} but the model's input dimension is {prog.in_dim}")
-        if argmax_pattern_free(prog) and not general:
-            p = partition_segment_vertex(prog, domain)  # every piece is one activation region
-            region = np.arange(len(p["t0"]))
-        else:
-            p = partition_segment(prog, domain, progress)
-            region = runs(p["code"])
-        pieces = {"t0": p["t0"], "t1": p["t1"], "out_L": p["L"], "out_R": p["R"], "region": region}
-        n_act = int(region[-1]) + 1
-        return Regions("segment", domain, n_act, len(region), pieces, time.perf_counter() - start)
-    if isinstance(domain, Plane):
-        from .plane import partition_plane
 
-        pieces = partition_plane(prog, domain, progress)
-        return Regions("plane", domain, pieces["n_regions"], len(pieces["faces"]), pieces,
-                       time.perf_counter() - start)
-    if isinstance(domain, Slice) or (isinstance(domain, Box) and method == "subdivide" and prog.in_dim > 1):
-        from .subdivide import subdivide_regions
+@dataclass(frozen=True)
+class Counter:
+    """One entry of :data:`COUNTERS`: the result ``kind``, the counting function
+    ``count(prog, domain, progress, general, method) -> Counted``, and whether it runs the
+    compiled loops for that ``method`` (loaded before the clock starts)."""
 
-        return subdivide_regions(prog, domain, progress, start)
-    if isinstance(domain, Box) and prog.in_dim == 1:
+    kind: str
+    count: Callable[..., Counted]
+    compiled: Callable[[str], bool] = lambda method: True
+
+
+def _segment(prog, domain: Segment, progress, general: bool, method: str) -> Counted:
+    from .segment import partition_segment
+    from .segment_vertex import argmax_pattern_free, partition_segment_vertex
+
+    if prog.in_dim != domain.dim:
+        raise ValueError(f"segment has dimension {domain.dim} but the model's input dimension is {prog.in_dim}")
+    if argmax_pattern_free(prog) and not general:
+        p = partition_segment_vertex(prog, domain)  # every piece is one activation region
+        region = np.arange(len(p["t0"]))
+    else:
+        p = partition_segment(prog, domain, progress)
+        region = runs(p["code"])
+    pieces = {"t0": p["t0"], "t1": p["t1"], "out_L": p["L"], "out_R": p["R"], "region": region}
+    return Counted(int(region[-1]) + 1, len(region), pieces)
+
+
+def _plane(prog, domain: Plane, progress, general: bool, method: str) -> Counted:
+    from .plane import partition_plane
+
+    pieces = partition_plane(prog, domain, progress)
+    return Counted(pieces["n_regions"], len(pieces["faces"]), pieces)
+
+
+def _slice(prog, domain, progress, general: bool, method: str) -> Counted:
+    from .subdivide import subdivide_regions
+
+    return subdivide_regions(prog, domain, progress)
+
+
+def _box(prog, domain: Box, progress, general: bool, method: str) -> Counted:
+    if prog.in_dim == 1:
         # a 1-D box is a segment: use the exact breakpoint counter, report intervals as H-reps
         box = domain.with_dim(1)
         seg = count_regions(prog, Segment(box.lo, box.hi), progress)
@@ -93,14 +104,50 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
         lin = seg.linear_labels[first]
         _, lin = np.unique(lin, return_inverse=True)
         pieces = {"A": A, "b": b, "points": ((x0 + x1) / 2)[:, None], "linear": lin, "maps": None}
-        return Regions("box", domain, len(first), len(first), pieces, time.perf_counter() - start)
-    if isinstance(domain, Box):
-        from .box import partition_box
+        return Counted(len(first), len(first), pieces)
+    if method == "subdivide":
+        return _slice(prog, domain, progress, general, method)
+    from .box import partition_box
 
-        pieces = partition_box(prog, domain.with_dim(prog.in_dim), progress)
-        return Regions("box", domain, len(pieces["A"]), len(pieces["A"]), pieces,
-                       time.perf_counter() - start)
-    raise ValueError(f"domain must be a Segment, Plane, Box or Slice, got {type(domain).__name__}")
+    pieces = partition_box(prog, domain.with_dim(prog.in_dim), progress)
+    return Counted(len(pieces["A"]), len(pieces["A"]), pieces, {"radius_tol": RADIUS_TOL, "linear_rtol": LINEAR_RTOL})
+
+
+COUNTERS: dict[type, Counter] = {
+    Segment: Counter("segment", _segment),
+    Plane: Counter("plane", _plane),
+    Box: Counter("box", _box, compiled=lambda method: method == "subdivide"),
+    Slice: Counter("box", _slice),  # a Slice's cells are reported like a Box's
+}
+"""Domain type → counter. A new domain type is one counter module and one entry here."""
+
+
+def count_regions(model, domain, progress=None, general: bool = False, method: str = "subdivide",
+                  **lower_kw) -> Regions:
+    """Exact partition of ``model`` (anything :func:`~expressivity.regions.lower.lower`
+    accepts) over ``domain`` (any type in :data:`COUNTERS`: :class:`Segment`, :class:`Plane`,
+    :class:`Box`, :class:`Slice`).
+
+    ``Regions.seconds`` is the counting time (without lowering and without the one-time load
+    of the compiled loops). ``progress`` (optional) is called with the number of pieces finished so far (segment) or
+    with the fraction of work done (plane, box). ``general=True`` forces the general 1-D
+    counter (per-piece end values, pattern hashes) even for programs without hardmax.
+    ``method`` (Box only): ``"subdivide"`` (default; :mod:`.subdivide`, d ≤ 6) or ``"lp"`` (the
+    LP traversal of :mod:`.box`, the independent reference). A :class:`Slice` always subdivides.
+    """
+    if method not in ("subdivide", "lp"):
+        raise ValueError(f"method must be 'subdivide' or 'lp', got {method!r}")
+    prog = lower(model, **lower_kw)
+    check_compile_domain(prog, domain)
+    counter = next((COUNTERS[t] for t in type(domain).__mro__ if t in COUNTERS), None)
+    if counter is None:
+        raise ValueError(f"domain must be a Segment, Plane, Box or Slice, got {type(domain).__name__}")
+    if counter.compiled(method):
+        _load_kernels()
+    start = time.perf_counter()
+    c = counter.count(prog, domain, progress, general, method)
+    return Regions(counter.kind, domain, c.activation_regions, c.n_pieces, c.pieces, time.perf_counter() - start,
+                   tolerances=c.tolerances)
 
 
 def check_compile_domain(prog, domain) -> None:
@@ -134,7 +181,7 @@ def check_compile_domain(prog, domain) -> None:
         return
     if pts.shape[1] != len(lo):
         return  # dimension mismatch: reported by the counter
-    slack = 1e-9 * (1 + np.maximum(np.abs(lo), np.abs(hi)))
+    slack = COMPILE_DOMAIN_SLACK * (1 + np.maximum(np.abs(lo), np.abs(hi)))
     if np.any(pts < lo - slack) or np.any(pts > hi + slack):
         def fmt(v):
             return "[" + ", ".join(f"{x:g}" for x in v) + "]"

@@ -16,8 +16,11 @@ MLPs) and transforms it with a sequence of ops:
 
 Scores a_ij are affine in x on every activation region when the queries are constant there
 (compiled models: the query reads the constant channel); otherwise they are quadratic.
-``flatten`` turns a program into a list of steps with Affine+ReLU / Affine+GroupMax fused and
-residuals as save/add, the form the counters walk through.
+``flatten`` (``Program.steps()``) turns a program into typed steps — ``EmbedStep``,
+``AffineStep``, ``ReluStep(W, b)`` and ``MaxStep(W, b, idx)`` (Affine fused with the activation
+after it), ``SelectStep(op)``, ``SaveStep`` / ``AddStep`` (a residual), ``ReadStep(tokens)`` —
+the form every counter walks (``match`` on the step type). :func:`evaluate` is the one
+reference interpreter of that form.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .tolerances import QUERY_CONST_RTOL, TIE_RTOL, VALUE_SPREAD_RTOL
 
 
 def _arr(a, what: str, ndim: int) -> np.ndarray:
@@ -129,6 +134,70 @@ class Read:
 Op = Embed | Affine | ReLU | GroupMax | Hardmax | Residual | Read
 
 
+# ---------------------------------------------------------------- flattened steps (what counters walk)
+
+
+@dataclass(frozen=True, eq=False)
+class EmbedStep:
+    """y_t = x E[:, t] + c[t] (the first step)."""
+
+    E: np.ndarray
+    c: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class AffineStep:
+    """y_t ← y_t W + b_t (an Affine not followed by an activation)."""
+
+    W: np.ndarray
+    b: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class ReluStep:
+    """y ← max(y W + b, 0): Affine fused with the ReLU after it (W, b None: a bare ReLU)."""
+
+    W: np.ndarray | None
+    b: np.ndarray | None
+
+
+@dataclass(frozen=True, eq=False)
+class MaxStep:
+    """y'_i = max_j (y W + b)[idx[i, j]]: Affine fused with GroupMax (W, b None: bare GroupMax)."""
+
+    W: np.ndarray | None
+    b: np.ndarray | None
+    idx: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class SelectStep:
+    """One hardmax attention sublayer (without its residual)."""
+
+    op: Hardmax
+
+
+@dataclass(frozen=True)
+class SaveStep:
+    """Push y (the start of a residual body)."""
+
+
+@dataclass(frozen=True)
+class AddStep:
+    """y ← pop() + y (the end of a residual body)."""
+
+
+@dataclass(frozen=True)
+class ReadStep:
+    """Output = y[tokens] flattened (the last step)."""
+
+    tokens: tuple[int, ...]
+
+
+Step = EmbedStep | AffineStep | ReluStep | MaxStep | SelectStep | SaveStep | AddStep | ReadStep
+ACTIVATIONS = (ReluStep, MaxStep, SelectStep)  # the steps that cut the domain
+
+
 @dataclass(frozen=True)
 class Program:
     """x ∈ R^in_dim ↦ output, through ``ops`` (first op: Embed; last op: Read)."""
@@ -150,48 +219,46 @@ class Program:
     def n_tokens(self) -> int:
         return self.ops[0].E.shape[1]
 
-    def steps(self) -> list[tuple]:
+    def steps(self) -> list[Step]:
+        """The typed steps the counters walk (:func:`flatten`)."""
         return flatten(self.ops)
-
-    def has_hardmax(self) -> bool:
-        return any(s[0] == "select" for s in self.steps())
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Reference evaluation at points x (N, n) → (N, out)."""
         return evaluate(self, x)[0]
 
 
-def flatten(ops) -> list[tuple]:
-    """Program ops → steps: ('embed', E, c) | ('affine', W, b) | ('relu', W, b) |
-    ('max', W, b, idx) | ('select', Hardmax) | ('save',) | ('add',) | ('read', tokens)."""
-    out: list[tuple] = []
+def flatten(ops) -> list[Step]:
+    """Program ops → typed steps, Affine+ReLU and Affine+GroupMax fused, residuals as
+    SaveStep … AddStep."""
+    out: list[Step] = []
     ops = list(ops)
     i = 0
     while i < len(ops):
         op = ops[i]
         nxt = ops[i + 1] if i + 1 < len(ops) else None
         if isinstance(op, Embed):
-            out.append(("embed", op.E, op.c))
+            out.append(EmbedStep(op.E, op.c))
         elif isinstance(op, Affine) and isinstance(nxt, ReLU):
-            out.append(("relu", op.W, op.b))
+            out.append(ReluStep(op.W, op.b))
             i += 1
         elif isinstance(op, Affine) and isinstance(nxt, GroupMax):
-            out.append(("max", op.W, op.b, nxt.idx))
+            out.append(MaxStep(op.W, op.b, nxt.idx))
             i += 1
         elif isinstance(op, Affine):
-            out.append(("affine", op.W, op.b))
+            out.append(AffineStep(op.W, op.b))
         elif isinstance(op, ReLU):
-            out.append(("relu", None, None))
+            out.append(ReluStep(None, None))
         elif isinstance(op, GroupMax):
-            out.append(("max", None, None, op.idx))
+            out.append(MaxStep(None, None, op.idx))
         elif isinstance(op, Hardmax):
-            out.append(("select", op))
+            out.append(SelectStep(op))
         elif isinstance(op, Residual):
-            out.append(("save",))
+            out.append(SaveStep())
             out.extend(flatten(op.body))
-            out.append(("add",))
+            out.append(AddStep())
         elif isinstance(op, Read):
-            out.append(("read", tuple(op.tokens)))
+            out.append(ReadStep(tuple(op.tokens)))
         else:
             raise ValueError(f"unknown IR op {type(op).__name__}")
         i += 1
@@ -224,7 +291,6 @@ def scores(op: Hardmax, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, v
 
 
-TIE_RTOL = 1e-9  # values within TIE_RTOL·(1 + |max|) of the maximum are tied
 
 
 def tied(a: np.ndarray) -> np.ndarray:
@@ -243,6 +309,63 @@ def select_output(op: Hardmax, y: np.ndarray, sel: np.ndarray | None = None) -> 
     return np.einsum("nhie,hed->nid", z, op.W_O) + op.b_O
 
 
+# ---------------------------------------------------------------- hardmax with constant queries (2-D, d-D)
+
+
+def constant_queries(op: Hardmax, Y3: np.ndarray, where: str) -> tuple[np.ndarray, float]:
+    """Queries (H, T, e) of ``op`` on states Y3 (V, T, d) at the domain's vertices, which must be
+    constant over them (then every score a_ij = λ q_i·k_j is affine on the domain), and their
+    scale 1 + max|q|; else ValueError (the boundaries are conics). ``where`` ends the message."""
+    q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
+    qscale = 1 + np.abs(q).max()
+    if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
+        raise ValueError(
+            "hardmax attention whose queries depend on the input has quadratic region boundaries: "
+            "exact counting is available on a Segment only " + where)
+    return q[0], qscale
+
+
+def key_rounds(op: Hardmax, q0: np.ndarray, qscale: float):
+    """The cuts of a hardmax sublayer with constant queries q0 (H, T, e), in rounds against the
+    running maximum: yields (h, i, keys) for every head h, every distinct query i (equal
+    queries with equal masks cut alike) and round j ≥ 1, keys = the first j + 1 allowed keys;
+    the cut is a_{i, keys[j]} = max of a_{i, keys[:j]}."""
+    T = q0.shape[1]
+    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
+    for h in range(q0.shape[0]):
+        seen = []
+        for i in range(T):
+            keyq = (tuple(np.round(q0[h, i] / qscale, 12)), tuple(allowed[i]))
+            if keyq in seen:
+                continue
+            seen.append(keyq)
+            keys = np.nonzero(allowed[i])[0]
+            for jj in range(1, len(keys)):
+                yield h, i, keys[: jj + 1]
+
+
+def round_scores(op: Hardmax, Y3: np.ndarray, q: np.ndarray, h: int, keys: np.ndarray) -> np.ndarray:
+    """Scores λ q·k_j (V, len(keys)) of head h for the constant query q against ``keys``."""
+    k = np.einsum("vtd,de->vte", Y3[:, keys], op.W_K[h]) + op.b_K[h]
+    return op.lam * k @ q
+
+
+def continuous_select(op: Hardmax, Y3: np.ndarray, where: str) -> np.ndarray:
+    """The hardmax output (V, T, d) at the vertices, after checking that the tied keys carry
+    equal values (within VALUE_SPREAD_RTOL: the selected value is continuous across every
+    switch); else ValueError (the output jumps; ``where`` names the structure that cannot)."""
+    a, v = scores(op, Y3)
+    sel = tied(a)  # (V, H, T, T)
+    vmax = np.abs(v).max() + 1e-300
+    vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)  # (V, H, Tq, Tk, e)
+    spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
+    if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:
+        raise ValueError(
+            "hardmax attention selects tokens with different values on the two sides of a switch: the "
+            f"output jumps there, which {where} does not represent; count on a Segment (exact, jumps included)")
+    return select_output(op, Y3)
+
+
 def evaluate(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Output (N, out) and a 64-bit activation-pattern hash (N,) per point.
 
@@ -257,33 +380,33 @@ def evaluate(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     stack: list[np.ndarray] = []
     y = None
     for step in prog.steps():
-        kind = step[0]
-        if kind == "embed":
-            y = np.einsum("nk,ktd->ntd", x, step[1]) + step[2]
-        elif kind == "affine":
-            y = affine(y, step[1], step[2])
-        elif kind == "relu":
-            y = affine(y, step[1], step[2])
-            on = (y > 0).reshape(len(x), -1)
-            h = _mix(h, on.astype(np.uint64), rng)
-            y = np.maximum(y, 0)
-        elif kind == "max":
-            y = affine(y, step[1], step[2])
-            g = y[..., step[3]]  # (N, T, m, p)
-            arg = np.argmax(tied(g), axis=-1)
-            h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
-            y = g.max(axis=-1)
-        elif kind == "select":
-            a, _ = scores(step[1], y)
-            arg = np.argmax(tied(a), axis=-1)
-            h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
-            y = select_output(step[1], y)
-        elif kind == "save":
-            stack.append(y)
-        elif kind == "add":
-            y = stack.pop() + y
-        elif kind == "read":
-            y = y[:, list(step[1]), :].reshape(len(x), -1)
+        match step:
+            case EmbedStep(E, c):
+                y = np.einsum("nk,ktd->ntd", x, E) + c
+            case AffineStep(W, b):
+                y = affine(y, W, b)
+            case ReluStep(W, b):
+                y = affine(y, W, b)
+                on = (y > 0).reshape(len(x), -1)
+                h = _mix(h, on.astype(np.uint64), rng)
+                y = np.maximum(y, 0)
+            case MaxStep(W, b, idx):
+                y = affine(y, W, b)
+                g = y[..., idx]  # (N, T, m, p)
+                arg = np.argmax(tied(g), axis=-1)
+                h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
+                y = g.max(axis=-1)
+            case SelectStep(op):
+                a, _ = scores(op, y)
+                arg = np.argmax(tied(a), axis=-1)
+                h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
+                y = select_output(op, y)
+            case SaveStep():
+                stack.append(y)
+            case AddStep():
+                y = stack.pop() + y
+            case ReadStep(tokens):
+                y = y[:, list(tokens), :].reshape(len(x), -1)
     return y, h
 
 

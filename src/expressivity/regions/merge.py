@@ -11,7 +11,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .result import LINEAR_RTOL
+from .tolerances import LINEAR_RTOL
 
 
 def adjacent_faces(faces: np.ndarray) -> np.ndarray:

@@ -26,13 +26,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels
+from . import ir, kernels
 from .domains import Plane
-from .ir import Program, evaluate, scores, select_output, tied
+from .ir import Program, constant_queries, continuous_select, evaluate, key_rounds, round_scores
 from .merge import adjacent_faces, components
+from .tolerances import ZERO_RTOL
 
-ZERO_RTOL = 1e-9
 _BLOCK = 64  # channels per block: one bit each in a uint64
+
+
+def relayout(store: np.ndarray, cols: dict, V: int, new: dict, capacity: int) -> tuple[np.ndarray, dict]:
+    """A fresh vertex store (capacity rows) holding the fields of ``store`` (named column slices
+    ``cols``, V rows in use) with ``new`` applied: name → values (V, w) sets, None drops."""
+    keep = {k: store[:V, sl] for k, sl in cols.items() if k not in new}
+    keep.update({k: v for k, v in new.items() if v is not None})
+    out = np.empty((capacity, sum(v.shape[1] for v in keep.values())))
+    cols, at = {}, 0
+    for k, v in keep.items():
+        out[:V, at:at + v.shape[1]] = v
+        cols[k] = slice(at, at + v.shape[1])
+        at += v.shape[1]
+    return out, cols
 
 
 class _Mesh:
@@ -76,15 +90,7 @@ class _Mesh:
             for k, v in new.items():
                 self.store[: self.V, self.cols[k]] = v
             return
-        keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k not in new}
-        keep.update({k: v for k, v in new.items() if v is not None})
-        store = np.empty((self.store.shape[0], sum(v.shape[1] for v in keep.values())))
-        cols, at = {}, 0
-        for k, v in keep.items():
-            store[: self.V, at:at + v.shape[1]] = v
-            cols[k] = slice(at, at + v.shape[1])
-            at += v.shape[1]
-        self.store, self.cols = store, cols
+        self.store, self.cols = relayout(self.store, self.cols, self.V, new, self.store.shape[0])
 
     def set_computed(self, name: str, width: int, rows, drop: tuple[str, ...] = ()) -> None:
         """Set field ``name`` to ``rows(lo, hi)`` (values of vertices lo … hi − 1, width
@@ -183,40 +189,40 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
     steps = prog.steps()
     mesh = _Mesh(plane.polygon)
     T = prog.n_tokens
-    E, c = steps[0][1], steps[0][2]
+    E, c = steps[0].E, steps[0].c
     X = mesh.field("X")
     x = plane.points(X)
     mesh.set_field("Y", (np.einsum("nk,ktd->ntd", x, E) + c).reshape(len(X), -1))
     d_tok = E.shape[2]
     oversplit = False
     n_stack = 0
-    work = [i for i, s in enumerate(steps) if s[0] in ("relu", "max", "select")]
+    work = [i for i, s in enumerate(steps) if isinstance(s, ir.ACTIVATIONS)]
     i = 1
     while i < len(steps):
         step = steps[i]
-        kind = step[0]
-        if kind == "affine":
-            Wb, bb = _tokenwise(step[1], step[2], T)
-            mesh.set_field("Y", mesh.field("Y") @ Wb + bb)
-            d_tok = step[1].shape[1]
-        elif kind == "save":
-            mesh.set_field(f"S{n_stack}", mesh.field("Y"))
-            n_stack += 1
-        elif kind == "add":
-            n_stack -= 1
-            mesh.set_fields({"Y": mesh.field(f"S{n_stack}") + mesh.field("Y"), f"S{n_stack}": None})
-        elif kind == "read" and list(step[1]) != list(range(T)):  # reading every token: as is
-            Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
-            mesh.set_field("Y", Y[:, list(step[1])].reshape(mesh.V, -1))
-        elif kind == "relu":
-            d_tok = _relu_layer(mesh, step, T, d_tok)
-        elif kind == "max":
-            d_tok = _max_layer(mesh, step, T)
-            oversplit |= step[3].shape[1] >= 3
-        elif kind == "select":
-            _select_layer(mesh, step[1], T, d_tok)
-            oversplit |= T >= 3
-        if progress is not None and kind in ("relu", "max", "select"):
+        match step:
+            case ir.AffineStep(W, b):
+                Wb, bb = _tokenwise(W, b, T)
+                mesh.set_field("Y", mesh.field("Y") @ Wb + bb)
+                d_tok = W.shape[1]
+            case ir.SaveStep():
+                mesh.set_field(f"S{n_stack}", mesh.field("Y"))
+                n_stack += 1
+            case ir.AddStep():
+                n_stack -= 1
+                mesh.set_fields({"Y": mesh.field(f"S{n_stack}") + mesh.field("Y"), f"S{n_stack}": None})
+            case ir.ReadStep(tokens) if list(tokens) != list(range(T)):  # reading every token: as is
+                Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
+                mesh.set_field("Y", Y[:, list(tokens)].reshape(mesh.V, -1))
+            case ir.ReluStep():
+                d_tok = _relu_layer(mesh, step, T, d_tok)
+            case ir.MaxStep(idx=idx):
+                d_tok = _max_layer(mesh, step, T)
+                oversplit |= idx.shape[1] >= 3
+            case ir.SelectStep(op):
+                _select_layer(mesh, op, T, d_tok)
+                oversplit |= T >= 3
+        if progress is not None and isinstance(step, ir.ACTIVATIONS):
             progress((work.index(i) + 1) / len(work))
         i += 1
     faces = mesh.faces()
@@ -246,7 +252,7 @@ def _tokenwise(W, b, T):
     return np.kron(np.eye(T), W), bb
 
 
-def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
+def _relu_layer(mesh: _Mesh, step: ir.ReluStep, T: int, d_tok: int) -> int:
     """Cut along every channel of G = H W + b (H: the layer input at the vertices), block by
     block, then H ← relu(G).
 
@@ -254,7 +260,7 @@ def _relu_layer(mesh: _Mesh, step, T: int, d_tok: int) -> int:
     new vertices. Two layouts of the vertex store, whichever is narrower: all of G (H is
     dropped: one product for the layer, no recomputation), or H plus one block of G (a product
     per block, and G once more at the end; pays off when n ≫ d, e.g. a wide first layer)."""
-    W, b = step[1], step[2]
+    W, b = step.W, step.b
     if W is None:
         n = d_tok
         W, b = np.eye(n), np.zeros(n)
@@ -313,19 +319,25 @@ def _cut_block(mesh: _Mesh, gcol: int, B: int, eps: np.ndarray) -> None:
             mesh._grow_faces(need, width + 2)
 
 
-def _max_layer(mesh: _Mesh, step, T: int) -> int:
-    W, b, idx = step[1], step[2], step[3]
-    Y = mesh.field("Y")
+def maxout_units(Y: np.ndarray, step: ir.MaxStep, T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A maxout layer on the flattened vertex states Y (V, T·d): the pieces Z = Y W + b (V, T·n)
+    (token-wise; Z = Y for a bare GroupMax), the unit index rows gidx (T·m, p) into Z's columns
+    and A (T·m, p) = max |z_i| over the vertices (interpolation keeps it: the zero scale)."""
+    W, b, idx = step.W, step.b, step.idx
     if W is not None:
         Wb, bb = _tokenwise(W, b, T)
-        Z = Y @ Wb + bb
-        n = W.shape[1]
+        Z, n = Y @ Wb + bb, W.shape[1]
     else:
-        Z = Y
-        n = Y.shape[1] // T
+        Z, n = Y, Y.shape[1] // T
     gidx = (np.arange(T)[:, None, None] * n + idx[None]).reshape(-1, idx.shape[1])  # (T·m, p)
+    A = np.abs(Z).max(axis=0)[gidx] if len(Z) else np.zeros(gidx.shape)
+    return Z, gidx, A
+
+
+def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int) -> int:
+    idx = step.idx
+    Z, gidx, A = maxout_units(mesh.field("Y"), step, T)
     U = len(gidx)
-    A = np.abs(Z).max(axis=0)[gidx]  # (U, p): max |z_i| over the vertices (interpolation keeps it)
     mesh.set_fields({"Z": Z, "Y": None, "M": Z[:, gidx[:, 0]]})
     # round j cuts every unit along z_j = M, M = max_{i<j} z_i its running maximum: after the
     # rounds < j, M is affine on every face, so round j's cuts are affine columns G = z_j − M
@@ -346,44 +358,14 @@ def _max_layer(mesh: _Mesh, step, T: int) -> int:
 
 
 def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
+    """Hardmax with constant queries: every head's keys in rounds against the running maximum
+    of the (affine) scores (:func:`.ir.key_rounds`); then the selected values must be continuous."""
+    q0, qscale = constant_queries(op, mesh.field("Y").reshape(mesh.V, T, d_tok),
+                                  "(2-D needs constant queries, as in compiled models); for a grid "
+                                  "estimate use regions.estimate.sampled_regions")
+    for h, i, keys in key_rounds(op, q0, qscale):
+        a = round_scores(op, mesh.field("Y").reshape(mesh.V, T, d_tok), q0[h, i], h, keys)  # (V, j + 1)
+        diff = a[:, -1] - a[:, :-1].max(axis=1)
+        mesh.split(diff, ZERO_RTOL * (np.abs(a).max() + 1e-300), None)
     Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
-    q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
-    qscale = 1 + np.abs(q).max()
-    if np.ptp(q, axis=0).max(initial=0.0) > 1e-9 * qscale:
-        raise ValueError(
-            "hardmax attention whose queries depend on the input has quadratic region boundaries: "
-            "exact counting is available on a Segment only (2-D needs constant queries, as in "
-            "compiled models); for a grid estimate use regions.estimate.sampled_regions"
-        )
-    q0 = q[0]  # (H, T, e): constant queries
-    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
-    H = q0.shape[0]
-    for h in range(H):
-        seen = []
-        for i in range(T):
-            keyq = (tuple(np.round(q0[h, i] / qscale, 12)), tuple(allowed[i]))
-            if keyq in seen:
-                continue
-            seen.append(keyq)
-            keys = np.nonzero(allowed[i])[0]
-            for jj in range(1, len(keys)):
-                Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
-                k = np.einsum("vtd,de->vte", Y3[:, keys[: jj + 1]], op.W_K[h]) + op.b_K[h]
-                a = op.lam * k @ q0[h, i]  # (V, jj+1)
-                diff = a[:, jj] - a[:, :jj].max(axis=1)
-                eps = ZERO_RTOL * (np.abs(a).max() + 1e-300)
-                mesh.split(diff, eps, None)
-    Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
-    a, v = scores(op, Y3)
-    sel = tied(a)  # (V, H, T, T)
-    vmax = np.abs(v).max() + 1e-300
-    # value spread over the tied keys must vanish (continuity of the selected value)
-    vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)  # (V, H, Tq, Tk, e)
-    spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
-    if np.nanmax(spread, initial=0.0) > 1e-6 * vmax:
-        raise ValueError(
-            "hardmax attention selects tokens with different values on the two sides of a "
-            "switch: the output jumps there, which the 2-D mesh does not represent; count on a "
-            "Segment (exact, jumps included)"
-        )
-    mesh.set_field("Y", select_output(op, Y3).reshape(mesh.V, -1))
+    mesh.set_field("Y", continuous_select(op, Y3, "the 2-D mesh").reshape(mesh.V, -1))

@@ -7,7 +7,7 @@ of the output agree are merged (connected components of the "same map" adjacency
 Linear-merge tolerance (float64): two adjacent pieces have the same affine map when, for every
 output, their gradients differ by at most LINEAR_RTOL·G and (1-D) their values at the shared
 point by at most LINEAR_RTOL·(V + G), where G is the largest gradient norm and V the largest
-|value| over the whole domain.
+|value| over the whole domain (:data:`.tolerances.LINEAR_RTOL`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-LINEAR_RTOL = 1e-6
+from .tolerances import LINEAR_RTOL, ZERO_RTOL, reported
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class Regions:
     seconds: float = 0.0
     exact: bool = True
     note: str = ""
+    tolerances: dict = field(default_factory=lambda: reported(ZERO_RTOL))  # those the counter used
 
     @cached_property
     def linear_labels(self) -> np.ndarray:
@@ -84,7 +85,7 @@ class Regions:
             "seconds": round(float(self.seconds), 6),
             "exact": self.exact,
             "note": self.note,
-            "tolerances": {"zero_rtol": 1e-9, "linear_rtol": LINEAR_RTOL},
+            "tolerances": dict(self.tolerances),
         }
 
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import ir
 from .domains import Segment
 from .ir import Program, affine, scores, select_output, tied
+from .tolerances import MERGE_S, ROOT_SIGN_DS, ROOT_TOP_RTOL, ZERO_RTOL
 
-ZERO_RTOL = 1e-9
-MERGE_S = 1e-12
 CHUNK = 4096  # pieces processed together before recursing on the remaining steps
 _MULT = np.uint64(0x9E3779B97F4A7C15)
 
@@ -37,7 +37,7 @@ def partition_segment(prog: Program, seg: Segment, progress=None) -> dict:
     if seg.dim != prog.in_dim:
         raise ValueError(f"segment has dimension {seg.dim} but the model's input dimension is {prog.in_dim}")
     steps = prog.steps()
-    E, c = steps[0][1], steps[0][2]
+    E, c = steps[0].E, steps[0].c
     a, b = seg.a, seg.b
     YL = (np.einsum("k,ktd->td", a, E) + c)[None]
     YR = (np.einsum("k,ktd->td", b, E) + c)[None]
@@ -87,6 +87,26 @@ def _strict_cross(gL, gR, eps):
     return ((gL > eps) & (gR < -eps)) | ((gL < -eps) & (gR > eps))
 
 
+def maxout_crossings(zL: np.ndarray, zR: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where maxout units change their argmax along P edges (both 1-D counters use this).
+
+    zL, zR (P, U, p): the p pieces of U units at the two ends of every edge (affine in between);
+    eps (U,): the zero tolerance per unit. For every pair j < k of pieces of a unit whose
+    difference z_j − z_k changes sign strictly (beyond eps) on an edge, the crossing is at
+    s = d_L / (d_L − d_R); it is a breakpoint when z_j = z_k is the unit's maximum there (upper
+    envelope, within eps + ZERO_RTOL·|max|). Returns (edge index, s) per breakpoint.
+    """
+    p = zL.shape[2]
+    ja, ka = np.triu_indices(p, 1)
+    dL, dR = zL[..., ja] - zL[..., ka], zR[..., ja] - zR[..., ka]  # (P, U, pairs)
+    pi, ui, pr = np.nonzero(_strict_cross(dL, dR, eps[None, :, None]))
+    s = dL[pi, ui, pr] / (dL[pi, ui, pr] - dR[pi, ui, pr])
+    zs = zL[pi, ui] + s[:, None] * (zR[pi, ui] - zL[pi, ui])  # (n, p)
+    top = zs.max(axis=1)
+    on_top = zs[np.arange(len(s)), ja[pr]] >= top - eps[ui] - ZERO_RTOL * np.abs(top)
+    return pi[on_top], s[on_top]
+
+
 def _split(st, pi, s):
     """Insert breakpoints s ∈ (0, 1) (local parameter) into pieces pi; returns the new state."""
     P = len(st["t0"])
@@ -128,26 +148,26 @@ def _split(st, pi, s):
 
 
 def _apply(step, i, st):
-    kind = step[0]
-    if kind == "affine":
-        gL, gR = _pre(st, step[1], step[2])
-        return {**st, "L": gL, "R": gR}
-    if kind == "save":
-        return {**st, "SL": st["SL"] + [st["L"]], "SR": st["SR"] + [st["R"]]}
-    if kind == "add":
-        return {**st, "L": st["SL"][-1] + st["L"], "R": st["SR"][-1] + st["R"],
-                "SL": st["SL"][:-1], "SR": st["SR"][:-1]}
-    if kind == "read":
-        tok = list(step[1])
-        P = len(st["t0"])
-        return {**st, "L": st["L"][:, tok].reshape(P, -1), "R": st["R"][:, tok].reshape(P, -1)}
-    if kind == "relu":
-        return _relu(step, i, st)
-    if kind == "max":
-        return _groupmax(step, i, st)
-    if kind == "select":
-        return _select(step[1], i, st)
-    raise ValueError(f"unknown step {kind}")
+    match step:
+        case ir.AffineStep(W, b):
+            gL, gR = _pre(st, W, b)
+            return {**st, "L": gL, "R": gR}
+        case ir.SaveStep():
+            return {**st, "SL": st["SL"] + [st["L"]], "SR": st["SR"] + [st["R"]]}
+        case ir.AddStep():
+            return {**st, "L": st["SL"][-1] + st["L"], "R": st["SR"][-1] + st["R"],
+                    "SL": st["SL"][:-1], "SR": st["SR"][:-1]}
+        case ir.ReadStep(tokens):
+            tok = list(tokens)
+            P = len(st["t0"])
+            return {**st, "L": st["L"][:, tok].reshape(P, -1), "R": st["R"][:, tok].reshape(P, -1)}
+        case ir.ReluStep():
+            return _relu(step, i, st)
+        case ir.MaxStep():
+            return _groupmax(step, i, st)
+        case ir.SelectStep(op):
+            return _select(op, i, st)
+    raise ValueError(f"unknown step {type(step).__name__}")
 
 
 def _pre(st, W, b):
@@ -159,8 +179,8 @@ def _pre(st, W, b):
     return affine(L, W, b), affine(R, W, b)
 
 
-def _relu(step, i, st):
-    W, b = step[1], step[2]
+def _relu(step: ir.ReluStep, i, st):
+    W, b = step.W, step.b
     gL, gR = _pre(st, W, b)  # (P, T, n)
     P = gL.shape[0]
     gL2, gR2 = gL.reshape(P, -1), gR.reshape(P, -1)
@@ -176,24 +196,16 @@ def _relu(step, i, st):
     return {**st, "L": np.maximum(gL, 0), "R": np.maximum(gR, 0), "code": code}
 
 
-def _groupmax(step, i, st):
-    W, b, idx = step[1], step[2], step[3]
+def _groupmax(step: ir.MaxStep, i, st):
+    W, b, idx = step.W, step.b, step.idx
     gL, gR = _pre(st, W, b)
     P = gL.shape[0]
     zL, zR = gL[..., idx].reshape(P, -1, idx.shape[1]), gR[..., idx].reshape(P, -1, idx.shape[1])  # (P, U, p)
     p = idx.shape[1]
     if p > 1:
-        eps = ZERO_RTOL * np.maximum(np.abs(zL).max(axis=(0, 2)), np.abs(zR).max(axis=(0, 2)))[None, :]  # (1, U)
-        ja, ka = np.triu_indices(p, 1)
-        dL, dR = zL[..., ja] - zL[..., ka], zR[..., ja] - zR[..., ka]  # (P, U, pairs)
-        cross = _strict_cross(dL, dR, eps[..., None])
-        pi, ui, pr = np.nonzero(cross)
+        eps = ZERO_RTOL * np.maximum(np.abs(zL).max(axis=(0, 2)), np.abs(zR).max(axis=(0, 2)))  # (U,)
+        pi, s = maxout_crossings(zL, zR, eps)
         if len(pi):
-            s = dL[pi, ui, pr] / (dL[pi, ui, pr] - dR[pi, ui, pr])
-            zs = zL[pi, ui] + s[:, None] * (zR[pi, ui] - zL[pi, ui])  # (n, p)
-            top = zs.max(axis=1)
-            on_top = zs[np.arange(len(s)), ja[pr]] >= top - eps[0, ui] - ZERO_RTOL * np.abs(top)
-            pi, s = pi[on_top], s[on_top]
             st = _split({**st, "L": gL, "R": gR}, pi, s)
             gL, gR = st["L"], st["R"]
             P = gL.shape[0]
@@ -229,7 +241,7 @@ def _select(op, i, st):
             a = c0[pi, hi, qi] + s[:, None] * c1[pi, hi, qi] + (s * s)[:, None] * c2[pi, hi, qi]  # (n, T)
             a = np.where(allowed[qi], a, -np.inf)
             top = a.max(axis=1)
-            thr = top - 1e-7 * (np.abs(top) + scale)
+            thr = top - ROOT_TOP_RTOL * (np.abs(top) + scale)
             on_top = (a[np.arange(len(s)), ja[pr]] >= thr) & (a[np.arange(len(s)), ka[pr]] >= thr)
             st = _split(st, pi[on_top], s[on_top])
     Ym = (st["L"] + st["R"]) / 2
@@ -260,7 +272,7 @@ def _roots01(D0, D1, D2, tol):
     # a sign change is needed: the difference at both sides of the root must differ in sign
     for R, v in ((R1, v1), (R2, v2)):
         Rs = np.where(v, R, 0.5)
-        lo, hi = np.maximum(Rs - 1e-7, 0), np.minimum(Rs + 1e-7, 1)
+        lo, hi = np.maximum(Rs - ROOT_SIGN_DS, 0), np.minimum(Rs + ROOT_SIGN_DS, 1)
         f_lo = D0 + D1 * lo + D2 * lo * lo
         f_hi = D0 + D1 * hi + D2 * hi * hi
         v &= (f_lo * f_hi < 0) | lin

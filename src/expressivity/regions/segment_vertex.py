@@ -27,10 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import kernels
+from ..checks import check_memory
+from . import ir, kernels
 from .domains import Segment
 from .ir import Program, affine
-from .segment import MERGE_S, ZERO_RTOL
+from .segment import maxout_crossings
+from .tolerances import MERGE_S, ZERO_RTOL
 
 LAZY_MIN_WIDTH = 64  # narrower layers: a dense product at the new vertices is as cheap
 WORKSPACE_MAX = 1 << 25  # float64 elements (256 MB) kept per scratch buffer between calls
@@ -74,7 +76,10 @@ def _offsets(vi, n_edges):
 def _spliced(F, kstart, s, relu=False):
     """F (P + 1, ...) with rows interpolated at s on the edges given by kstart (fresh array)."""
     F2 = np.ascontiguousarray(F.reshape(len(F), -1))
-    out = np.empty((len(F2) + len(s), F2.shape[1]))
+    rows = len(F2) + len(s)
+    check_memory(8.0 * rows * F2.shape[1], f"domain: the segment's vertex store ({rows:,} vertices so far)",
+                 hint="count a shorter segment or a smaller network")
+    out = np.empty((rows, F2.shape[1]))
     kernels.insert_rows(F2, kstart, s, relu, out)
     return out.reshape((-1,) + F.shape[1:])
 
@@ -124,12 +129,12 @@ def _lazy_next(steps, k, stack, width_tokens) -> bool:
     if k + 1 >= len(steps) or stack or n_tokens != 1 or width < LAZY_MIN_WIDTH:
         return False
     nxt = steps[k + 1]
-    return nxt[0] in ("relu", "max", "affine") and nxt[1] is not None and nxt[1].shape[0] > 1
+    return isinstance(nxt, (ir.ReluStep, ir.MaxStep, ir.AffineStep)) and nxt.W is not None and nxt.W.shape[0] > 1
 
 
-def _relu(step, t, Y, stack, pend, lazy):
+def _relu(step: ir.ReluStep, t, Y, stack, pend, lazy):
     """One fused Affine+ReLU step; returns t, Y (or a _Pending when ``lazy``), stack."""
-    W, b = step[1], step[2]
+    W, b = step.W, step.b
     if pend is not None:
         g = pend.pre(W, b, scratch=True)  # consumed here: spliced into a fresh array or handed on
     else:
@@ -150,7 +155,7 @@ def _relu(step, t, Y, stack, pend, lazy):
 
 def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
     steps = prog.steps()
-    E, c = steps[0][1], steps[0][2]
+    E, c = steps[0].E, steps[0].c
     t = np.array([0.0, 1.0])
     x = seg.points(t)
     Y = np.einsum("nk,ktd->ntd", x, E) + c  # (P+1, T, d)
@@ -158,51 +163,41 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
     pend = None
     for k in range(1, len(steps)):
         step = steps[k]
-        kind = step[0]
-        if kind == "relu":
-            width = step[1].shape[1] if step[1] is not None else Y.shape[-1]
+        if isinstance(step, ir.ReluStep):
+            width = step.W.shape[1] if step.W is not None else Y.shape[-1]
             lazy = _lazy_next(steps, k, stack, (Y.shape[1] if pend is None else 1, width))
             t, Y, stack = _relu(step, t, Y, stack, pend, lazy)
             pend, Y = (Y, None) if lazy else (None, Y)
-        elif kind == "affine":
-            Y = pend.pre(step[1], step[2]) if pend is not None else affine(Y, step[1], step[2])
+        elif isinstance(step, ir.AffineStep):
+            Y = pend.pre(step.W, step.b) if pend is not None else affine(Y, step.W, step.b)
             pend = None
-        elif kind == "save":
+        elif isinstance(step, ir.SaveStep):
             stack.append(Y)
-        elif kind == "add":
+        elif isinstance(step, ir.AddStep):
             Y = stack.pop() + Y
-        elif kind == "read":
-            tok = list(step[1])
+        elif isinstance(step, ir.ReadStep):
+            tok = list(step.tokens)
             Y = Y.reshape(len(Y), -1) if tok == list(range(Y.shape[1])) else Y[:, tok].reshape(len(Y), -1)
-        elif kind == "max":
-            idx = step[3]
-            g = pend.pre(step[1], step[2], scratch=True) if pend is not None else affine(Y, step[1], step[2])
+        elif isinstance(step, ir.MaxStep):
+            idx = step.idx
+            g = pend.pre(step.W, step.b, scratch=True) if pend is not None else affine(Y, step.W, step.b)
             pend = None  # g is only read below (splices and the max are fresh arrays)
             p = idx.shape[1]
             if p > 1:
                 z = g[..., idx].reshape(len(g), -1, p)  # (P+1, U, p)
-                eps = ZERO_RTOL * np.abs(z).max(axis=(0, 2))[None, :, None]
-                ja, ka = np.triu_indices(p, 1)
-                d = z[..., ja] - z[..., ka]
-                a, b = d[:-1], d[1:]
-                vi, ui, pr = np.nonzero(((a > eps) & (b < -eps)) | ((a < -eps) & (b > eps)))
+                eps = ZERO_RTOL * np.abs(z).max(axis=(0, 2))  # (U,)
+                vi, s = maxout_crossings(z[:-1], z[1:], eps)
                 if len(vi):
-                    s = a[vi, ui, pr] / (a[vi, ui, pr] - b[vi, ui, pr])
-                    za, zb = z[vi, ui], z[vi + 1, ui]
-                    zs = za + s[:, None] * (zb - za)
-                    top = zs.max(axis=1)
-                    on_top = zs[np.arange(len(s)), ja[pr]] >= top - eps[0, ui, 0] - ZERO_RTOL * np.abs(top)
-                    if on_top.any():
-                        t, (g, *stack) = _insert(t, [g, *stack], vi[on_top], s[on_top])
+                    t, (g, *stack) = _insert(t, [g, *stack], vi, s)
             Y = g[..., idx].max(axis=-1)
         else:
-            raise ValueError(f"step {kind} needs the general segment counter")
+            raise ValueError(f"step {type(step).__name__} needs the general segment counter")
     return {"t0": t[:-1], "t1": t[1:], "L": Y[:-1], "R": Y[1:]}
 
 
 def argmax_pattern_free(prog: Program) -> bool:
     """True if the fast path applies (no hardmax selection steps)."""
-    return not any(s[0] == "select" for s in prog.steps())
+    return not any(isinstance(s, ir.SelectStep) for s in prog.steps())
 
 
 __all__ = ["argmax_pattern_free", "partition_segment_vertex"]

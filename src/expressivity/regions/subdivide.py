@@ -25,7 +25,7 @@ which may over-split, so activation regions are the distinct patterns at cell ce
 set of one pattern is convex — an intersection of half-spaces once earlier patterns are fixed).
 
 Tolerance (float64): a vertex with |g| ≤ ZERO_RTOL · max |g| over the vertices at the start of
-the layer lies on the cut (ZERO_RTOL = 1e-12, see below). Everything else is combinatorial.
+the layer lies on the cut (ZERO_RTOL = :data:`.tolerances.SUBDIVIDE_ZERO_RTOL` = 1e-12). Everything else is combinatorial.
 """
 
 from __future__ import annotations
@@ -34,16 +34,13 @@ import numpy as np
 
 from ..checks import fmt_bytes, memory_budget
 from . import complex_kernels as ck
+from . import ir
 from .domains import MAX_SLICE_DIM, Slice
-from .ir import Program, evaluate, scores, select_output, tied
-from .plane import _tokenwise
+from .ir import Program, constant_queries, continuous_select, evaluate, key_rounds, round_scores
+from .plane import _tokenwise, maxout_units, relayout
+from .tolerances import SUBDIVIDE_ZERO_RTOL, reported
 
-# a vertex with |g| ≤ ZERO_RTOL · max |g| (over the vertices at the layer's start) lies on the cut.
-# Smaller than the plane counter's 1e-9: vertices are interpolated from the box corners, so
-# their rounding error is ≈ 1e-16 of the box scale, and 1e-9 would snap true vertices 0.3 from a
-# hyperplane onto it in a box of half-width 1e8 (the nested-box test); 1e-12 leaves a margin of
-# about 10^4 over float64 rounding.
-ZERO_RTOL = 1e-12
+ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tolerances
 
 
 _BMAX = 64
@@ -81,16 +78,7 @@ class _Complex:
     def set_fields(self, new: dict) -> None:
         """Set (values (V, w)) or drop (None) fields; one re-layout of the store."""
         new = {k: (None if v is None else np.asarray(v, np.float64).reshape(self.V, -1)) for k, v in new.items()}
-        keep = {k: self.store[: self.V, sl] for k, sl in self.cols.items() if k not in new}
-        keep.update({k: v for k, v in new.items() if v is not None})
-        width = sum(v.shape[1] for v in keep.values())
-        store = np.empty((max(self.store.shape[0], self.V), width))
-        cols, at = {}, 0
-        for k, v in keep.items():
-            store[: self.V, at:at + v.shape[1]] = v
-            cols[k] = slice(at, at + v.shape[1])
-            at += v.shape[1]
-        self.store, self.cols = store, cols
+        self.store, self.cols = relayout(self.store, self.cols, self.V, new, max(self.store.shape[0], self.V))
 
     def cut(self, name: str, j0: int, B: int, eps: np.ndarray) -> int:
         """Cut every cell along columns j0 … j0 + B − 1 (B ≤ 64) of field ``name``, one after
@@ -142,19 +130,20 @@ def _n_planes(prog: Program, k: int) -> tuple[int, int]:
     T = prog.n_tokens
     n, widest = 2 * k, prog.ops[0].E.shape[2] * T
     for step in prog.steps():
-        if step[0] == "relu":
-            w = (step[1].shape[1] if step[1] is not None else widest // T) * T
-            n += w
-            widest = max(widest, 2 * w)
-        elif step[0] == "max":
-            m, p = step[3].shape
-            w = step[1].shape[1] * T if step[1] is not None else widest
-            n += T * m * (p - 1)
-            widest = max(widest, w + 2 * T * m)
-        elif step[0] == "select":
-            n += step[1].W_Q.shape[0] * T * max(T - 1, 1)
-        elif step[0] == "affine":
-            widest = max(widest, step[1].shape[1] * T)
+        match step:
+            case ir.ReluStep(W):
+                w = (W.shape[1] if W is not None else widest // T) * T
+                n += w
+                widest = max(widest, 2 * w)
+            case ir.MaxStep(W, _, idx):
+                m, p = idx.shape
+                w = W.shape[1] * T if W is not None else widest
+                n += T * m * (p - 1)
+                widest = max(widest, w + 2 * T * m)
+            case ir.SelectStep(op):
+                n += op.W_Q.shape[0] * T * max(T - 1, 1)
+            case ir.AffineStep(W):
+                widest = max(widest, W.shape[1] * T)
     return n, widest
 
 
@@ -175,7 +164,7 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
     cx = _Complex(dom.lo, dom.hi, n_planes, max_rows, per_row)
     steps = prog.steps()
     T = prog.n_tokens
-    E, c = steps[0][1], steps[0][2]
+    E, c = steps[0].E, steps[0].c
     x = dom.points(cx.field("X"))
     cx.set_fields({"Y": (np.einsum("nk,ktd->ntd", x, E) + c).reshape(cx.V, -1)})
     d_tok = E.shape[2]
@@ -185,28 +174,28 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
 
     tick = tick if progress is not None else None
     for li, step in enumerate(steps[1:], 1):
-        kind = step[0]
-        if kind == "affine":
-            Wb, bb = _tokenwise(step[1], step[2], T)
-            cx.set_fields({"Y": cx.field("Y") @ Wb + bb})
-            d_tok = step[1].shape[1]
-        elif kind == "save":
-            cx.set_fields({f"S{n_stack}": cx.field("Y")})
-            n_stack += 1
-        elif kind == "add":
-            n_stack -= 1
-            cx.set_fields({"Y": cx.field(f"S{n_stack}") + cx.field("Y"), f"S{n_stack}": None})
-        elif kind == "read" and list(step[1]) != list(range(T)):
-            Y = cx.field("Y").reshape(cx.V, T, d_tok)
-            cx.set_fields({"Y": Y[:, list(step[1])].reshape(cx.V, -1)})
-        elif kind == "relu":
-            d_tok = _relu_layer(cx, step, T, d_tok, li, tick)
-        elif kind == "max":
-            d_tok = _max_layer(cx, step, T, li, tick)
-            oversplit |= step[3].shape[1] >= 3
-        elif kind == "select":
-            _select_layer(cx, step[1], T, d_tok, li, tick)
-            oversplit |= T >= 3
+        match step:
+            case ir.AffineStep(W, b):
+                Wb, bb = _tokenwise(W, b, T)
+                cx.set_fields({"Y": cx.field("Y") @ Wb + bb})
+                d_tok = W.shape[1]
+            case ir.SaveStep():
+                cx.set_fields({f"S{n_stack}": cx.field("Y")})
+                n_stack += 1
+            case ir.AddStep():
+                n_stack -= 1
+                cx.set_fields({"Y": cx.field(f"S{n_stack}") + cx.field("Y"), f"S{n_stack}": None})
+            case ir.ReadStep(tokens) if list(tokens) != list(range(T)):
+                Y = cx.field("Y").reshape(cx.V, T, d_tok)
+                cx.set_fields({"Y": Y[:, list(tokens)].reshape(cx.V, -1)})
+            case ir.ReluStep():
+                d_tok = _relu_layer(cx, step, T, d_tok, li, tick)
+            case ir.MaxStep(idx=idx):
+                d_tok = _max_layer(cx, step, T, li, tick)
+                oversplit |= idx.shape[1] >= 3
+            case ir.SelectStep(op):
+                _select_layer(cx, op, T, d_tok, li, tick)
+                oversplit |= T >= 3
         done += 1
     X = cx.field("X").copy()
     out = cx.field("Y").copy()
@@ -233,10 +222,10 @@ def _eps(G: np.ndarray) -> np.ndarray:
     return ZERO_RTOL * np.abs(G).max(axis=0, initial=0.0)
 
 
-def _relu_layer(cx: _Complex, step, T: int, d_tok: int, li: int, tick) -> int:
+def _relu_layer(cx: _Complex, step: ir.ReluStep, T: int, d_tok: int, li: int, tick) -> int:
     """Cut along every channel of G = H W + b (G affine on every cell of the layer's start
     complex, so interpolated exactly at new vertices), then H ← relu(G)."""
-    W, b = step[1], step[2]
+    W, b = step.W, step.b
     if W is None:
         W, b = np.eye(d_tok), np.zeros(d_tok)
     Wb, bb = _tokenwise(W, b, T)
@@ -249,19 +238,11 @@ def _relu_layer(cx: _Complex, step, T: int, d_tok: int, li: int, tick) -> int:
     return W.shape[1]
 
 
-def _max_layer(cx: _Complex, step, T: int, li: int, tick) -> int:
+def _max_layer(cx: _Complex, step: ir.MaxStep, T: int, li: int, tick) -> int:
     """Maxout units in rounds: round j cuts unit u along z_j − M_u, M_u = max_{i<j} z_i (affine
     on every cell once the rounds before are done), then M_u ← max(M_u, z_j)."""
-    W, b, idx = step[1], step[2], step[3]
-    Y = cx.field("Y")
-    if W is not None:
-        Wb, bb = _tokenwise(W, b, T)
-        Zs = Y @ Wb + bb
-        n = W.shape[1]
-    else:
-        Zs, n = Y, Y.shape[1] // T
-    gidx = (np.arange(T)[:, None, None] * n + idx[None]).reshape(-1, idx.shape[1])  # (T·m, p)
-    A = np.abs(Zs).max(axis=0)[gidx] if len(Zs) else np.zeros(gidx.shape)
+    idx = step.idx
+    Zs, gidx, A = maxout_units(cx.field("Y"), step, T)
     cx.set_fields({"Z": Zs, "Y": None, "M": Zs[:, gidx[:, 0]]})
     for j in range(1, idx.shape[1]):
         eps = ZERO_RTOL * A[:, : j + 1].max(axis=1)
@@ -275,57 +256,27 @@ def _max_layer(cx: _Complex, step, T: int, li: int, tick) -> int:
 
 def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
     """Hardmax with constant queries: for every head and query, keys in rounds against the
-    running maximum of the (affine) scores; then the selected values must be continuous."""
+    running maximum of the (affine) scores (:func:`.ir.key_rounds`); then the selected values
+    must be continuous."""
+    q0, qscale = constant_queries(op, cx.field("Y").reshape(cx.V, T, d_tok),
+                                  "(boxes and slices need constant queries, as in compiled models)")
+    for h, i, keys in key_rounds(op, q0, qscale):
+        a = round_scores(op, cx.field("Y").reshape(cx.V, T, d_tok), q0[h, i], h, keys)  # (V, j + 1)
+        cx.set_fields({"G": (a[:, -1] - a[:, :-1].max(axis=1))[:, None]})
+        cx.what = f"hardmax head {h}, query {i}, key {keys[-1]} of step {li}"
+        cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]))
+        cx.set_fields({"G": None})
+        if tick is not None:
+            tick()
     Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
-    q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
-    qscale = 1 + np.abs(q).max()
-    if np.ptp(q, axis=0).max(initial=0.0) > 1e-9 * qscale:
-        raise ValueError(
-            "hardmax attention whose queries depend on the input has quadratic region boundaries: "
-            "exact counting is available on a Segment only (boxes and slices need constant queries, "
-            "as in compiled models)")
-    q0 = q[0]
-    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
-    for h in range(q0.shape[0]):
-        seen = []
-        for i in range(T):
-            keyq = (tuple(np.round(q0[h, i] / qscale, 12)), tuple(allowed[i]))
-            if keyq in seen:
-                continue
-            seen.append(keyq)
-            keys = np.nonzero(allowed[i])[0]
-            for jj in range(1, len(keys)):
-                Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
-                kk = np.einsum("vtd,de->vte", Y3[:, keys[: jj + 1]], op.W_K[h]) + op.b_K[h]
-                a = op.lam * kk @ q0[h, i]  # (V, jj + 1)
-                cx.set_fields({"G": (a[:, jj] - a[:, :jj].max(axis=1))[:, None]})
-                cx.what = f"hardmax head {h}, query {i}, key {keys[jj]} of step {li}"
-                cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]))
-                cx.set_fields({"G": None})
-                if tick is not None:
-                    tick()
-    Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
-    a, v = scores(op, Y3)
-    sel = tied(a)
-    vmax = np.abs(v).max() + 1e-300
-    vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)
-    spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
-    if np.nanmax(spread, initial=0.0) > 1e-6 * vmax:
-        raise ValueError(
-            "hardmax attention selects tokens with different values on the two sides of a switch: the "
-            "output jumps there, which the d-D complex does not represent; count on a Segment")
-    cx.set_fields({"Y": select_output(op, Y3).reshape(cx.V, -1)})
+    cx.set_fields({"Y": continuous_select(op, Y3, "the d-D complex").reshape(cx.V, -1)})
 
 
-
-
-def subdivide_regions(prog: Program, domain, progress, start: float):
-    """``count_regions`` for a Box (d ≤ 6) or a Slice: a :class:`Regions` of kind "box"."""
-    import time
-
+def subdivide_regions(prog: Program, domain, progress):
+    """The counter for a Box (d ≤ 6) or a Slice (``count_regions`` reports it as kind "box")."""
     from .cells import CellPieces
+    from .count import Counted
     from .domains import Box
-    from .result import Regions
 
     if isinstance(domain, Box):
         box = domain.with_dim(prog.in_dim)
@@ -340,7 +291,7 @@ def subdivide_regions(prog: Program, domain, progress, start: float):
     p = partition_subdivide(prog, dom, progress)
     pieces = CellPieces(p)
     pieces["program"], pieces["domain"] = prog, dom
-    return Regions("box", domain, p["n_regions"], len(p["region"]), pieces, time.perf_counter() - start)
+    return Counted(p["n_regions"], len(p["region"]), pieces, reported(SUBDIVIDE_ZERO_RTOL))
 
 
 __all__ = ["partition_subdivide", "subdivide_regions"]

@@ -22,7 +22,7 @@ def depth(ctx: Context) -> Measurement:
     from ..compile import compile_maxout
     from ..cpwl.families import sawtooth_maxout
     from ..regions import Segment, count_regions
-    from ..regions.theorem44 import depth_table
+    from .theorem44 import depth_table
 
     plan = ctx.pick({
         "test": {2: range(1, 6), 3: range(1, 4)},

@@ -19,8 +19,7 @@ import numpy as np
 
 from ..cpwl import MaxoutNetwork
 from ..cpwl.families import sawtooth_maxout
-from .count import count_regions
-from .domains import Segment
+from ..regions import Segment, count_regions
 
 C_PAPER = 1.0  # the constant C in C·q^(⌊D/3⌋−1) (not stated in the summaries; we use 1)
 
@@ -98,48 +97,3 @@ def depth_table(qs=(2, 3, 4, 5), depths=range(1, 9), n_random: int = 3, seed: in
             if progress is not None:
                 progress(rows[-1])
     return rows
-
-
-def quick_table() -> list[DepthRow]:
-    """A few-second variant: q ∈ {2, 3}, L ∈ 1..5 (no training)."""
-    return depth_table(qs=(2, 3), depths=range(1, 6), n_random=2)
-
-
-def format_table(rows: list[DepthRow]) -> str:
-    tr = any(r.trained >= 0 for r in rows)
-    head = ("| q | L | blocks D | tokens T | counted (transformer) | maxout | q^L | C·q^(⌊D/3⌋−1), C=1 "
-            "| random mean / max |" + (" trained (MSE) |" if tr else ""))
-    sep = "|---|---|---|---|---|---|---|---|---|" + ("---|" if tr else "")
-    lines = [head, sep]
-    for r in rows:
-        lines.append(f"| {r.q} | {r.L} | {r.D} | {r.T} | {r.counted} | {r.maxout} | {r.predicted} | "
-                     f"{r.paper_bound:g} | {r.random_mean:.1f} / {r.random_max} |"
-                     + (f" {r.trained} ({r.trained_mse:.3f}) |" if tr else ""))
-    return "\n".join(lines)
-
-
-def plot_depth_table(rows: list[DepthRow], path) -> None:
-    """PNG: counted linear regions vs transformer blocks D (log scale), one line per q."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4), dpi=120)
-    for q in sorted({r.q for r in rows}):
-        rr = [r for r in rows if r.q == q]
-        D = [r.D for r in rr]
-        line, = ax.plot(D, [r.counted for r in rr], "o-", label=f"compiled sawtooth, q={q}")
-        ax.plot(D, [r.paper_bound for r in rr], ":", color=line.get_color(), alpha=0.7)
-        ax.plot(D, [max(r.random_mean, 1) for r in rr], "x--", color=line.get_color(), alpha=0.5)
-        if any(r.trained >= 0 for r in rr):
-            ax.plot(D, [max(r.trained, 1) for r in rr], "^", color=line.get_color(), alpha=0.6, ms=4)
-    ax.set_yscale("log")
-    ax.set_xlabel("transformer blocks D")
-    ax.set_ylabel("linear regions on [0, 1]")
-    ax.set_title("Thm 4.4: counted (solid), C·q^(⌊D/3⌋−1) (dotted), random (dashed), trained (▲)",
-                 fontsize=8)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
