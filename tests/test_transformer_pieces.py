@@ -45,3 +45,4 @@ def test_pieces_compose_to_the_forward(positional, layer_norm, attention):
                 a = a - block.attn._positions(7, y.device, y.dtype)[1]
             keep = torch.ones(7, 7, dtype=torch.bool).tril()
             torch.testing.assert_close(a[..., keep], ref[..., keep], rtol=0, atol=1e-12)
+

@@ -14,7 +14,9 @@ Two tools:
 - :func:`depth_reduction` (constructive, binary alphabet): the three stages of the depth-
   reduction lemma, block by block, on a concrete hardmax :class:`Transformer`, tracking for
   each position t the set S_t of free inputs its activation y_t^(ℓ) depends on. See
-  :mod:`.depth_reduction` for the stages; this module holds the shared model interface.
+  :mod:`.depth_reduction` for the stages; this module holds the symbol interfaces
+  (:class:`SymbolInterface` for a plain token-id model, :class:`ConstructionInterface` for an
+  Encoder) and batched evaluation; what all analyses share about encoders is in :mod:`.encoder`.
 """
 
 from __future__ import annotations
@@ -26,17 +28,7 @@ import torch
 
 from ..checks import check_float, check_int, chunk_rows, parse_lengths
 from ..transformer import Transformer
-
-
-def as_transformer(model) -> Transformer:
-    """The model itself if it is a :class:`Transformer`, else its ``.transformer`` (a construction)."""
-    if isinstance(model, Transformer):
-        return model
-    t = getattr(model, "transformer", None)
-    if isinstance(t, Transformer):
-        return t
-    raise ValueError(f"model: expected a Transformer or a construction (an object with .transformer), "
-                     f"got {type(model).__name__} {model!r:.40}")
+from .encoder import as_transformer, constant_strings, encode_ids, is_encoder, symbol_positions
 
 
 def require_hard_attention(t: Transformer, what: str) -> None:
@@ -118,22 +110,15 @@ class ConstructionInterface:
         self.K = len(construction.language.alphabet)
 
     def encode(self, ids: np.ndarray) -> torch.Tensor:
-        enc = self.c.encode(self.c.language.to_strings(np.asarray(ids)))
+        enc = encode_ids(self.c, self.c.language, ids)
         if enc.key_mask is not None and not bool(enc.key_mask.all()):
             raise ValueError("the construction pads its input; restrictions need fixed-length inputs")
         return enc.inputs
 
     def _layout(self, n: int) -> tuple[np.ndarray, int, int]:
-        const = np.repeat(np.arange(self.K)[:, None], n, axis=1)
-        enc = self.c.encode(self.c.language.to_strings(const))
-        x = enc.inputs
-        diff = (x[1:] != x[:1])
-        if diff.dim() == 3:
-            diff = diff.any(-1)
-        pos = np.flatnonzero(diff.any(0).numpy())
-        if len(pos) != n:
-            raise ValueError(f"could not locate the {n} string positions in the construction's encoding")
-        return pos, x.shape[1], int(enc.read.flatten()[0])
+        enc = encode_ids(self.c, self.c.language, constant_strings(self.K, n))
+        pos = symbol_positions(enc.inputs, n).numpy()
+        return pos, enc.inputs.shape[1], int(enc.read.flatten()[0])
 
     def positions(self, n: int) -> np.ndarray:
         return self._layout(n)[0]
@@ -160,8 +145,7 @@ def interface_of(model, default: SymbolInterface | None = None):
                 raise ValueError(f"interface: token ids {bad} are outside the model's vocabulary "
                                  f"[0, {t.cfg.d_vocab})")
         return default
-    if not isinstance(model, Transformer) and callable(getattr(model, "encode", None)) \
-            and getattr(model, "language", None) is not None:
+    if is_encoder(model) and getattr(model, "language", None) is not None:
         return ConstructionInterface(model)
     return SymbolInterface()
 

@@ -26,8 +26,8 @@ from ..checks import check_int, check_memory, chunk_rows, parse_lengths
 from ..languages import Language
 from ..transformer import Transformer
 from ..transformer.positions import require_position_table
+from .encoder import as_transformer, constant_strings, encode_ids, is_encoder, symbol_positions
 from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
-from .restriction import as_transformer
 
 _SCORE_BUDGET = 1 << 21  # max attention-score entries (B·c·H·T²) per pass (16 MB: stays cache-friendly)
 
@@ -82,9 +82,9 @@ class InputAdapter:
     """Strings (as symbol indices (N, n)) -> what the transformer reads.
 
     A plain token-id :class:`Transformer`: symbol a is token id a (``alphabet_size`` symbols).
-    A construction (anything with ``.transformer`` and ``.encode(strings)`` returning
-    (inputs, key_mask, read)): its own encoder; the token positions holding the string are
-    found by comparing encodings of constant strings, and the encoding must be position-wise
+    An :class:`~expressivity.constructions.base.Encoder` (construction, compiled model, trained
+    checkpoint): its own encoder; the token positions holding the string are found by
+    :func:`.encoder.symbol_positions`, and the encoding must be position-wise
     (checked on every measurement: Δy^(0) must vanish off the flipped position).
     """
 
@@ -95,7 +95,7 @@ class InputAdapter:
                              f"got {type(language).__name__} {language!r:.40}")
         self.language = language
         cfg = self.transformer.cfg
-        self._construction = not isinstance(model, Transformer) and callable(getattr(model, "encode", None))
+        self._construction = is_encoder(model)
         self.model = model
         if self._construction:
             own = getattr(model, "language", None)
@@ -124,7 +124,7 @@ class InputAdapter:
         """ids (N, n) -> (inputs (N, T[, d_in]), key_mask | None, read position)."""
         if not self._construction:
             return torch.as_tensor(ids, dtype=torch.long), None, ids.shape[1] - 1
-        enc = self.model.encode(self.language.to_strings(ids))
+        enc = encode_ids(self.model, self.language, ids)
         read = torch.as_tensor(enc.read)
         if read.numel() and bool((read != read.flatten()[0]).any()):
             raise ValueError("the construction reads different positions for strings of one length")
@@ -135,15 +135,9 @@ class InputAdapter:
         t = self.transformer
         if not self._construction:
             return token_embedding_table(t, n), torch.arange(n), n - 1
-        const = np.repeat(np.arange(self.K)[:, None], n, axis=1)  # (K, n) constant strings
-        inputs, _, read = self.encode(const)
+        inputs, _, read = self.encode(constant_strings(self.K, n))
         emb = _embed64(t, inputs)  # (K, T, d)
-        differs = (emb[1:] != emb[:1]).any(dim=-1).any(dim=0)  # (T,)
-        positions = torch.nonzero(differs).flatten()
-        if positions.numel() != n:
-            raise ValueError(f"could not locate the {n} string positions in the construction's encoding "
-                             f"(found {positions.numel()} positions that depend on the symbol)")
-        return emb, positions, read
+        return emb, symbol_positions(emb, n), read
 
 
 def _embed64(t: Transformer, inputs: torch.Tensor) -> torch.Tensor:
@@ -268,7 +262,8 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
     """Measured flip sensitivity and Hahn's Lemma 5 bound per length n and layer k.
 
     ``model``: a token-id :class:`Transformer` (symbol a = token a; output read at the last
-    position) or a construction (``.transformer``, ``.encode(strings)``, ``.language``).
+    position) or an :class:`~expressivity.constructions.base.Encoder` (``.transformer``,
+    ``.encode(strings)``, ``.language``: constructions, compiled models, trained checkpoints).
     ``language``: a :class:`~expressivity.languages.base.Language` whose positive and
     negative strings are measured (half each when both exist); None → uniform strings over
     ``alphabet_size`` symbols (default: all token ids). Lengths without strings are skipped.
