@@ -9,7 +9,8 @@ of ours (a leaf, like ``transformer``), so the library and the CLI use the same 
 * ``KEY=VALUE`` parameters: :func:`parse_params`;
 * scalars and names: :func:`check_int`, :func:`check_float`, :func:`check_choice`;
 * arrays: :func:`as_real_array` (no complex, no NaN/inf, shape named);
-* files: :func:`check_output_path` (before any work starts), :func:`read_text_file`;
+* files: :func:`check_output_path` (before any work starts), :func:`read_text_file`,
+  :func:`write_atomic`;
 * memory: :func:`memory_budget`, :func:`check_memory` (refuse before allocating, with the
   estimate) and :func:`chunk_rows` (the one chunking rule for batched work).
 """
@@ -280,6 +281,19 @@ def check_output_path(path, name: str, *, kind: str = "file") -> Path:
     except OSError as exc:
         raise ValueError(f"{name} {p}: cannot write in {probe} ({exc.strerror or exc})") from None
     return p
+
+
+def write_atomic(path, write) -> None:
+    """``write(tmp)`` to a temporary file beside ``path``, then rename it over ``path``: a crash
+    never leaves half a file under ``path``. The file's mode comes from the umask (as ``open``)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
 
 
 def read_text_file(path, name: str) -> str:

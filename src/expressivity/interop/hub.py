@@ -31,7 +31,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
+from ..checks import write_atomic
 from ..compile import CompiledModel
 from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..constructions import Construction
@@ -112,30 +112,19 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     # safetensors' save_file creates its file with mode 0o600; writing its bytes ourselves keeps the umask
     weights = safetensors_bytes(_state(tr), metadata={"format": "pt"})
-    _write_atomic(out / WEIGHTS_NAME, lambda p: p.write_bytes(weights))
+    write_atomic(out / WEIGHTS_NAME, lambda p: p.write_bytes(weights))
     if source_net is not None:
         net_bytes = safetensors_bytes(source_net, metadata={"format": "pt"})
-        _write_atomic(out / SOURCE_NET_NAME, lambda p: p.write_bytes(net_bytes))
+        write_atomic(out / SOURCE_NET_NAME, lambda p: p.write_bytes(net_bytes))
     elif (out / SOURCE_NET_NAME).exists():
         (out / SOURCE_NET_NAME).unlink()  # a stale file from an earlier save would be read back
     text = json.dumps(config, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-    _write_atomic(out / CONFIG_NAME, lambda p: p.write_text(text, encoding="utf-8"))
+    write_atomic(out / CONFIG_NAME, lambda p: p.write_text(text, encoding="utf-8"))
     return out
 
 
 def _state(tr: Transformer) -> dict[str, torch.Tensor]:
     return {k: v.detach().contiguous().cpu() for k, v in tr.state_dict().items()}
-
-
-def _write_atomic(path: Path, write) -> None:
-    """Write through ``path.tmp`` then rename: a crash never leaves half a file under ``path``."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _net_tensors(net: MaxoutNetwork) -> dict[str, torch.Tensor]:

@@ -110,7 +110,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
             clear_checkpoint(out)
         out.mkdir(parents=True, exist_ok=True)
         start, losses = _load_checkpoint(out, cfg, model, opt, rng)
-        _atomic(out / "config.json", lambda p: p.write_text(json.dumps(cfg.to_dict(), indent=1)))
+        checks.write_atomic(out / "config.json", lambda p: p.write_text(json.dumps(cfg.to_dict(), indent=1)))
     resumed_from = start
 
     model.train()
@@ -142,14 +142,14 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
         result = RunResult(cfg, (), float("nan"), time.perf_counter() - t0, n_params, resumed_from,
                            status="diverged", diverged_at=diverged_at)
         if out is not None:
-            _atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(
+            checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(
                 {"status": "diverged", "diverged_at": diverged_at, "loss": str(losses[-1])}, indent=1)))
         return result
     metrics = evaluate(model, cfg, task, on_length=on_eval)
     tail = losses[-max(1, len(losses) // 10):] if losses else [float("nan")]
     result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from)
     if out is not None:
-        _atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(list(metrics), indent=1)))
+        checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(list(metrics), indent=1)))
     return result
 
 
@@ -254,17 +254,6 @@ def batch_metrics(logits: torch.Tensor, batch: dict, kind: str, accuracy: str = 
 
 # ------------------------------------------------------------------------- checkpoints
 CHECKPOINT_FILES = ("model.safetensors", "trainer.pt")
-
-
-def _atomic(path: Path, write: Callable[[Path], None]) -> None:
-    """Write through a temporary file in the same directory, then rename over ``path``."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _save_checkpoint(out: Path, cfg, model, opt, rng, step: int, losses: list[float]) -> None:

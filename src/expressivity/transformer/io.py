@@ -12,14 +12,13 @@ is wrong.
 from __future__ import annotations
 
 import json
-import os
 import struct
 from pathlib import Path
 
 import torch
 from safetensors import safe_open
 
-from ..checks import check_output_path
+from ..checks import check_output_path, write_atomic
 from .channels import ChannelMap
 from .config import TransformerConfig
 from .model import Transformer
@@ -50,18 +49,15 @@ def write_safetensors(tensors: dict[str, torch.Tensor], path: str | Path, metada
         offset += len(data)
     head = json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     head += b" " * (-len(head) % 8)  # the data start 8-aligned, as safetensors writes them
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)  # mode & ~umask
-    try:
-        with os.fdopen(fd, "wb") as fh:
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:  # mode 0o666 & ~umask
             fh.write(struct.pack("<Q", len(head)))
             fh.write(head)
             for data in blobs:
                 fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    write_atomic(path, write)
 
 
 def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str] | None = None) -> None:
