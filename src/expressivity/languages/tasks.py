@@ -39,6 +39,19 @@ KINDS = ("recognition", "next_symbol", "classification", "transduction")
 LANGUAGE_KINDS = ("recognition", "next_symbol")
 
 
+def cls_batch(vocab: Vocab, ids: np.ndarray, labels: np.ndarray, n_classes: int) -> dict:
+    """The batch of a label read at CLS: input s_1 … s_n CLS (B, n+1), a one-hot target over
+    ``n_classes`` at the CLS position only, mask on that position; ids (B, n), labels (B,)."""
+    B, n = ids.shape
+    tokens = np.concatenate([vocab.ids_of(ids), np.full((B, 1), CLS)], axis=1)  # (B, n+1)
+    output = torch.zeros(B, n + 1, n_classes)
+    output[torch.arange(B), n, torch.from_numpy(labels)] = 1.0
+    mask = torch.zeros(B, n + 1, dtype=torch.bool)
+    mask[:, n] = True
+    return {"input": torch.from_numpy(tokens).long(), "output": output, "mask": mask,
+            "label": torch.from_numpy(labels)}
+
+
 class RecognitionTask(Task):
     kind = "recognition"
 
@@ -62,13 +75,7 @@ class RecognitionTask(Task):
         labels = np.concatenate([np.ones(n_pos, dtype=np.int64), np.zeros(batch_size - n_pos, dtype=np.int64)])
         order = generator.permutation(batch_size)
         ids, labels = ids[order], labels[order]
-        tokens = np.concatenate([self.vocab.ids_of(ids), np.full((batch_size, 1), CLS)], axis=1)  # (B, n+1)
-        output = torch.zeros(batch_size, length + 1, 2)
-        output[torch.arange(batch_size), length, torch.from_numpy(labels)] = 1.0
-        mask = torch.zeros(batch_size, length + 1, dtype=torch.bool)
-        mask[:, length] = True
-        return {"input": torch.from_numpy(tokens).long(), "output": output, "mask": mask,
-                "label": torch.from_numpy(labels)}
+        return cls_batch(self.vocab, ids, labels, 2)
 
 
 class NextSymbolTask(Task):
@@ -117,13 +124,7 @@ class ClassificationTask(Task):
             raise ValueError(f"{self.name} classification: no inputs of length {length}")
         ids = self.function.sample_ids(generator, batch_size, length)  # (B, n)
         labels = self.function.outputs_ids(ids)  # (B,)
-        tokens = np.concatenate([self.vocab.ids_of(ids), np.full((batch_size, 1), CLS)], axis=1)  # (B, n+1)
-        output = torch.zeros(batch_size, length + 1, self.n_outputs)
-        output[torch.arange(batch_size), length, torch.from_numpy(labels)] = 1.0
-        mask = torch.zeros(batch_size, length + 1, dtype=torch.bool)
-        mask[:, length] = True
-        return {"input": torch.from_numpy(tokens).long(), "output": output, "mask": mask,
-                "label": torch.from_numpy(labels)}
+        return cls_batch(self.vocab, ids, labels, self.n_outputs)
 
 
 class TransductionTask(Task):
