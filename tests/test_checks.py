@@ -144,12 +144,12 @@ def test_cli_bug_is_one_line_exit_1(monkeypatch):
     from typer.testing import CliRunner
 
     from expressivity.cli import app
-    from expressivity.cli import constructions as cmod
+    from expressivity.constructions import measure as cmod
 
     def boom(*a, **k):
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(cmod, "_description", boom)
+    monkeypatch.setattr(cmod, "registry_rows", boom)
     monkeypatch.delenv("EXPRESSIVITY_DEBUG", raising=False)
     result = CliRunner().invoke(app, ["constructions"])
     assert result.exit_code == 1

@@ -138,3 +138,14 @@ def test_bad_evaluation_input_and_domain():
         net.interval_bounds(1.0, 1.0)
     with pytest.raises(ValueError, match="bounded"):
         net.interval_bounds(-np.inf, 1.0)
+
+
+def test_sample_box_points_inside_and_corners_appended():
+    from expressivity.cpwl.maxout import sample_box
+
+    x = sample_box([-1.0, 0.0], [1.0, 2.0], 50, seed=3)
+    assert x.shape == (54, 2)
+    assert np.all(x >= [-1.0, 0.0]) and np.all(x <= [1.0, 2.0])
+    assert {tuple(r) for r in x[-4:]} == {(-1.0, 0.0), (1.0, 0.0), (-1.0, 2.0), (1.0, 2.0)}
+    assert sample_box(np.zeros(11), np.ones(11), 5).shape == (5, 11)  # no 2^11 corners
+    assert np.array_equal(sample_box(-1.0, 1.0, 7, seed=1), sample_box(-1.0, 1.0, 7, seed=1))

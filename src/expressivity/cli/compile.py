@@ -8,7 +8,8 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..checks import check_memory, chunk_rows
+from ..checks import check_memory
+from ..cpwl.maxout import sample_box
 from . import app
 from ._common import console, output_path, user_errors
 
@@ -67,12 +68,12 @@ def verify_cmd(
         if cm.in_dim != net.in_dim or cm.transformer.cfg.d_out != net.out_dim:
             raise ValueError(f"{model} has input/output sizes ({cm.in_dim}, {cm.transformer.cfg.d_out}) "
                              f"but the spec's network has ({net.in_dim}, {net.out_dim})")
-        per_point = 8 * (net.in_dim + 2 * net.out_dim + 1)
+        # the points, both outputs and the source net's widest activations (the compiled model batches itself)
+        per_point = 8 * (net.in_dim + 2 * net.out_dim + sum(l.width for l in net.layers)
+                         + max(l.width * l.rank for l in net.layers))
         check_memory(points * per_point, f"verify --points {points}", hint="use fewer --points")
-        x = sample_domain(cm.lo, cm.hi, points, seed)
-        rows = chunk_rows(8 * (max(l.width * l.rank for l in net.layers) + cm.transformer.cfg.d_model * cm.n_tokens * 4),
-                          total=len(x))
-        err = max(float(np.abs(cm.evaluate(x[i:i + rows]) - net(x[i:i + rows])).max()) for i in range(0, len(x), rows))
+        x = sample_box(cm.lo, cm.hi, points, seed)
+        err = float(np.abs(cm.evaluate(x) - net(x)).max())
     bound = cm.error_bound()
     ok = err <= cm.output_error + 2 * cm.roundoff_error
     rows = [("max |error| (measured)", f"{err:.3e}", ""), ("error bound", f"{bound:.3e}",
@@ -82,16 +83,6 @@ def verify_cmd(
     console.print("[green]verified[/]: measured error within the bound" if ok
                   else "[red]FAILED[/]: measured error exceeds the bound")
     raise typer.Exit(code=0 if ok else 1)
-
-
-def sample_domain(lo: np.ndarray, hi: np.ndarray, points: int, seed: int) -> np.ndarray:
-    """Uniform points in the box plus its corners (when there are at most 2^10)."""
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(lo, hi, (points, len(lo)))
-    if len(lo) <= 10:
-        bits = (np.arange(2 ** len(lo))[:, None] >> np.arange(len(lo))) & 1
-        x = np.concatenate([x, np.where(bits == 1, hi, lo)])
-    return x
 
 
 def _print_table(rows) -> None:

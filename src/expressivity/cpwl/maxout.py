@@ -267,6 +267,17 @@ def box(lo, hi, dim: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def sample_box(lo, hi, points: int, seed: int = 0) -> np.ndarray:
+    """``points`` uniform points of the box [lo, hi] plus its 2^d corners when d ≤ 10: (N, d)."""
+    lo, hi = box(lo, hi, np.size(hi) if np.ndim(hi) else np.size(lo))
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(lo, hi, (points, len(lo)))
+    if len(lo) <= 10:
+        bits = (np.arange(2 ** len(lo))[:, None] >> np.arange(len(lo))) & 1
+        x = np.concatenate([x, np.where(bits == 1, hi, lo)])
+    return x
+
+
 def _as_float_array(a, what: str) -> np.ndarray:
     """A real, finite, read-only float64 copy of ``a`` (complex and NaN/inf refused)."""
     if isinstance(a, (str, bytes)):

@@ -140,6 +140,21 @@ class Language(ABC):
         """
         return self.to_strings(self.sample_ids(rng, count, length, positive))
 
+    def sample_mixed_ids(self, rng: np.random.Generator, count: int, length: int) -> np.ndarray:
+        """``count`` strings of ``length`` symbols as ids (count, length): ⌈count/2⌉ members
+        then the rest non-members when both exist at this length, all of the one class that
+        exists otherwise, none ((0, length)) when neither does."""
+        count = check_int(count, f"{self.name}: count", min=0)
+        has_pos, has_neg = self.supports(length, True), self.supports(length, False)
+        n_pos = ((count + 1) // 2 if has_neg else count) if has_pos else 0
+        n_neg = count - n_pos if has_neg else 0
+        parts = [self.sample_ids(rng, c, length, positive) for positive, c in ((True, n_pos), (False, n_neg)) if c]
+        return np.concatenate(parts) if parts else np.zeros((0, length), dtype=np.int64)
+
+    def sample_mixed(self, rng: np.random.Generator, count: int, length: int) -> list[str]:
+        """:meth:`sample_mixed_ids` as strings."""
+        return self.to_strings(self.sample_mixed_ids(rng, count, length))
+
     def _uniform_negative_ids(self, rng: np.random.Generator, count: int, length: int) -> np.ndarray:
         """Uniform over Σ^length \\ L by rejection (negatives are at least ~half of Σ^n here)."""
         out = np.zeros((count, length), dtype=np.int64)
