@@ -19,7 +19,6 @@ import numpy as np
 import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from ..checks import check_memory
 from . import app
 from ._common import console, output_path, user_errors
 
@@ -61,33 +60,19 @@ def load_model(path: Path, compile_it: bool = False, layers: Path | None = None)
         raise ValueError(f"MODEL {path}: a JSON model must be an object with a 'type' field")
     net, domain, pieces = parse_model_spec(data)
     if pieces is not None:
+        from ..regions.count import check_pieces_memory
+
         kind = data["type"]
         label = {"sawtooth": f"{data.get('q', 2)}^{data.get('L', 1)}", "tent": f"2^{data.get('L', 1)}"}.get(kind, "")
         what = f"{label} ≈ {pieces:.3g}" if label else f"{pieces:.3g}"
         width = max(net.widths) * max(net.ranks) if not compile_it else 4 * max(net.widths) + max(net.ranks)
-        # every piece holds its end points' states (≈ 2 × 8 bytes per channel) and bookkeeping
-        check_memory(pieces * (16 * (1 + width) + 64), f"counting the {what} linear regions of {path.name}",
-                     hint="use a smaller family (L, q or widths)")
+        check_pieces_memory(pieces, width, f"counting the {what} linear regions of {path.name}",
+                            hint="use a smaller family (L, q or widths)")
     if compile_it:
         from ..compile import compile_maxout
 
         return compile_maxout(net, domain=domain)
     return net
-
-
-def _plot(m, dom, path, color_by, res, kw) -> None:
-    """A plane: its faces; a 2-D box: the same as a plane; a box of d ≥ 3: coloured slices."""
-    from ..regions import Box, Plane
-    from ..regions.plot import plot_regions
-    from ..regions.plot_box import plot_box_slices
-
-    if isinstance(dom, Box) and dom.dim == 2:
-        plane = Plane([0.0, 0.0], [1.0, 0.0], [0.0, 1.0], (dom.lo[0], dom.hi[0], dom.lo[1], dom.hi[1]))
-        plot_regions(m, plane, path, color_by=color_by, **kw)
-    elif isinstance(dom, Box):
-        plot_box_slices(m, dom, path, color_by=color_by, regions=res, **kw)
-    else:
-        plot_regions(m, dom, path, color_by=color_by, regions=res)
 
 
 @app.command("regions")
@@ -110,6 +95,7 @@ def regions_cmd(
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
     from ..regions import Box, Plane, Segment, count_regions
+    from ..regions.plot import plot_domain
 
     output_path(plot, "--plot")
     with user_errors():
@@ -147,7 +133,7 @@ def regions_cmd(
             if plot is not None:
                 res = count_regions(m, dom, progress=tick, **kw)
                 prog.update(task, description="drawing")
-                _plot(m, dom, plot, color_by, res, kw)
+                plot_domain(m, dom, plot, color_by, res, **kw)
             else:
                 res = count_regions(m, dom, progress=tick, **kw)
         summary = res.summary()

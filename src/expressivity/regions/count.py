@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..checks import check_memory
+
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
 from .result import Regions, runs
@@ -148,6 +150,13 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
     c = counter.count(prog, domain, progress, general, method)
     return Regions(counter.kind, domain, c.activation_regions, c.n_pieces, c.pieces, time.perf_counter() - start,
                    tolerances=c.tolerances)
+
+
+def check_pieces_memory(pieces: float, channels: int, what: str, hint: str = "") -> None:
+    """Refuse a count of ``pieces`` pieces before it starts when they cannot be held in memory:
+    every piece keeps its end points' states (2 × 8 bytes per channel, ``channels`` of them,
+    plus the output) and 64 bytes of bookkeeping."""
+    check_memory(pieces * (16 * (1 + channels) + 64), what, hint=hint)
 
 
 def check_compile_domain(prog, domain) -> None:

@@ -70,3 +70,24 @@ def plot_regions(model, plane: Plane, path, color_by: str = "linear", regions: R
     fig.savefig(path)
     plt.close(fig)
     return r
+
+
+def plot_domain(model, domain, path, color_by: str = "linear", regions: Regions | None = None,
+                **lower_kw) -> Regions:
+    """The picture that fits ``domain``: a :class:`Plane` — its faces (:func:`plot_regions`); a
+    2-D :class:`Box` — the same, on the plane spanned by its two axes; a :class:`Box` of d ≥ 3 —
+    coloured slices (:func:`~.plot_box.plot_box_slices`). ``regions``: the count of ``model`` on
+    ``domain`` if already done (reused, except for a 2-D box, which is re-counted as a plane)."""
+    from .domains import Box
+
+    if isinstance(domain, Box) and domain.dim == 2:
+        plane = Plane([0.0, 0.0], [1.0, 0.0], [0.0, 1.0],
+                      (domain.lo[0], domain.hi[0], domain.lo[1], domain.hi[1]))
+        return plot_regions(model, plane, path, color_by=color_by, **lower_kw)
+    if isinstance(domain, Box):
+        from .plot_box import plot_box_slices
+
+        return plot_box_slices(model, domain, path, color_by=color_by, regions=regions, **lower_kw)
+    if isinstance(domain, Plane):
+        return plot_regions(model, domain, path, color_by=color_by, regions=regions, **lower_kw)
+    raise ValueError(f"plot_domain draws a Plane or a Box, got {type(domain).__name__}")
