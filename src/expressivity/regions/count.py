@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..checks import check_memory
-
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
 from .result import Regions, runs
