@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from expressivity.limits import InputAdapter, measure_flips
+from expressivity.limits import measure_flips
 from expressivity.transformer import Transformer, TransformerConfig
 
 
@@ -54,11 +54,10 @@ def main() -> None:
         model = Transformer(cfg)
         model.reset_parameters(0)
         ids = np.random.default_rng(0).integers(0, 2, size=(args.strings, n))
-        adapter = InputAdapter(model)
         t_b = t_l = float("inf")
         for _ in range(args.repeats):
             t0 = time.perf_counter()
-            meas = measure_flips(adapter, ids, torch.arange(n))
+            meas = measure_flips(model, ids)
             t_b = min(t_b, time.perf_counter() - t0)
             t0 = time.perf_counter()
             ref = loop_flips(model, ids)

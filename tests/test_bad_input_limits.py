@@ -21,7 +21,7 @@ from _bad_input import Case, api_rejects, cli_rejects
 from expressivity import constructions, languages
 from expressivity.limits import (
     ReductionConfig,
-    SymbolInterface,
+    TokenEncoder,
     dependence_under_restriction,
     depth_reduction,
     dyck_restriction,
@@ -193,7 +193,9 @@ def _rng():
     return np.random.default_rng(0)
 
 
-_IFACE = SymbolInterface(symbols=(0, 1), suffix=(2,), readout=-1)
+def _cls(**kw):
+    """The hardmax model reading {0, 1} strings at a CLS token 2 after them."""
+    return TokenEncoder(_hard(), **{"symbols": (0, 1), "suffix": (2,), "readout": -1, **kw})
 P = languages.get("parity")
 
 API_CASES = [
@@ -256,8 +258,8 @@ API_CASES = [
      "flip_positions"),
     ("lemma5_bound: readout beyond n",
      lambda: lemma5_bound(_soft(), token_embedding_table(_soft(), 8), [(0, 1)], readout=100), "readout"),
-    ("measure_flips: chunk -1", lambda: measure_flips(__import__("expressivity.limits", fromlist=["x"]).InputAdapter(
-        _soft()), np.zeros((1, 8), dtype=np.int64), torch.arange(8), chunk=-1), "chunk"),
+    ("measure_flips: chunk -1", lambda: measure_flips(_soft(), np.zeros((1, 8), dtype=np.int64),
+                                                      chunk=-1), "chunk"),
     # ---- restrictions and depth reduction
     ("random_restriction: negative n", lambda: random_restriction(_rng(), -1, 0.5), "n must"),
     ("random_restriction: K = 0", lambda: random_restriction(_rng(), 8, 0.5, K=0), "K"),
@@ -266,21 +268,25 @@ API_CASES = [
     ("dyck_restriction: overlapping frac", lambda: dyck_restriction(10, frac=0.7), "frac"),
     ("dyck_restriction: NaN frac", lambda: dyck_restriction(10, frac=float("nan")), "frac"),
     ("dependence: fractional length",
-     lambda: dependence_under_restriction(_hard(), [8.5], interface=_IFACE), ("n_values", "8.5")),
+     lambda: dependence_under_restriction(_cls(), [8.5]), ("n_values", "8.5")),
     ("dependence: zero restrictions",
-     lambda: dependence_under_restriction(_hard(), [8], n_restrictions=0, interface=_IFACE), "n_restrictions"),
+     lambda: dependence_under_restriction(_cls(), [8], n_restrictions=0), "n_restrictions"),
     ("dependence: zero completions",
-     lambda: dependence_under_restriction(_hard(), [8], n_completions=0, interface=_IFACE), "n_completions"),
-    ("dependence: interface tokens beyond the vocabulary",
-     lambda: dependence_under_restriction(_hard(), [8], interface=SymbolInterface(symbols=(0, 1), suffix=(5,))),
-     ("interface", "vocabulary")),
+     lambda: dependence_under_restriction(_cls(), [8], n_completions=0), "n_completions"),
+    ("TokenEncoder: one symbol", lambda: TokenEncoder(_hard(), symbols=(0,)), ("TokenEncoder.symbols", ">= 2")),
+    ("TokenEncoder: symbols vs the language's alphabet",
+     lambda: TokenEncoder(_hard(), __import__("expressivity.languages", fromlist=["x"]).get("parity"), symbols=(0, 1, 2)),
+     ("TokenEncoder.symbols", "parity")),
+    ("TokenEncoder: not a transformer", lambda: TokenEncoder("model"), "TokenEncoder.transformer"),
+    ("dependence: encoder tokens beyond the vocabulary",
+     lambda: dependence_under_restriction(_cls(suffix=(5,)), [8]), ("TokenEncoder.suffix", "vocabulary")),
     ("dependence: interface readout beyond the input",
-     lambda: dependence_under_restriction(_hard(), [8], interface=SymbolInterface(suffix=(2,), readout=20)),
+     lambda: dependence_under_restriction(_cls(readout=20), [8]),
      "readout"),
     ("dependence: softmax model", lambda: dependence_under_restriction(_soft(), [8]), "hard attention"),
-    ("depth_reduction: fractional n", lambda: depth_reduction(_hard(), 8.5, interface=_IFACE), "n must"),
-    ("depth_reduction: n as text", lambda: depth_reduction(_hard(), "24", interface=_IFACE), "n must"),
-    ("depth_reduction: dict as config", lambda: depth_reduction(_hard(), 8, {"k": 4}, interface=_IFACE), "config"),
+    ("depth_reduction: fractional n", lambda: depth_reduction(_cls(), 8.5), "n must"),
+    ("depth_reduction: n as text", lambda: depth_reduction(_cls(), "24"), "n must"),
+    ("depth_reduction: dict as config", lambda: depth_reduction(_cls(), 8, {"k": 4}), "config"),
     ("ReductionConfig: fractional k", lambda: ReductionConfig(k=2.5), "k must"),
     ("ReductionConfig: eta as text", lambda: ReductionConfig(eta="0.1"), "eta"),
     ("ReductionConfig: zero resamples", lambda: ReductionConfig(max_resamples=0), "max_resamples"),
@@ -314,7 +320,7 @@ def test_a_length_string_is_parsed_not_iterated():
     """'32' used to measure n = 3 and 2; '8' and '8,16' likewise everywhere lengths are taken."""
     rep = flip_sensitivity(_parity(), lengths="32", n_strings=1)
     assert {r.n for r in rep.rows} == {32}
-    rows = dependence_under_restriction(_hard(), "8", n_restrictions=1, n_completions=2, interface=_IFACE,
+    rows = dependence_under_restriction(_cls(), "8", n_restrictions=1, n_completions=2,
                                         references=False)
     assert [r.n for r in rows] == [8]
     assert [r["N"] for r in constructions.parity_compiled.growth_table("4")] == [4]
@@ -356,17 +362,17 @@ def test_cross_entropy_labels_bool_and_01_agree():
         c.cross_entropy_bits(s, np.array([1.0, 0.0, 1.0])) == c.cross_entropy_bits(s)
 
 
-def test_batch_sizes_unchanged_by_chunk_rows():
-    """The restriction batches keep their old sizes: min(4096, 2^28 // (3·8·T²·H)) strings."""
-    from expressivity.limits.restriction import batch_size
+def test_restriction_batches_follow_the_one_batching_rule():
+    """Restriction batches: min(4096, SCORE_BUDGET // (3·8·T²·H)) strings — the rule flip
+    sensitivity and Lemma 5 use too (limits.encoder.rows_per_pass)."""
+    from expressivity.limits.encoder import SCORE_BUDGET, rows_per_pass
 
     for T in (9, 65, 129, 257, 2049, 10_000):
-        assert batch_size(_hard(), T) == max(1, min(4096, (1 << 28) // (3 * 8 * T * T)))
+        assert rows_per_pass(3 * T * T * 1, total=4096) == max(1, min(4096, SCORE_BUDGET // (3 * 8 * T * T)))
 
 
 def test_flip_chunks_unchanged_by_chunk_rows():
-    """One pass when the copies fit in 2^21 score entries, the same split as before otherwise."""
-    from expressivity.limits import InputAdapter
+    """One pass when the copies fit in 2^21 score entries (SCORE_BUDGET), the same split as before otherwise."""
 
     cfg = TransformerConfig(d_model=4, n_layers=1, n_heads=1, d_head=2, d_mlp=4, d_vocab=3, d_out=1, n_ctx=160,
                             dtype="float64")
@@ -374,6 +380,6 @@ def test_flip_chunks_unchanged_by_chunk_rows():
     m.reset_parameters(0)
     n = 150
     ids = np.random.default_rng(0).integers(0, 3, size=(2, n))
-    meas = measure_flips(InputAdapter(m), ids, torch.arange(n), incremental=False)
+    meas = measure_flips(m, ids, incremental=False)
     per_pass = (1 << 21) // (2 * 1 * n * n)  # 46 flipped copies per pass
     assert meas.n_passes == -(-n // per_pass) == 4

@@ -12,3 +12,69 @@ def test_constructions_and_trained_models_are_encoders():
     assert isinstance(t, Encoder)
     assert isinstance(t.encode(["0110"]), Encoded)
     assert not isinstance(c.transformer, Encoder)
+
+
+def test_token_encoder_encodes_symbols_prefix_suffix_and_readout():
+    import numpy as np
+
+    from expressivity import languages
+    from expressivity.limits import TokenEncoder
+    from expressivity.limits.models import random_transformer
+
+    t = random_transformer(seed=1, attention="hardmax", n_ctx=16, vocab=4)
+    enc = TokenEncoder(t, symbols=(2, 3), prefix=(0,), suffix=(1,), readout=-1)
+    out = enc.encode_ids(np.array([[0, 1, 1], [1, 0, 0]]))
+    assert out.inputs.tolist() == [[0, 2, 3, 3, 1], [0, 3, 2, 2, 1]]
+    assert out.key_mask is None and out.read.tolist() == [4, 4]
+    parity = TokenEncoder(t, languages.get("parity"), symbols=(2, 3))
+    assert parity.encode(["011"]).inputs.tolist() == [[2, 3, 3]]  # alphabet "01": '0' -> 2, '1' -> 3
+
+
+def test_as_encoder_passes_encoders_through_and_wraps_transformers():
+    import pytest
+
+    from expressivity import constructions, languages
+    from expressivity.limits import TokenEncoder, as_encoder
+    from expressivity.limits.models import random_transformer
+
+    c = constructions.get("parity")
+    assert as_encoder(c) == (c, c.language)
+    with pytest.raises(ValueError, match="not the model's"):
+        as_encoder(c, languages.get("dyck", k=1))
+    t = random_transformer(vocab=3)
+    enc, lang = as_encoder(t, alphabet_size=2)
+    assert isinstance(enc, TokenEncoder) and enc.symbols == (0, 1) and lang is None
+    enc, lang = as_encoder(t, languages.get("parity"))
+    assert enc.symbols == (0, 1) and lang.name == "parity"
+    with pytest.raises(ValueError, match="d_vocab"):
+        as_encoder(t, alphabet_size=5)
+
+
+def test_model_outputs_reads_each_strings_own_position_for_an_encoder():
+    """Restriction outputs through a construction: the value at its read position, equal to
+    the construction's own logits."""
+    import numpy as np
+
+    from expressivity import constructions
+    from expressivity.limits.restriction import model_outputs
+
+    c = constructions.get("first")
+    ids = np.array([[0, 1, 1, 0], [1, 0, 0, 0]])
+    out = model_outputs(c.transformer, c, ids)
+    np.testing.assert_allclose(out[:, 0], c.logits(c.language.to_strings(ids)), rtol=1e-12)
+
+
+def test_resolve_model_by_name():
+    import pytest
+
+    from expressivity import constructions
+    from expressivity.limits.models import resolve_model
+    from expressivity.transformer import Transformer
+
+    m = resolve_model("random", seed=3, attention="hardmax", n_ctx=9, vocab=3)
+    assert isinstance(m, Transformer) and m.cfg.attention == "hardmax" and m.cfg.d_vocab == 3
+    assert resolve_model("first").name == constructions.get("first").name
+    with pytest.raises(ValueError, match="constructions only"):
+        resolve_model("random", {"k": 2})
+    with pytest.raises(ValueError, match="not 'random', a construction"):
+        resolve_model("nope")

@@ -10,7 +10,7 @@ import torch
 
 from expressivity.limits import (
     ReductionConfig,
-    SymbolInterface,
+    TokenEncoder,
     dependence_under_restriction,
     depth_reduction,
     influential_free_inputs,
@@ -18,7 +18,9 @@ from expressivity.limits import (
 from expressivity.transformer import Transformer, TransformerConfig
 
 torch.set_num_threads(1)
-CLS = SymbolInterface(symbols=(0, 1), suffix=(2,), readout=-1)
+def CLS(m):
+    """``m`` reading {0, 1} strings at a CLS token 2 after them."""
+    return TokenEncoder(m, symbols=(0, 1), suffix=(2,), readout=-1)
 
 
 def leftmost_one(n_ctx: int = 32) -> Transformer:
@@ -44,7 +46,7 @@ def leftmost_one(n_ctx: int = 32) -> Transformer:
 
 def _outputs(m, ids):
     with torch.no_grad():
-        return m(CLS.encode(ids))[:, -1, 0].numpy()
+        return m(CLS(m).encode_ids(ids).inputs)[:, -1, 0].numpy()
 
 
 def _brute_force_dependence(m, rho):
@@ -65,7 +67,7 @@ def _brute_force_dependence(m, rho):
 
 def test_leftmost_one_brute_force_and_parity_counterexample():
     m = leftmost_one()
-    res = depth_reduction(m, 20, seed=0, interface=CLS)
+    res = depth_reduction(CLS(m), 20, seed=0)
     assert res.n_free == int((res.rho < 0).sum()) and res.n_free >= 4
     assert res.verified
     true_dep = _brute_force_dependence(m, res.rho)
@@ -87,7 +89,7 @@ def test_random_hardmax_models_dependency_is_sound(seed, n_layers):
                             n_ctx=64, attention="hardmax", dtype="float64")
     m = Transformer(cfg)
     m.reset_parameters(seed)
-    res = depth_reduction(m, 24, ReductionConfig(k=4, q=0.4), seed=seed, interface=CLS)
+    res = depth_reduction(CLS(m), 24, ReductionConfig(k=4, q=0.4), seed=seed)
     assert res.verified
     free = np.flatnonzero(res.rho < 0)
     outside = np.setdiff1d(free, res.dependency)
@@ -112,7 +114,7 @@ def test_tied_attention_is_not_reduced():
         m.blocks[0].attn.b_Q.zero_()
         m.blocks[0].attn.W_V[0, 0, 0] = 1.0  # value = is1: the output is the mean of the bits
     try:
-        res = depth_reduction(m, 12, seed=0, interface=CLS)
+        res = depth_reduction(CLS(m), 12, seed=0)
     except ValueError as exc:
         assert "Moser" in str(exc)
         return
@@ -126,23 +128,23 @@ def test_softmax_model_is_refused_with_the_failing_assumption():
     m = leftmost_one()
     soft = Transformer(TransformerConfig(**{**m.cfg.to_dict(), "attention": "softmax"}))
     with pytest.raises(ValueError, match="hard attention.*softmax"):
-        depth_reduction(soft, 8, interface=CLS)
+        depth_reduction(CLS(soft), 8)
     with pytest.raises(ValueError, match="hard attention"):
-        dependence_under_restriction(soft, [8], interface=CLS)
-    res = depth_reduction(soft, 8, interface=CLS, as_hardmax=True)  # explicit opt-in works
+        dependence_under_restriction(CLS(soft), [8])
+    res = depth_reduction(CLS(soft), 8, as_hardmax=True)  # explicit opt-in works
     assert res.verified
 
 
 def test_bad_input():
     m = leftmost_one()
     with pytest.raises(ValueError, match="binary"):
-        depth_reduction(m, 8, interface=SymbolInterface(symbols=(0, 1, 2), readout=-1))
+        depth_reduction(TokenEncoder(m, symbols=(0, 1, 2), readout=-1), 8)
     with pytest.raises(ValueError, match="eta"):
         ReductionConfig(eta=0.7)
     with pytest.raises(ValueError, match="n_ctx"):
-        depth_reduction(m, 40, interface=CLS)
+        depth_reduction(CLS(m), 40)
     with pytest.raises(ValueError, match="C"):
-        dependence_under_restriction(m, [8], C=0.0, interface=CLS)
+        dependence_under_restriction(CLS(m), [8], C=0.0)
 
 
 def test_influence_matches_brute_force_on_a_known_function():
@@ -157,7 +159,7 @@ def test_influence_matches_brute_force_on_a_known_function():
 
 def test_empirical_dependence_next_to_parity_and_dyck():
     m = leftmost_one(n_ctx=64)
-    rows = dependence_under_restriction(m, [8, 32], C=0.5, n_restrictions=3, n_completions=8, interface=CLS)
+    rows = dependence_under_restriction(CLS(m), [8, 32], C=0.5, n_restrictions=3, n_completions=8)
     by = {(r.n, r.reference): r for r in rows}
     for n in (8, 32):
         assert by[(n, "parity")].dependent == by[(n, "parity")].free  # parity: every free bit
@@ -169,17 +171,17 @@ def test_empirical_dependence_next_to_parity_and_dyck():
 
 def test_model_outputs_batches_by_attention_memory(monkeypatch):
     """Batches shrink as T² grows (bounded score memory) and give the same outputs as one pass."""
-    from expressivity.limits import restriction
+    from expressivity.limits import encoder, restriction
 
     cfg = TransformerConfig(d_model=8, n_layers=2, n_heads=2, d_head=1, d_mlp=8, d_vocab=3, d_out=1,
                             n_ctx=130, attention="hardmax", dtype="float64")
     torch.manual_seed(0)
     m = Transformer(cfg)
-    sizes = [restriction.batch_size(m, T) for T in (8, 64, 128, 4096)]
+    sizes = [encoder.rows_per_pass(3 * T * T * 2, total=4096) for T in (8, 64, 128, 4096)]
     assert sizes[0] == 4096 and sizes[1] >= sizes[2] >= sizes[3] >= 1
-    assert 3 * 8 * 128 * 128 * 2 * sizes[2] <= restriction.SCORE_BUDGET
+    assert 3 * 8 * 128 * 128 * 2 * sizes[2] <= encoder.SCORE_BUDGET
     ids = np.random.default_rng(1).integers(0, 2, size=(37, 128))
-    whole = restriction.model_outputs(m, CLS, ids, batch=1000)
+    whole = restriction.model_outputs(m, CLS(m), ids, batch=1000)
     seen = []
     forward = Transformer.forward
 
@@ -187,8 +189,8 @@ def test_model_outputs_batches_by_attention_memory(monkeypatch):
         seen.append(len(x))
         return forward(self, x, *a, **k)
 
-    monkeypatch.setattr(restriction, "SCORE_BUDGET", 3 * 8 * 129 * 129 * 2 * 5)  # 5 strings
+    monkeypatch.setattr(encoder, "SCORE_BUDGET", 3 * 8 * 129 * 129 * 2 * 5)  # 5 strings
     monkeypatch.setattr(Transformer, "forward", spy)
-    small = restriction.model_outputs(m, CLS, ids)
+    small = restriction.model_outputs(m, CLS(m), ids)
     assert max(seen) == 5 and sum(seen) == 37
     assert np.allclose(small, whole, rtol=1e-12, atol=1e-12)  # BLAS blocking differs by batch

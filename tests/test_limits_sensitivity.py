@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from expressivity.limits import (
-    InputAdapter,
     flip_sensitivity,
     lemma5_bound,
     measure_flips,
@@ -104,8 +103,7 @@ def test_batched_measurement_matches_position_loop():
     m = _model(7, layer_norm="pre", causal=True)
     rng = np.random.default_rng(0)
     ids = rng.integers(0, 3, size=(2, 10))
-    adapter = InputAdapter(m)
-    meas = measure_flips(adapter, ids, torch.arange(10), chunk=3)
+    meas = measure_flips(m, ids, chunk=3)
     assert meas.n_passes == 4
     other = np.zeros(2)
     flipped = np.zeros(2)
@@ -153,9 +151,48 @@ def test_incremental_first_block_equals_full_passes(kw):
     exercising the exact fallback rows)."""
     m = _model(11, n_layers=3, **kw)
     ids = np.random.default_rng(1).integers(0, 3, size=(2, 12))
-    adapter = InputAdapter(m)
-    a = measure_flips(adapter, ids, torch.arange(12), chunk=5, incremental=True)
-    b = measure_flips(adapter, ids, torch.arange(12), chunk=5, incremental=False)
+    a = measure_flips(m, ids, chunk=5, incremental=True)
+    b = measure_flips(m, ids, chunk=5, incremental=False)
     for x, y in ((a.other, b.other), (a.flipped, b.flipped), (a.readout, b.readout)):
         np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
     assert a.output == pytest.approx(b.output, rel=1e-9, abs=1e-12)
+
+
+def test_lemma5_bound_maximises_over_the_whole_vocabulary():
+    """Hahn's R^(0) is a max over every input the model can be given: for a token model that is
+    every token of the vocabulary, not only the language's alphabet. A token the strings never
+    use (id 3, embedding scaled up) must still raise the bound."""
+    from expressivity import languages
+
+    m = _model(5, d_vocab=4)
+    with torch.no_grad():
+        m.W_E[3].mul_(50.0)
+    n = 12
+    rep = flip_sensitivity(m, languages.get("parity"), lengths=[n], n_strings=2, seed=0)
+    full = lemma5_bound(m, token_embedding_table(m, n), [(0, 1), (1, 0)], readout=n - 1)
+    alphabet_only = lemma5_bound(m, token_embedding_table(m, n)[:2], [(0, 1), (1, 0)], readout=n - 1)
+    got = np.array([r.bound_other for r in rep.rows])
+    np.testing.assert_allclose(got, full.other, rtol=1e-12)
+    assert np.all(got > alphabet_only.other * 1.5)  # the unused token dominates R^(0)
+
+
+def test_token_encoder_symbols_map_into_the_full_table():
+    """Symbols 0/1 as tokens 2/3 behind a fixed prefix token: the flips and the bound use rows
+    2 and 3 of the full-vocabulary table, at the string's token positions."""
+    from expressivity.limits import TokenEncoder
+    from expressivity.limits.encoder import layout
+
+    m = _model(6, d_vocab=4)
+    enc = TokenEncoder(m, symbols=(2, 3), prefix=(0,))
+    lay = layout(enc, 8)
+    assert lay.positions.tolist() == list(range(1, 9)) and lay.n_tokens == 9 and lay.read == 8
+    assert lay.table.shape[0] == 4 and lay.rows.tolist() == [2, 3]
+    ids = np.random.default_rng(0).integers(0, 2, size=(2, 8))
+    inc = measure_flips(enc, ids, incremental=True)
+    full = measure_flips(enc, ids, incremental=False)
+    np.testing.assert_allclose(inc.other, full.other, rtol=1e-9, atol=1e-12)
+    rep = flip_sensitivity(enc, lengths=[8], n_strings=2)
+    ref = lemma5_bound(m, token_embedding_table(m, 9), [(2, 3), (3, 2)], flip_positions=list(range(1, 9)), readout=8)
+    np.testing.assert_allclose([r.bound_other for r in rep.rows], ref.other, rtol=1e-12)
+    for r in rep.rows:
+        assert r.measured_other <= r.bound_other * (1 + 1e-9)

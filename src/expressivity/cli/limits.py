@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..checks import check_choice, check_float, check_int, check_memory, parse_lengths, parse_params
+from ..checks import check_int, check_memory, parse_lengths, parse_params
 from . import app
 from ._common import console, output_path, user_errors
 
@@ -27,48 +27,6 @@ def _plot_path(plot: Path | None) -> None:
 def _progress() -> Progress:
     return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=console)
-
-
-def _resolve_model(model: str, params: dict, seed: int, attention: str, layer_norm: str, eps: float,
-                   lam: float, causal: bool, n_ctx: int, vocab: int):
-    """'random' | a construction name | a path to a saved transformer (.safetensors)."""
-    from .. import constructions
-    from ..transformer import Transformer, TransformerConfig, load_transformer
-
-    if model == "random":
-        if params:
-            raise ValueError(f"--param {', '.join(params)}: parameters apply to constructions only; the random "
-                             "model takes --attention, --layer-norm, --eps, --lam, --causal")
-        check_choice(attention, "--attention", ("softmax", "hardmax"))
-        check_choice(layer_norm, "--layer-norm", ("none", "pre", "post"))
-        check_float(eps, "--eps", min=0.0)
-        check_float(lam, "--lam", min=0.0, min_open=True)
-        check_int(seed, "--seed", min=0)
-        check_memory(3 * 4.0 * n_ctx * 16, f"the random model's positional table ({n_ctx} positions)",
-                     hint="use smaller --lengths (or --n)")
-        cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=vocab, d_out=1,
-                                n_ctx=n_ctx, attention=attention, layer_norm=layer_norm, ln_eps=eps, lam=lam,
-                                causal=causal)
-        t = Transformer(cfg)
-        t.reset_parameters(seed)
-        return t
-    if model.endswith(".safetensors") or Path(model).exists():
-        if not Path(model).exists():
-            raise FileNotFoundError(f"no such model file: {model}")
-        if params:
-            raise ValueError(f"--param {', '.join(params)}: parameters apply to constructions only, not to a "
-                             "saved model")
-        from ..transformer import read_metadata
-
-        if "run_config" in read_metadata(model):  # written by `expressivity train`
-            from ..limits.trained import load_trained
-
-            return load_trained(model)
-        return load_transformer(model)
-    if model not in constructions.REGISTRY:
-        raise ValueError(f"--model {model!r} is not 'random', a construction ({', '.join(constructions.REGISTRY)}) "
-                         "or an existing .safetensors file")
-    return constructions.get(model, **params)
 
 
 @app.command()
@@ -91,6 +49,7 @@ def sensitivity(
     """Flip one input, measure max_{j≠i}‖Δy_j^(k)‖ per layer, and compare with Hahn's Lemma 5 bound."""
     from .. import languages
     from ..limits import flip_sensitivity
+    from ..limits.models import resolve_model
 
     _plot_path(plot)
     output_path(json_out, "--json")
@@ -103,8 +62,9 @@ def sensitivity(
         if model != "random" and given:
             raise ValueError(f"{', '.join(given)}: option(s) of --model random only; {model} has its own "
                              "architecture (use --param for a construction's parameters)")
-        m = _resolve_model(model, parse_params(param), seed, attention or "softmax", layer_norm or "none",
-                           1e-5 if eps is None else eps, 0.1 if lam is None else lam, bool(causal), max(ns) + 1, 2)
+        m = resolve_model(model, parse_params(param), seed=seed, attention=attention or "softmax",
+                          layer_norm=layer_norm or "none", eps=1e-5 if eps is None else eps,
+                          lam=0.1 if lam is None else lam, causal=bool(causal), n_ctx=max(ns) + 1, vocab=2)
         lang = languages.get(language) if language else None
         with _progress() as prog:
             task = prog.add_task("flip sensitivity", total=len(ns))
@@ -157,11 +117,12 @@ def restrict(
     """Theorem 1: random restrictions (dependency count vs n) and the constructive depth reduction."""
     from ..limits import (
         ReductionConfig,
-        SymbolInterface,
+        TokenEncoder,
         dependence_under_restriction,
         depth_reduction,
     )
     from ..limits.depth_reduction import reduction_setup
+    from ..limits.models import resolve_model
 
     _plot_path(plot)
     with user_errors():
@@ -169,17 +130,18 @@ def restrict(
         check_int(n, "--n", min=2)
         check_int(restrictions, "--restrictions", min=1)
         check_int(completions, "--completions", min=1)
-        m = _resolve_model(model, parse_params(param), seed, "hardmax", "none", 1e-5, 1.0, False,
-                           max([*ns, n]) + 1, 3)
-        iface = SymbolInterface(symbols=(0, 1), suffix=(2,), readout=-1) if model == "random" else None
+        m = resolve_model(model, parse_params(param), seed=seed, attention="hardmax", lam=1.0,
+                          n_ctx=max([*ns, n]) + 1, vocab=3)
+        if model == "random":  # strings over {0, 1} read at a CLS token 2 after them
+            m = TokenEncoder(m, symbols=(0, 1), suffix=(2,), readout=-1)
         red_cfg = ReductionConfig(k=k, q=q)
         if constructive:  # refuse a model or size the depth reduction cannot take before any work
-            reduction_setup(m, n, red_cfg, as_hardmax, iface)
+            reduction_setup(m, n, red_cfg, as_hardmax)
         with _progress() as prog:
             task = prog.add_task("random restrictions", total=len(ns))
             rows = dependence_under_restriction(m, ns, C=free_fraction, n_restrictions=restrictions,
                                                 n_completions=completions, seed=seed, as_hardmax=as_hardmax,
-                                                interface=iface, progress=lambda _n: prog.advance(task))
+                                                progress=lambda _n: prog.advance(task))
         table = Table(title=f"free inputs the output depends on (C = {free_fraction})")
         for col in ("n", "function", "free", "dependent (mean)", "max"):
             table.add_column(col, justify="right")
@@ -191,7 +153,7 @@ def restrict(
 
             console.print(f"wrote {plot_dependence(rows, plot)}")
         if constructive:
-            res = depth_reduction(m, n, red_cfg, seed=seed, as_hardmax=as_hardmax, interface=iface)
+            res = depth_reduction(m, n, red_cfg, seed=seed, as_hardmax=as_hardmax)
             _print_reduction(res)
 
 

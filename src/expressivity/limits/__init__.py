@@ -2,10 +2,10 @@
 and depth reduction (Theorem 1), Dyck-2 cross-entropy. See docs/limits.md."""
 
 from .depth_reduction import DepthReductionResult, LayerLog, ReductionConfig, depth_reduction
+from .encoder import TokenEncoder, as_encoder
 from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
 from .restriction import (
     DependenceRow,
-    SymbolInterface,
     dependence_under_restriction,
     dyck_restriction,
     hardmax_copy,
@@ -14,7 +14,6 @@ from .restriction import (
 )
 from .sensitivity import (
     FlipMeasurement,
-    InputAdapter,
     SensitivityReport,
     SensitivityRow,
     flip_sensitivity,
@@ -25,13 +24,13 @@ __all__ = [
     "DependenceRow",
     "DepthReductionResult",
     "FlipMeasurement",
-    "InputAdapter",
     "LayerLog",
     "Lemma5Bound",
     "ReductionConfig",
     "SensitivityReport",
     "SensitivityRow",
-    "SymbolInterface",
+    "TokenEncoder",
+    "as_encoder",
     "dependence_under_restriction",
     "depth_reduction",
     "dyck_restriction",

@@ -41,14 +41,8 @@ import torch
 
 from ..checks import check_float, check_int, check_memory
 from ..transformer.positions import require_position_table
-from .restriction import (
-    as_transformer,
-    batch_size,
-    hardmax_copy,
-    interface_of,
-    model_outputs,
-    require_hard_attention,
-)
+from .encoder import alphabet_size, as_encoder, as_transformer, layout, rows_per_pass
+from .restriction import fixed_length_inputs, hardmax_copy, model_outputs, require_hard_attention
 
 
 @dataclass(frozen=True)
@@ -143,16 +137,16 @@ class _Items:
 
 
 @torch.no_grad()
-def _scores(t, iface, items: _Items, layer: int) -> torch.Tensor:
+def _scores(t, encoder, items: _Items, layer: int) -> torch.Tensor:
     """a[h, p, p'] = λ·q(item p)·k(item p') for block ``layer`` (masked: −inf / NaN-free)."""
     cfg = t.cfg
     m64 = t  # caller passes a float64 copy
     P = len(items.pos)
-    chunk = batch_size(m64, items.T)  # strings per pass: the (B, T, T, H) attention within budget
+    chunk = rows_per_pass(3 * items.T ** 2 * max(cfg.n_heads, 1), total=4096)  # strings per pass
     rows = []
     for s0 in range(0, P, chunk):
         cache: dict = {}
-        x = iface.encode(items.ids[s0:s0 + chunk])
+        x = fixed_length_inputs(encoder, items.ids[s0:s0 + chunk]).inputs
         m64(x.to(torch.float64) if x.is_floating_point() else x, cache=cache)
         y = cache[f"blocks.{layer}.hook_resid_pre"]  # (b, T, d)
         rows.append(y[torch.arange(len(y)), torch.as_tensor(items.pos[s0:s0 + chunk])])
@@ -167,8 +161,8 @@ def _scores(t, iface, items: _Items, layer: int) -> torch.Tensor:
     return a
 
 
-def reduction_setup(model, n, config=None, as_hardmax: bool = False, interface=None):
-    """(transformer, interface, config, n) for :func:`depth_reduction`, every precondition
+def reduction_setup(model, n, config=None, as_hardmax: bool = False):
+    """(transformer, encoder, layout, config, n) for :func:`depth_reduction`, every precondition
     checked: hard attention, a binary alphabet, 2 ≤ n within n_ctx, a :class:`ReductionConfig`,
     and the (T, n) dependency sets within the memory budget. Callers may run it first to refuse
     bad input before other work."""
@@ -180,37 +174,39 @@ def reduction_setup(model, n, config=None, as_hardmax: bool = False, interface=N
         t = hardmax_copy(t)
     require_hard_attention(t, "depth_reduction")
     require_position_table(t.cfg, "depth_reduction")
-    iface = interface_of(model, interface)
-    if iface.K != 2:
-        raise ValueError(f"depth_reduction works over a binary alphabet; the interface has "
-                         f"{iface.K} symbols (on the command line: --no-constructive)")
+    encoder, _ = as_encoder(model, alphabet_size=2)
+    K = alphabet_size(encoder)
+    if K != 2:
+        raise ValueError(f"depth_reduction works over a binary alphabet; the encoder has "
+                         f"{K} symbols (on the command line: --no-constructive)")
     n = check_int(n, "n", min=2)
-    T = iface.n_tokens(n)
+    lay = layout(encoder, n, table=False)
+    T = lay.n_tokens
     if t.cfg.positional != "none" and T > t.cfg.n_ctx:
         raise ValueError(f"n = {n} needs {T} positions > n_ctx = {t.cfg.n_ctx}")
     # dependency sets (T, n) as bool and float64 (the collapse), items: ≤ max_items strings of T tokens
     check_memory(9.0 * T * n + 8.0 * cfg_r.max_items * T * (t.cfg.d_model + 3 * t.cfg.n_heads),
                  f"depth_reduction at n = {n}", hint="use a smaller n")
-    return t, iface, cfg_r, n
+    return t, encoder, lay, cfg_r, n
 
 
 def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: int = 0,
-                    as_hardmax: bool = False, interface=None) -> DepthReductionResult:
+                    as_hardmax: bool = False) -> DepthReductionResult:
     """Run Stages 1–3 and the collapse for every block of a hardmax model over {0, 1}^n.
 
     Returns the restriction ρ, its free inputs, the inputs the output depends on, per-layer
     logs, a verification of the dependency claim and, when possible, a verified PARITY
     counterexample. ValueError when the model is not hard attention or not binary.
     """
-    t, iface, cfg_r, n = reduction_setup(model, n, config, as_hardmax, interface)
+    t, encoder, lay, cfg_r, n = reduction_setup(model, n, config, as_hardmax)
     seed = check_int(seed, "seed", min=0)
-    T = iface.n_tokens(n)
+    T = lay.n_tokens
     import copy
     m64 = copy.deepcopy(t).to(torch.float64).eval()
     rng = np.random.default_rng(seed)
     rho = np.full(n, -1)
     dep = np.zeros((T, n), dtype=bool)
-    dep[iface.positions(n), np.arange(n)] = True  # S_t = {x_i} at the token holding x_i
+    dep[lay.positions.numpy(), np.arange(n)] = True  # S_t = {x_i} at the token holding x_i
     H = t.cfg.n_heads
     logs = []
     ties = 0.0
@@ -232,7 +228,7 @@ def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: 
         free1 = int((rho < 0).sum())
         c = int(dep.sum(1).max())
         items = _Items(dep, rho)
-        a = _scores(m64, iface, items, layer).numpy()  # (H, P, P)
+        a = _scores(m64, encoder, items, layer).numpy()  # (H, P, P)
         allowed = np.ones((len(items.pos),) * 2, dtype=bool)
         if t.cfg.causal:
             allowed = items.pos[None, :] <= items.pos[:, None]
@@ -258,10 +254,10 @@ def depth_reduction(model, n: int, config: ReductionConfig | None = None, seed: 
         # ---- collapse: exact dependency update under ρ
         dep = _collapse(a, allowed, items, rho, dep)
         logs.append(LayerLog(layer + 1, c, free0, free1, free2, free3, used, int(dep.sum(1).max())))
-    r = iface.read(n)
+    r = lay.read
     S_out = np.flatnonzero(dep[r])
-    verified, n_checked = _verify(m64, iface, rho, S_out, cfg_r, rng)
-    cex = _parity_counterexample(m64, iface, rho, S_out, rng) if verified else None
+    verified, n_checked = _verify(m64, encoder, rho, S_out, cfg_r, rng)
+    cex = _parity_counterexample(m64, encoder, rho, S_out, rng) if verified else None
     F = int((rho < 0).sum())
     note = ""
     if ties > 0:
@@ -408,7 +404,7 @@ def _collapse(a: np.ndarray, allowed: np.ndarray, items: _Items, rho: np.ndarray
     return dep_f | reach
 
 
-def _verify(m64, iface, rho: np.ndarray, S_out: np.ndarray, cfg_r: ReductionConfig,
+def _verify(m64, encoder, rho: np.ndarray, S_out: np.ndarray, cfg_r: ReductionConfig,
             rng: np.random.Generator) -> tuple[bool, int]:
     """Output(x) == Output(x with every free bit outside S_out set to 0), over all completions
     when F ≤ brute_force_max, else over 512 random ones."""
@@ -423,11 +419,11 @@ def _verify(m64, iface, rho: np.ndarray, S_out: np.ndarray, cfg_r: ReductionConf
     Y = X.copy()
     outside = np.setdiff1d(free, S_out)
     Y[:, outside] = 0
-    out_x, out_y = model_outputs(m64, iface, X), model_outputs(m64, iface, Y)
+    out_x, out_y = model_outputs(m64, encoder, X), model_outputs(m64, encoder, Y)
     return bool(np.allclose(out_x, out_y, rtol=0, atol=1e-9)), len(A)
 
 
-def _parity_counterexample(m64, iface, rho, S_out, rng) -> dict | None:
+def _parity_counterexample(m64, encoder, rho, S_out, rng) -> dict | None:
     """x, x' agreeing on ρ, differing in one free bit outside S_out (so in parity), same output."""
     outside = np.setdiff1d(np.flatnonzero(rho < 0), S_out)
     if len(outside) == 0:
@@ -436,7 +432,7 @@ def _parity_counterexample(m64, iface, rho, S_out, rng) -> dict | None:
     i = int(outside[0])
     xp = x.copy()
     xp[i] ^= 1
-    out = model_outputs(m64, iface, np.stack([x, xp]))
+    out = model_outputs(m64, encoder, np.stack([x, xp]))
     if not np.allclose(out[0], out[1], rtol=0, atol=1e-9):
         return None
     return {"x": x.tolist(), "x_prime": xp.tolist(), "flipped": i, "output": out[0].tolist(),

@@ -40,9 +40,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..checks import as_real_array, check_int, chunk_rows
+from ..checks import as_real_array, check_int
 from ..transformer import Transformer
 from ..transformer.positions import require_position_table
+from .encoder import rows_per_pass, token_embedding_table  # noqa: F401  (token_embedding_table: public here)
 
 
 @dataclass(frozen=True)
@@ -96,14 +97,6 @@ class _LN:
         wmax = float(ln.w.detach().abs().max())
         self.lip = wmax / math.sqrt(ln.eps)
         self.R = wmax * math.sqrt(d) + _norm2(ln.b)
-
-
-def token_embedding_table(model: Transformer, n: int) -> torch.Tensor:
-    """Every possible y^(0) of a token-id model: (V, n, d) with [v, t] = W_E[v] + W_pos[t]."""
-    emb = model.W_E.detach().to(torch.float64)[:, None, :].expand(-1, n, -1)
-    if model.W_pos is not None:
-        emb = emb + model.W_pos.detach().to(torch.float64)[None, :n, :]
-    return emb
 
 
 def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[int, int]],
@@ -226,7 +219,7 @@ def _first_layer_spread(model: Transformer, block, emb: torch.Tensor, n: int) ->
         q, k = qkv[:, :, 0].permute(2, 0, 1, 3), qkv[:, :, 1].permute(2, 0, 1, 3)  # (H, V, n, e)
         k = k.reshape(cfg.n_heads, V * n, -1)  # keys (v', l) flattened
         out = np.zeros((cfg.n_heads, n))
-        step = chunk_rows(cfg.n_heads * V * V * n, budget=1 << 22)  # queries per block of (H, V, ·, V·n) logits
+        step = rows_per_pass(cfg.n_heads * V * V * n)  # queries per block of (H, V, ·, V·n) logits
         for j0 in range(0, n, step):  # blocks of queries bound the (H, V, b, V·n) memory
             a = cfg.lam * torch.einsum("hvje,hke->hvjk", q[:, :, j0:j0 + step], k)
             b = a.shape[2]

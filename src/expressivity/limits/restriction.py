@@ -14,9 +14,9 @@ Two tools:
 - :func:`depth_reduction` (constructive, binary alphabet): the three stages of the depth-
   reduction lemma, block by block, on a concrete hardmax :class:`Transformer`, tracking for
   each position t the set S_t of free inputs its activation y_t^(ℓ) depends on. See
-  :mod:`.depth_reduction` for the stages; this module holds the symbol interfaces
-  (:class:`SymbolInterface` for a plain token-id model, :class:`ConstructionInterface` for an
-  Encoder) and batched evaluation; what all analyses share about encoders is in :mod:`.encoder`.
+  :mod:`.depth_reduction` for the stages; this module holds batched evaluation. Strings get
+  into the model through :mod:`.encoder` (an Encoder, or a plain token-id model wrapped in a
+  :class:`~.encoder.TokenEncoder`; a bare Transformer reads symbols 0/1 as tokens 0/1).
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..checks import check_float, check_int, chunk_rows, parse_lengths
+from ..checks import check_float, check_int, parse_lengths
+from ..constructions.base import Encoded
 from ..transformer import Transformer
-from .encoder import as_transformer, constant_strings, encode_ids, is_encoder, symbol_positions
+from .encoder import alphabet_size, as_encoder, as_transformer, encode_ids, layout, rows_per_pass
 
 
 def require_hard_attention(t: Transformer, what: str) -> None:
@@ -51,130 +52,34 @@ def hardmax_copy(t: Transformer) -> Transformer:
     return out
 
 
-@dataclass(frozen=True)
-class SymbolInterface:
-    """How strings over an alphabet of K symbols enter a token-id model.
-
-    Symbol a ∈ {0..K−1} at string position i becomes token ``symbols[a]`` at token position
-    len(prefix) + i; ``prefix``/``suffix`` are fixed token ids (e.g. a CLS token); the output
-    is read at token position ``readout`` (negative: from the end).
-    """
-
-    symbols: tuple[int, ...] = (0, 1)  # token id of each symbol
-    prefix: tuple[int, ...] = ()  # fixed tokens before the string
-    suffix: tuple[int, ...] = ()  # fixed tokens after the string
-    readout: int = -1  # token position of the output
-
-    def __post_init__(self) -> None:
-        if len(self.symbols) < 2:
-            raise ValueError(f"SymbolInterface.symbols needs >= 2 token ids, got {self.symbols}")
-        for field_name in ("symbols", "prefix", "suffix"):
-            ids = getattr(self, field_name)
-            object.__setattr__(self, field_name, tuple(check_int(i, f"SymbolInterface.{field_name}", min=0)
-                                                       for i in ids))
-        object.__setattr__(self, "readout", check_int(self.readout, "SymbolInterface.readout"))
-
-    @property
-    def K(self) -> int:
-        return len(self.symbols)
-
-    def positions(self, n: int) -> np.ndarray:
-        """Token position of each string symbol: (n,)."""
-        return len(self.prefix) + np.arange(n)
-
-    def n_tokens(self, n: int) -> int:
-        return n + len(self.prefix) + len(self.suffix)
-
-    def read(self, n: int) -> int:
-        T = self.n_tokens(n)
-        if not -T <= self.readout < T:
-            raise ValueError(f"SymbolInterface.readout = {self.readout} is not a token position of a "
-                             f"length-{n} input ({T} tokens)")
-        return self.readout % T
-
-    def encode(self, ids: np.ndarray) -> torch.Tensor:
-        """Symbol indices (N, n) -> token ids (N, T)."""
-        ids = np.asarray(ids, dtype=np.int64)
-        tok = np.asarray(self.symbols, dtype=np.int64)[ids]
-        N = ids.shape[0]
-        parts = [np.broadcast_to(np.asarray(self.prefix, dtype=np.int64), (N, len(self.prefix))), tok,
-                 np.broadcast_to(np.asarray(self.suffix, dtype=np.int64), (N, len(self.suffix)))]
-        return torch.as_tensor(np.concatenate(parts, axis=1))
-
-
-class ConstructionInterface:
-    """The same interface for a construction: its own encoder (token ids or features)."""
-
-    def __init__(self, construction) -> None:
-        self.c = construction
-        self.K = len(construction.language.alphabet)
-
-    def encode(self, ids: np.ndarray) -> torch.Tensor:
-        enc = encode_ids(self.c, self.c.language, ids)
-        if enc.key_mask is not None and not bool(enc.key_mask.all()):
-            raise ValueError("the construction pads its input; restrictions need fixed-length inputs")
-        return enc.inputs
-
-    def _layout(self, n: int) -> tuple[np.ndarray, int, int]:
-        enc = encode_ids(self.c, self.c.language, constant_strings(self.K, n))
-        pos = symbol_positions(enc.inputs, n).numpy()
-        return pos, enc.inputs.shape[1], int(enc.read.flatten()[0])
-
-    def positions(self, n: int) -> np.ndarray:
-        return self._layout(n)[0]
-
-    def n_tokens(self, n: int) -> int:
-        return self._layout(n)[1]
-
-    def read(self, n: int) -> int:
-        return self._layout(n)[2]
-
-
-def interface_of(model, default: SymbolInterface | None = None):
-    """A construction brings its own encoder; a bare Transformer uses ``default``
-    (symbols 0/1 → tokens 0/1, output at the last position, when None). The token ids of a
-    :class:`SymbolInterface` must exist in the model's vocabulary."""
-    if default is not None:
-        if not isinstance(default, (SymbolInterface, ConstructionInterface)):
-            raise ValueError(f"interface must be a SymbolInterface (or None), got {type(default).__name__}")
-        t = as_transformer(model)
-        if isinstance(default, SymbolInterface) and t.cfg.d_vocab is not None:
-            ids = (*default.symbols, *default.prefix, *default.suffix)
-            bad = [i for i in ids if not 0 <= int(i) < t.cfg.d_vocab]
-            if bad:
-                raise ValueError(f"interface: token ids {bad} are outside the model's vocabulary "
-                                 f"[0, {t.cfg.d_vocab})")
-        return default
-    if is_encoder(model) and getattr(model, "language", None) is not None:
-        return ConstructionInterface(model)
-    return SymbolInterface()
-
-
-SCORE_BUDGET = 1 << 28  # bytes for one attention sublayer's score/pattern tensors per batch
-
-
-def batch_size(t: Transformer, T: int, cap: int = 4096) -> int:
-    """Strings per forward pass so that the (B, T, T, H) attention tensors (scores, pattern
-    and a temporary, float64) stay within SCORE_BUDGET: memory O(T²) per string, not O(N·T²)."""
-    per_string = 3 * 8 * T * T * max(t.cfg.n_heads, 1)
-    return chunk_rows(per_string, total=cap, budget=SCORE_BUDGET)
+def fixed_length_inputs(encoder, ids: np.ndarray) -> Encoded:
+    """:func:`.encoder.encode_ids`, refusing a padded encoding: restrictions fix positions, so
+    every string must be read without a key mask."""
+    enc = encode_ids(encoder, ids)
+    if enc.key_mask is not None and not bool(enc.key_mask.all()):
+        raise ValueError("the construction pads its input; restrictions need fixed-length inputs")
+    return enc
 
 
 @torch.no_grad()
-def model_outputs(t: Transformer, iface, ids: np.ndarray, batch: int | None = None) -> np.ndarray:
-    """Output vector at the readout position for each string: (N, d_out or d_model).
-    Evaluated in batches of ``batch`` strings (default: :func:`batch_size` for this length)."""
-    outs = []
-    n = ids.shape[1]
-    r = iface.read(n)
+def model_outputs(t: Transformer, encoder, ids: np.ndarray, batch: int | None = None) -> np.ndarray:
+    """Output vector of ``t`` at the read position for each string ``ids`` (N, n) as
+    ``encoder`` encodes it: (N, d_out or d_model). Evaluated in batches of ``batch`` strings
+    (default: :func:`.encoder.rows_per_pass` for the (B, H, T, T) scores, pattern and a
+    temporary)."""
+    if not len(ids):
+        return np.zeros((0, 1))
     if batch is None:
-        batch = batch_size(t, iface.n_tokens(n))
+        T = fixed_length_inputs(encoder, ids[:1]).inputs.shape[1]
+        batch = rows_per_pass(3 * T * T * max(t.cfg.n_heads, 1), total=4096)
+    outs = []
     dtype = next(t.parameters()).dtype
     for s in range(0, len(ids), batch):
-        x = iface.encode(ids[s:s + batch])
+        enc = fixed_length_inputs(encoder, ids[s:s + batch])
+        x = enc.inputs
         y = t(x.to(dtype) if x.is_floating_point() else x)  # (b, T, d)
-        outs.append(y[:, r].detach().to(torch.float64).numpy())
-    return np.concatenate(outs) if outs else np.zeros((0, 1))
+        outs.append(y[torch.arange(len(y)), enc.read].detach().to(torch.float64).numpy())
+    return np.concatenate(outs)
 
 
 def random_restriction(rng: np.random.Generator, n: int, C: float, K: int = 2) -> np.ndarray:
@@ -252,7 +157,7 @@ class DependenceRow:
 
 def dependence_under_restriction(model, n_values, C: float = 0.5, n_restrictions: int = 4,
                                  n_completions: int = 8, seed: int = 0, as_hardmax: bool = False,
-                                 interface: SymbolInterface | None = None, references: bool = True,
+                                 references: bool = True,
                                  progress=None) -> list[DependenceRow]:
     """Empirical Theorem 1: dependency count of the output on free inputs vs n.
 
@@ -271,17 +176,17 @@ def dependence_under_restriction(model, n_values, C: float = 0.5, n_restrictions
     n_restrictions = check_int(n_restrictions, "n_restrictions", min=1)
     n_completions = check_int(n_completions, "n_completions", min=1)
     seed = check_int(seed, "seed", min=0)
-    iface = interface_of(model, interface)
-    K = iface.K
+    encoder, _ = as_encoder(model, alphabet_size=2)
+    K = alphabet_size(encoder)
     for n in n_values:  # every length is checked before any is measured
         if n < 1:
             raise ValueError(f"n_values: lengths must be >= 1, got {n}")
-        T = iface.n_tokens(n)
+        T = layout(encoder, n, table=False).n_tokens
         if t.cfg.positional != "none" and T > t.cfg.n_ctx:
             raise ValueError(f"n_values: n = {n} needs {T} positions > n_ctx = {t.cfg.n_ctx}")
     rng = np.random.default_rng(seed)
     rows: list[DependenceRow] = []
-    f = lambda ids: model_outputs(t, iface, ids)
+    f = lambda ids: model_outputs(t, encoder, ids)
     for n in n_values:
         counts, free_counts, par = [], [], []
         for _ in range(n_restrictions):

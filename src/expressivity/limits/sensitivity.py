@@ -22,14 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..checks import check_int, check_memory, chunk_rows, parse_lengths
-from ..languages import Language
+from ..checks import check_int, check_memory, parse_lengths
 from ..transformer import Transformer
 from ..transformer.positions import require_position_table
-from .encoder import as_transformer, constant_strings, encode_ids, is_encoder, symbol_positions
-from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
-
-_SCORE_BUDGET = 1 << 21  # max attention-score entries (B·c·H·T²) per pass (16 MB: stays cache-friendly)
+from .encoder import TokenEncoder, as_encoder, encode_ids, layout, rows_per_pass
+from .encoder import alphabet_size as alphabet_size_of
+from .lemma5 import Lemma5Bound, lemma5_bound
 
 
 @dataclass(frozen=True)
@@ -78,107 +76,44 @@ class SensitivityReport:
         return n, n * np.array([r.measured_other for r in rows])
 
 
-class InputAdapter:
-    """Strings (as symbol indices (N, n)) -> what the transformer reads.
-
-    A plain token-id :class:`Transformer`: symbol a is token id a (``alphabet_size`` symbols).
-    An :class:`~expressivity.constructions.base.Encoder` (construction, compiled model, trained
-    checkpoint): its own encoder; the token positions holding the string are found by
-    :func:`.encoder.symbol_positions`, and the encoding must be position-wise
-    (checked on every measurement: Δy^(0) must vanish off the flipped position).
-    """
-
-    def __init__(self, model, language=None, alphabet_size: int | None = None) -> None:
-        self.transformer = as_transformer(model)
-        if language is not None and not isinstance(language, Language):
-            raise ValueError(f"language: expected a Language (e.g. languages.get('parity')) or None, "
-                             f"got {type(language).__name__} {language!r:.40}")
-        self.language = language
-        cfg = self.transformer.cfg
-        self._construction = is_encoder(model)
-        self.model = model
-        if self._construction:
-            own = getattr(model, "language", None)
-            if language is None:
-                language = own
-                self.language = language
-            if language is None:
-                raise ValueError("language: a construction needs a language (its alphabet defines the flips)")
-            if own is not None and not set(language.alphabet) <= set(own.alphabet):
-                raise ValueError(f"language: its alphabet {language.alphabet!r} is not the model's "
-                                 f"{own.alphabet!r}; pass a language over the model's alphabet (or None)")
-            self.K = len(language.alphabet)
-        else:
-            if cfg.d_vocab is None:
-                raise ValueError("a continuous-input Transformer needs an encoder: pass a construction "
-                                 "object with .encode(strings)")
-            if alphabet_size is not None:
-                alphabet_size = check_int(alphabet_size, "alphabet_size", min=2)
-            self.K = len(language.alphabet) if language is not None else (alphabet_size or cfg.d_vocab)
-            if self.K > cfg.d_vocab:
-                raise ValueError(f"alphabet of {self.K} symbols but the model has d_vocab = {cfg.d_vocab}")
-        if self.K < 2:
-            raise ValueError("flipping needs an alphabet of at least 2 symbols")
-
-    def encode(self, ids: np.ndarray) -> tuple[torch.Tensor, torch.Tensor | None, int]:
-        """ids (N, n) -> (inputs (N, T[, d_in]), key_mask | None, read position)."""
-        if not self._construction:
-            return torch.as_tensor(ids, dtype=torch.long), None, ids.shape[1] - 1
-        enc = encode_ids(self.model, self.language, ids)
-        read = torch.as_tensor(enc.read)
-        if read.numel() and bool((read != read.flatten()[0]).any()):
-            raise ValueError("the construction reads different positions for strings of one length")
-        return enc.inputs, enc.key_mask, int(read.flatten()[0]) if read.numel() else -1
-
-    def layout(self, n: int) -> tuple[torch.Tensor, torch.Tensor, int]:
-        """(embedding table (K', T, d) of all possible y^(0), string token positions (n,), read)."""
-        t = self.transformer
-        if not self._construction:
-            return token_embedding_table(t, n), torch.arange(n), n - 1
-        inputs, _, read = self.encode(constant_strings(self.K, n))
-        emb = _embed64(t, inputs)  # (K, T, d)
-        return emb, symbol_positions(emb, n), read
-
-
-def _embed64(t: Transformer, inputs: torch.Tensor) -> torch.Tensor:
-    m64 = copy.deepcopy(t).to(torch.float64)
-    x = inputs if not inputs.is_floating_point() else inputs.to(torch.float64)
-    return m64.embed(x).detach()
-
-
 def flip_table(K: int) -> np.ndarray:
     """Flip map on symbol indices: a -> (a + 1) mod K."""
     return (np.arange(K) + 1) % K
 
 
 @torch.no_grad()
-def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tensor,
+def measure_flips(model, ids: np.ndarray, language=None, alphabet_size: int | None = None,
                   chunk: int | None = None, incremental: bool = True) -> FlipMeasurement:
     """Measure ‖Δy^(k)‖ for every string in ``ids`` (B, n) and every string position i.
 
-    All B·n flipped copies (x_i -> x_i + 1 mod K) are built as one batch; ``chunk`` (flips per
-    pass) defaults to all of them unless the memory budget (B·chunk·H·T² ≤ 2^21 score
-    entries) forces a split. ``positions`` (n,): token position of each string symbol.
-    ``incremental``: compute block 1 of all copies by exact rank-one softmax updates
-    (:mod:`.incremental`; softmax, no padding) instead of full passes.
+    ``model``, ``language``, ``alphabet_size``: as for :func:`flip_sensitivity`;
+    ``ids``: symbol indices over that alphabet. All B·n flipped copies (x_i -> x_i + 1 mod K) are built as one batch;
+    ``chunk`` (flips per pass) defaults to all of them unless the memory budget
+    (:func:`.encoder.rows_per_pass`) forces a split. ``incremental``: compute block 1 of all
+    copies by exact rank-one softmax updates (:mod:`.incremental`; softmax, no padding)
+    instead of full passes.
     """
-    model = adapter.transformer
-    cfg = model.cfg
-    m64 = copy.deepcopy(model).to(torch.float64).eval()
+    encoder, language = as_encoder(model, language, alphabet_size)
+    cfg = encoder.transformer.cfg
+    m64 = copy.deepcopy(encoder.transformer).to(torch.float64).eval()
+    ids = np.asarray(ids)
     B, n = ids.shape
-    inputs, key_mask, r = adapter.encode(ids)
+    lay = layout(encoder, n, language, table=incremental)
+    positions = lay.positions
+    enc = encode_ids(encoder, ids, language)
+    inputs, key_mask, r = enc.inputs, enc.key_mask, lay.read
     T = inputs.shape[1]
     L = cfg.n_layers
     base_cache: dict = {}
     base_out = m64(_f64(inputs), key_mask=key_mask, cache=base_cache)
     base = _stream(base_cache, L)  # (L+1, B, T, d)
-    flip = flip_table(adapter.K)
+    flip = flip_table(alphabet_size_of(encoder, language))
     use_inc = incremental and cfg.attention == "softmax" and key_mask is None
     if use_inc:
         from .incremental import FirstBlock
 
-        emb, _, _ = adapter.layout(n)  # (K', T, d): y^(0) of every symbol at every position
-        expect = emb[torch.as_tensor(ids), positions[None, :]]  # (B, n, d)
+        emb, rows = lay.table, torch.as_tensor(lay.rows)  # (V', T, d): every possible y^(0); symbol -> row
+        expect = emb[rows[torch.as_tensor(ids)], positions[None, :]]  # (B, n, d)
         if not torch.allclose(base[0][:, positions], expect, rtol=0, atol=1e-12):
             raise ValueError("the input encoding is not position-wise: y^(0) of a string differs from "
                              "the per-symbol embeddings, so Lemma 5's setting (one changed input) does not hold")
@@ -187,7 +122,7 @@ def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tenso
     else:
         per_copy = B * cfg.n_heads * T * T
     if chunk is None:
-        chunk = chunk_rows(8 * per_copy, total=n, budget=8 * _SCORE_BUDGET)
+        chunk = rows_per_pass(per_copy, total=n)
     else:
         chunk = check_int(chunk, "chunk", min=1)
     other = torch.zeros(L, dtype=torch.float64)
@@ -202,10 +137,11 @@ def measure_flips(adapter: InputAdapter, ids: np.ndarray, positions: torch.Tenso
         X = np.repeat(ids[:, None, :], c, axis=1)  # (B, c, n)
         X[:, np.arange(c), idx] = flip[X[:, np.arange(c), idx]]
         if use_inc:
-            y0_new = emb[torch.as_tensor(X[:, np.arange(c), idx]), tok[None, :]]  # (B, c, d)
+            y0_new = emb[rows[torch.as_tensor(X[:, np.arange(c), idx])], tok[None, :]]  # (B, c, d)
             stream, out = _deeper(m64, first.flipped(tok, y0_new))  # (L, B, c, T, d)
         else:
-            inp, km, _ = adapter.encode(X.reshape(B * c, n))
+            flipped_enc = encode_ids(encoder, X.reshape(B * c, n), language)
+            inp, km = flipped_enc.inputs, flipped_enc.key_mask
             if key_mask is not None:
                 km = key_mask.repeat_interleave(c, dim=0) if km is None else km
             cache: dict = {}
@@ -269,9 +205,9 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
     ``alphabet_size`` symbols (default: all token ids). Lengths without strings are skipped.
     ``progress(n)`` is called after each length.
     """
-    adapter = InputAdapter(model, language, alphabet_size)
-    language = adapter.language
-    cfg = adapter.transformer.cfg
+    encoder, language = as_encoder(model, language, alphabet_size)
+    K = alphabet_size_of(encoder, language)
+    cfg = encoder.transformer.cfg
     require_position_table(cfg, "flip_sensitivity")
     lengths = list(parse_lengths(lengths, "lengths"))
     if min(lengths) < 2:
@@ -281,21 +217,23 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
     if chunk is not None:
         chunk = check_int(chunk, "chunk", min=1)
     for n in lengths:  # every length is checked before any is measured
-        _check_size(adapter, n, n_strings)
+        _check_size(encoder, n, n_strings)
     rng = np.random.default_rng(seed)
     rows, bounds = [], []
     applicable, reason = True, ""
-    flip = flip_table(adapter.K)
-    pairs = [(a, int(flip[a])) for a in range(adapter.K)]
+    flip = flip_table(K)
     for n in lengths:
-        ids = _draw(language, rng, n, n_strings, adapter.K)
-        if ids is None:
+        ids = rng.integers(0, K, size=(n_strings, n)) if language is None else \
+            language.sample_mixed_ids(rng, n_strings, n)
+        if not len(ids):
             continue
-        emb, positions, read = adapter.layout(n)
-        if cfg.positional != "none" and emb.shape[1] > cfg.n_ctx:
-            raise ValueError(f"lengths: length {n} needs {emb.shape[1]} positions > n_ctx = {cfg.n_ctx}")
-        meas = measure_flips(adapter, ids, positions, chunk=chunk)
-        bound = lemma5_bound(adapter.transformer, emb, pairs, flip_positions=positions, readout=read)
+        lay = layout(encoder, n, language)
+        if cfg.positional != "none" and lay.n_tokens > cfg.n_ctx:
+            raise ValueError(f"lengths: length {n} needs {lay.n_tokens} positions > n_ctx = {cfg.n_ctx}")
+        meas = measure_flips(encoder, ids, language, chunk=chunk)
+        # Lemma 5 maximises over every row of the table: the whole vocabulary for a token model
+        pairs = [(int(lay.rows[a]), int(lay.rows[flip[a]])) for a in range(K)]
+        bound = lemma5_bound(encoder.transformer, lay.table, pairs, flip_positions=lay.positions, readout=lay.read)
         bounds.append(bound)
         applicable, reason = bound.applicable, bound.reason
         for k in range(cfg.n_layers):
@@ -319,36 +257,22 @@ def flip_sensitivity(model, language=None, lengths=(8, 16, 32, 64, 128), n_strin
                              reason=reason, attention=cfg.attention)
 
 
-def _check_size(adapter: InputAdapter, n: int, n_strings: int) -> None:
+def _check_size(encoder, n: int, n_strings: int) -> None:
     """Refuse a length the model cannot take (positions beyond n_ctx, beyond a construction's
     max_length) or whose smallest pass (one flipped copy of each string) exceeds the memory
     budget, before anything is allocated."""
-    cfg = adapter.transformer.cfg
-    model = adapter.model
-    if adapter._construction:
-        check = getattr(model, "_check_length", None)
-        if check is not None:
-            check(n, "lengths")
-        T = model.tokens(n) if callable(getattr(model, "tokens", None)) else n + 2
-    else:
-        T = n
+    cfg = encoder.transformer.cfg
+    if isinstance(encoder, TokenEncoder):
+        T = n + len(encoder.prefix) + len(encoder.suffix)
         if cfg.positional != "none" and T > cfg.n_ctx:
             raise ValueError(f"lengths: length {n} needs {T} positions > n_ctx = {cfg.n_ctx}")
+    else:
+        check = getattr(encoder, "_check_length", None)
+        if check is not None:
+            check(n, "lengths")
+        T = encoder.tokens(n) if callable(getattr(encoder, "tokens", None)) else n + 2
     L, H, d = cfg.n_layers, cfg.n_heads, cfg.d_model
     # base pass and one flipped copy per string: (B, H, T, T) scores ×3, the stream (L+1, B, T, d) ×3
     need = 8.0 * n_strings * T * (2 * 3 * H * T + 3 * (L + 1) * d + 2 * (cfg.d_mlp or 1))
     check_memory(need, f"flip_sensitivity at n = {n} ({n_strings} string(s))",
                  hint="use smaller lengths or fewer strings (n_strings)")
-
-
-def _draw(language, rng, n: int, count: int, K: int) -> np.ndarray | None:
-    if language is None:
-        return rng.integers(0, K, size=(count, n))
-    parts = []
-    n_pos = (count + 1) // 2
-    for positive, c in ((True, n_pos), (False, count - n_pos)):
-        if c and language.supports(n, positive):
-            parts.append(language.sample_ids(rng, c, n, positive))
-    if not parts:
-        return None
-    return np.concatenate(parts)

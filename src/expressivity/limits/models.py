@@ -1,0 +1,60 @@
+"""The models the limits analyses are run on, by name: ``random`` | a construction | a file.
+
+``random`` is a small transformer with seeded random weights (d_model 16, 2 layers of 2 heads,
+d_mlp 32, one output channel): the architecture choices are the options of
+:func:`random_transformer`. A construction name builds it from the registry with its
+parameters; a ``.safetensors`` path loads a saved transformer, or a trained checkpoint (its
+run config in the metadata) as a :class:`~.trained.TrainedModel` Encoder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import constructions
+from ..checks import check_choice, check_float, check_int, check_memory
+from ..transformer import Transformer, TransformerConfig, load_transformer, read_metadata
+
+
+def random_transformer(seed: int = 0, attention: str = "softmax", layer_norm: str = "none", eps: float = 1e-5,
+                       lam: float = 0.1, causal: bool = False, n_ctx: int = 129, vocab: int = 2) -> Transformer:
+    """The ``random`` model: seeded weights, ``n_ctx`` positions, ``vocab`` token ids."""
+    check_choice(attention, "--attention", ("softmax", "hardmax"))
+    check_choice(layer_norm, "--layer-norm", ("none", "pre", "post"))
+    check_float(eps, "--eps", min=0.0)
+    check_float(lam, "--lam", min=0.0, min_open=True)
+    check_int(seed, "--seed", min=0)
+    check_memory(3 * 4.0 * n_ctx * 16, f"the random model's positional table ({n_ctx} positions)",
+                 hint="use smaller --lengths (or --n)")
+    cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=vocab, d_out=1,
+                            n_ctx=n_ctx, attention=attention, layer_norm=layer_norm, ln_eps=eps, lam=lam,
+                            causal=causal)
+    t = Transformer(cfg)
+    t.reset_parameters(seed)
+    return t
+
+
+def resolve_model(model: str, params: dict | None = None, **random_options):
+    """'random' (``random_options`` go to :func:`random_transformer`) | a construction name
+    (built with ``params``) | a path to a saved transformer or trained checkpoint."""
+    params = params or {}
+    if model == "random":
+        if params:
+            raise ValueError(f"--param {', '.join(params)}: parameters apply to constructions only; the random "
+                             "model takes --attention, --layer-norm, --eps, --lam, --causal")
+        return random_transformer(**random_options)
+    if model.endswith(".safetensors") or Path(model).exists():
+        if not Path(model).exists():
+            raise FileNotFoundError(f"no such model file: {model}")
+        if params:
+            raise ValueError(f"--param {', '.join(params)}: parameters apply to constructions only, not to a "
+                             "saved model")
+        if "run_config" in read_metadata(model):  # written by `expressivity train`
+            from .trained import load_trained
+
+            return load_trained(model)
+        return load_transformer(model)
+    if model not in constructions.REGISTRY:
+        raise ValueError(f"--model {model!r} is not 'random', a construction ({', '.join(constructions.REGISTRY)}) "
+                         "or an existing .safetensors file")
+    return constructions.get(model, **params)
