@@ -196,3 +196,14 @@ def test_token_encoder_symbols_map_into_the_full_table():
     np.testing.assert_allclose([r.bound_other for r in rep.rows], ref.other, rtol=1e-12)
     for r in rep.rows:
         assert r.measured_other <= r.bound_other * (1 + 1e-9)
+
+
+def test_report_within_bound_and_as_dict():
+    import json
+
+    rep = flip_sensitivity(_model(3), lengths=[6], n_strings=1)
+    assert rep.within_bound()
+    data = json.loads(json.dumps(rep.as_dict()))
+    assert data["applicable"] and len(data["rows"]) == 2 and data["rows"][0]["n"] == 6
+    hard = flip_sensitivity(_model(3, attention="hardmax"), lengths=[6], n_strings=1)
+    assert not hard.within_bound()

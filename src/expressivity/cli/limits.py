@@ -79,8 +79,7 @@ def sensitivity(
                       "" if r.output_change is None else f"{r.output_change:.3e}")
     console.print(table)
     if rep.applicable:
-        ok = all(r.measured_other <= r.bound_other * (1 + 1e-9) for r in rep.rows)
-        console.print(f"Lemma 5 applies; measured ≤ bound on every layer: {'yes' if ok else 'NO'}")
+        console.print(f"Lemma 5 applies; measured ≤ bound on every layer: {'yes' if rep.within_bound() else 'NO'}")
     else:
         console.print(f"[yellow]bound not applicable:[/] {rep.reason}", highlight=False)
     if plot is not None:
@@ -89,8 +88,7 @@ def sensitivity(
         console.print(f"wrote {plot_sensitivity(rep, plot, title=f'{model}: n·Δ vs n')}")
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps({"applicable": rep.applicable, "reason": rep.reason, "rows": rep.table()},
-                                       indent=1))
+        json_out.write_text(json.dumps(rep.as_dict(), indent=1))
         console.print(f"wrote {json_out}")
 
 

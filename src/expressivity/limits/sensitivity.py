@@ -69,6 +69,14 @@ class SensitivityReport:
     def table(self) -> list[dict]:
         return [r.__dict__.copy() for r in self.rows]
 
+    def within_bound(self, rtol: float = 1e-9) -> bool:
+        """measured_other ≤ bound_other·(1 + rtol) on every row (False when Lemma 5 does not apply)."""
+        return self.applicable and all(r.measured_other <= r.bound_other * (1 + rtol) for r in self.rows)
+
+    def as_dict(self) -> dict:
+        """{"applicable", "reason", "rows"}: the report as JSON-ready data."""
+        return {"applicable": self.applicable, "reason": self.reason, "rows": self.table()}
+
     def n_delta(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         """(n, n·measured_other) for one layer — flat for bounded-logit soft attention."""
         rows = [r for r in self.rows if r.layer == layer]
