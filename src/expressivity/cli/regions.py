@@ -1,7 +1,7 @@
 """`expressivity regions`: exact linear/activation region counts on a segment, plane or box.
 
 MODEL is either a ``.safetensors`` file written by ``save_transformer`` / ``expressivity
-compile`` (a compiled model is read at token 0, like ``evaluate``; a plain hardmax transformer
+compile`` (a compiled model is read at token 0, like ``CompiledModel.evaluate``; a plain hardmax transformer
 at every token of ``--n-tokens`` copies of x) or a JSON spec: the network specs of
 ``expressivity compile`` (maxout | relu | random) or a constructed family
 ``{"type": "sawtooth", "q": 3, "L": 4}`` | ``{"type": "tent", "L": 5}`` |

@@ -2,7 +2,7 @@
 queries and keys both depend on x: region boundaries are conics).
 
 The slice is sampled on a resolution × resolution grid; every point gets its activation pattern
-(ReLU signs, argmaxes, hardmax selections, via the reference evaluator ``ir.evaluate``). Two
+(ReLU signs, argmaxes, hardmax selections, via the reference evaluator ``ir.outputs_and_patterns``). Two
 numbers come back:
 
 * ``patterns`` — distinct patterns seen: never more than the true number of activation
@@ -22,7 +22,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from .domains import Plane
-from .ir import evaluate
+from .ir import outputs_and_patterns
 from .lower import lower
 
 
@@ -49,7 +49,7 @@ def sampled_regions(model, plane: Plane, resolution: int = 400, **lower_kw) -> d
     idx = np.nonzero(inside)[0]
     for lo in range(0, len(idx), 65536):
         sl = idx[lo:lo + 65536]
-        code[sl] = evaluate(prog, plane.points(ab[sl]))[1]
+        code[sl] = outputs_and_patterns(prog, plane.points(ab[sl]))[1]
     grid = np.arange(len(ab)).reshape(resolution, resolution)
     pairs = np.concatenate([np.stack([grid[:-1].ravel(), grid[1:].ravel()], 1),
                             np.stack([grid[:, :-1].ravel(), grid[:, 1:].ravel()], 1)])

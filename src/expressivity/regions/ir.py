@@ -19,7 +19,7 @@ Scores a_ij are affine in x on every activation region when the queries are cons
 ``flatten`` (``Program.steps()``) turns a program into typed steps — ``EmbedStep``,
 ``AffineStep``, ``ReluStep(W, b)`` and ``MaxStep(W, b, idx)`` (Affine fused with the activation
 after it), ``SelectStep(op)``, ``SaveStep`` / ``AddStep`` (a residual), ``ReadStep(tokens)`` —
-the form every counter walks (``match`` on the step type). :func:`evaluate` is the one
+the form every counter walks (``match`` on the step type). :func:`outputs_and_patterns` is the one
 reference interpreter of that form.
 """
 
@@ -225,7 +225,7 @@ class Program:
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Reference evaluation at points x (N, n) → (N, out)."""
-        return evaluate(self, x)[0]
+        return outputs_and_patterns(self, x)[0]
 
 
 def flatten(ops) -> list[Step]:
@@ -366,7 +366,7 @@ def continuous_select(op: Hardmax, Y3: np.ndarray, where: str) -> np.ndarray:
     return select_output(op, Y3)
 
 
-def evaluate(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def outputs_and_patterns(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Output (N, out) and a 64-bit activation-pattern hash (N,) per point.
 
     The pattern records each ReLU sign (> 0), each GroupMax argmax (lowest tied index) and

@@ -4,7 +4,7 @@
 Linear/ReLU, an :class:`~expressivity.cpwl.MaxoutNetwork`, a hardmax
 :class:`~expressivity.transformer.Transformer` with continuous input (x copied to every one of
 ``n_tokens`` tokens, output at every token unless ``tokens`` is given) or a compiled model
-(anything with ``.transformer`` and ``.n_tokens``; output read at token 0, like ``evaluate``;
+(anything with ``.transformer`` and ``.n_tokens``; output read at token 0, like ``CompiledModel.evaluate``;
 its compile box travels as ``Program.meta["compile_domain"] = (lo, hi)``).
 Anything not piecewise linear (GELU, softmax attention, layer norm, token-id input) raises
 one ValueError naming the part.

@@ -2,7 +2,7 @@
 
 Slice s is the plane {x : x_3 = c_s} (the other coordinates beyond the first two at the box
 centre), c_s spread evenly inside [lo_3, hi_3]. Every pixel gets the colour of the counted
-region containing it — found by its activation pattern (``ir.evaluate``), matched with the
+region containing it — found by its activation pattern (``ir.outputs_and_patterns``), matched with the
 patterns at the regions' interior points — so one colour is one d-D region in every panel.
 Pixels where neighbours differ are drawn dark (the region boundaries).
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from .count import count_regions
 from .domains import Box
-from .ir import evaluate
+from .ir import outputs_and_patterns
 from .lower import lower
 from .result import Regions
 
@@ -43,7 +43,7 @@ def plot_box_slices(model, box: Box, path, color_by: str = "linear", regions: Re
 
     r = regions if regions is not None else count_regions(prog, box, **lower_kw)
     lab = r.linear_labels if color_by == "linear" else r.pieces["region"]
-    _, code = evaluate(prog, r.interior_points())
+    _, code = outputs_and_patterns(prog, r.interior_points())
     table = dict(zip(code.tolist(), lab.tolist()))
     palette = np.random.default_rng(0).uniform(0.35, 0.95, size=(int(lab.max()) + 2, 3))
     palette[-1] = 0.0  # unmatched pixels (ties on a boundary): dark
@@ -56,7 +56,7 @@ def plot_box_slices(model, box: Box, path, color_by: str = "linear", regions: Re
     for ax, c in zip(axes[0], levels):
         x = np.tile((lo + hi) / 2, (A.size, 1))
         x[:, 0], x[:, 1], x[:, 2] = A.ravel(), B.ravel(), c
-        _, h = evaluate(prog, x)
+        _, h = outputs_and_patterns(prog, x)
         idx = np.array([table.get(k, -1) for k in h.tolist()]).reshape(A.shape)
         img = palette[idx]
         edge = np.zeros(A.shape, bool)

@@ -87,7 +87,7 @@ class _Parser:
         return val
 
 
-def evaluate(s: str, modulus: int, ops: str, name: str) -> int:
+def expression_value(s: str, modulus: int, ops: str, name: str) -> int:
     """Value of the expression s mod M; ValueError if s is not in the grammar."""
     (_, b) = _Parser(s, modulus, ops, name, allow_x=False).parse()
     return b

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Classification, check_int
-from ._expressions import evaluate, sample_expression
+from ._expressions import expression_value, sample_expression
 
 
 class ModularArithmeticBrackets(Classification):
@@ -32,7 +32,7 @@ class ModularArithmeticBrackets(Classification):
 
     def output(self, s: str) -> int:
         self.to_ids(s)
-        return evaluate(s, self.modulus, self.ops, self.name)
+        return expression_value(s, self.modulus, self.ops, self.name)
 
     def _sample_ids(self, rng, count, length):
         exprs = [sample_expression(rng, self.modulus, length, self.ops) for _ in range(count)]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..function import Classification, check_int
-from ._expressions import affine, evaluate, sample_expression
+from ._expressions import affine, expression_value, sample_expression
 
 
 class SolveEquation(Classification):
@@ -44,7 +44,7 @@ class SolveEquation(Classification):
         rows = []
         for _ in range(count):
             expr = sample_expression(rng, self.modulus, length - 2, "+-")
-            value = evaluate(expr, self.modulus, "+-", self.name)
+            value = expression_value(expr, self.modulus, "+-", self.name)
             digits = [i for i, c in enumerate(expr) if c.isdigit()]
             i = digits[int(rng.integers(0, len(digits)))]
             rows.append(f"{expr[:i]}x{expr[i + 1:]}={value}")
