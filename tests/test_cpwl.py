@@ -149,3 +149,20 @@ def test_sample_box_points_inside_and_corners_appended():
     assert {tuple(r) for r in x[-4:]} == {(-1.0, 0.0), (1.0, 0.0), (-1.0, 2.0), (1.0, 2.0)}
     assert sample_box(np.zeros(11), np.ones(11), 5).shape == (5, 11)  # no 2^11 corners
     assert np.array_equal(sample_box(-1.0, 1.0, 7, seed=1), sample_box(-1.0, 1.0, 7, seed=1))
+
+
+def test_sequential_steps_is_the_one_walk_for_cpwl_and_regions():
+    """from_relu_mlp and regions.lower_sequential read the same steps: both refuse the same
+    module and agree on the function."""
+    from expressivity.cpwl.relu import sequential_steps
+    from expressivity.regions.lower import lower_sequential
+
+    torch.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(2, 4), nn.ReLU(), nn.Identity(), nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1)).double()
+    assert [k for _, k, _, _ in sequential_steps(mlp)] == ["linear", "relu", "linear", "relu", "linear"]
+    x = np.random.default_rng(0).uniform(-1, 1, (20, 2))
+    np.testing.assert_allclose(from_relu_mlp(mlp)(x), lower_sequential(mlp)(x), rtol=1e-12, atol=1e-12)
+    bad = nn.Sequential(nn.Linear(2, 2), nn.Tanh())
+    for convert in (from_relu_mlp, lower_sequential):
+        with pytest.raises(ValueError, match="module 1 \\(Tanh\\) is not piecewise linear"):
+            convert(bad)

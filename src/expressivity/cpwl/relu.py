@@ -21,23 +21,38 @@ def linear_weights(mod, name: str = "Linear") -> tuple[np.ndarray, np.ndarray]:
     return W, b
 
 
-def from_relu_mlp(mlp) -> MaxoutNetwork:
-    """Convert ``nn.Sequential(Linear, ReLU, …, Linear)`` exactly (float64)."""
+def sequential_steps(mlp) -> list[tuple[int, str, np.ndarray | None, np.ndarray | None]]:
+    """The one walk over ``nn.Sequential(Linear, ReLU, …)``: (module index, "linear", W, b) or
+    (index, "relu", None, None) per module, Identity/Flatten skipped; anything else (not
+    piecewise linear in the supported set) is refused naming the module."""
     from torch import nn  # torch only at this boundary
 
     if not isinstance(mlp, nn.Sequential):
         raise ValueError(f"mlp must be a torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
+    steps = []
+    for idx, mod in enumerate(mlp):
+        if isinstance(mod, nn.Linear):
+            steps.append((idx, "linear", *linear_weights(mod, f"module {idx} (Linear)")))
+        elif isinstance(mod, nn.ReLU):
+            steps.append((idx, "relu", None, None))
+        elif not isinstance(mod, (nn.Identity, nn.Flatten)):
+            raise ValueError(f"module {idx} ({type(mod).__name__}) is not piecewise linear in the supported set; "
+                             "allowed: Linear, ReLU, Identity")
+    return steps
+
+
+def from_relu_mlp(mlp) -> MaxoutNetwork:
+    """Convert ``nn.Sequential(Linear, ReLU, …, Linear)`` exactly (float64)."""
     A: np.ndarray | None = None  # pending affine map since the last ReLU: x ↦ A x + c
     c: np.ndarray | None = None
     layers: list[tuple[np.ndarray, np.ndarray]] = []
-    for idx, mod in enumerate(mlp):
-        if isinstance(mod, nn.Linear):
-            W, b = linear_weights(mod, f"module {idx} (Linear)")
+    for idx, kind, W, b in sequential_steps(mlp):
+        if kind == "linear":
             if A is None:
                 A, c = W, b
             else:
                 A, c = W @ A, W @ c + b
-        elif isinstance(mod, nn.ReLU):
+        else:
             if A is None:
                 raise ValueError(f"module {idx}: ReLU must follow a Linear layer")
             m, d = A.shape
@@ -47,13 +62,6 @@ def from_relu_mlp(mlp) -> MaxoutNetwork:
             b2[:, 0] = c
             layers.append((W3, b2))
             A = c = None
-        elif isinstance(mod, (nn.Identity, nn.Flatten)):
-            continue
-        else:
-            raise ValueError(
-                f"module {idx} ({type(mod).__name__}) is not piecewise linear in the supported set; "
-                "allowed: Linear, ReLU, Identity"
-            )
     if not layers:
         raise ValueError("empty network: the Sequential has no ReLU layer")
     readout = (A, c) if A is not None else None

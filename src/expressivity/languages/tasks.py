@@ -102,10 +102,11 @@ class NextSymbolTask(Task):
                 "mask": torch.ones(batch_size, length + 1, dtype=torch.bool)}
 
 
-class ClassificationTask(Task):
-    kind = "classification"
+class _FunctionTask(Task):
+    """A task over a :class:`~.function.FunctionTask` (its source, also as ``language``): the
+    vocabulary of its alphabet, one output per class, the lengths the function supports."""
 
-    def __init__(self, function: Classification) -> None:
+    def __init__(self, function: Classification | Transduction) -> None:
         self.language = function  # the task's source (a FunctionTask here)
         self.function = function
         self.name = function.name
@@ -114,6 +115,10 @@ class ClassificationTask(Task):
 
     def valid_length(self, length: int) -> bool:
         return self.function.supports(length)
+
+
+class ClassificationTask(_FunctionTask):
+    kind = "classification"
 
     def n_tokens(self, length: int) -> int:
         """Sequence length T of a batch of inputs of ``length`` symbols."""
@@ -127,18 +132,8 @@ class ClassificationTask(Task):
         return cls_batch(self.vocab, ids, labels, self.n_outputs)
 
 
-class TransductionTask(Task):
+class TransductionTask(_FunctionTask):
     kind = "transduction"
-
-    def __init__(self, function: Transduction) -> None:
-        self.language = function
-        self.function = function
-        self.name = function.name
-        self.vocab = Vocab(function.alphabet)
-        self.n_outputs = function.n_classes
-
-    def valid_length(self, length: int) -> bool:
-        return self.function.supports(length)
 
     def n_tokens(self, length: int) -> int:
         """Sequence length T = n + 1 + output_length(n)."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cpwl import MaxoutNetwork
-from ..cpwl.relu import linear_weights
+from ..cpwl.relu import sequential_steps
 from .ir import Affine, Embed, GroupMax, Hardmax, Program, Read, ReLU, Residual
 
 
@@ -54,25 +54,15 @@ def _identity_embed(n: int) -> Embed:
 
 def lower_sequential(mlp) -> Program:
     """nn.Sequential(Linear, ReLU, …) → Embed(I) + Affine/ReLU ops."""
-    from torch import nn
-
     ops: list = []
     in_dim = None
-    for idx, mod in enumerate(mlp):
-        if isinstance(mod, nn.Linear):
-            W, b = linear_weights(mod)
+    for _, kind, W, b in sequential_steps(mlp):
+        if kind == "linear":
             if in_dim is None:
                 in_dim = W.shape[1]
             ops.append(Affine(W.T, b))
-        elif isinstance(mod, nn.ReLU):
-            ops.append(ReLU())
-        elif isinstance(mod, (nn.Identity, nn.Flatten)):
-            continue
         else:
-            raise ValueError(
-                f"module {idx} ({type(mod).__name__}) is not piecewise linear; "
-                "supported: Linear, ReLU, Identity"
-            )
+            ops.append(ReLU())
     if in_dim is None:
         raise ValueError("the Sequential has no Linear layer: input dimension unknown")
     ops = _merge_affine(ops)

@@ -28,14 +28,7 @@ import numpy as np
 
 from . import ir, kernels
 from .domains import Plane
-from .ir import (
-    Program,
-    constant_queries,
-    continuous_select,
-    key_rounds,
-    outputs_and_patterns,
-    round_scores,
-)
+from .ir import Program, constant_queries, continuous_select, key_rounds, round_scores
 from .merge import adjacent_faces, components
 from .tolerances import ZERO_RTOL
 
@@ -240,7 +233,7 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
     pieces = {"vertices": X, "faces": faces, "out": out, "plane": plane}
     if oversplit:
         cen = plane.points(mesh.centroids())
-        _, code = outputs_and_patterns(prog, cen)
+        _, code = ir.outputs_and_patterns(prog, cen)
         pairs = adjacent_faces(faces)
         same = code[pairs[:, 0]] == code[pairs[:, 1]]
         region = components(len(faces), pairs[same])

@@ -36,14 +36,7 @@ from ..checks import fmt_bytes, memory_budget
 from . import complex_kernels as ck
 from . import ir
 from .domains import MAX_SLICE_DIM, Slice
-from .ir import (
-    Program,
-    constant_queries,
-    continuous_select,
-    key_rounds,
-    outputs_and_patterns,
-    round_scores,
-)
+from .ir import Program, constant_queries, continuous_select, key_rounds, round_scores
 from .plane import _tokenwise, maxout_units, relayout
 from .tolerances import SUBDIVIDE_ZERO_RTOL, reported
 
@@ -210,7 +203,7 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
     cen = ck.centroids(X, cstart[:-1], np.diff(cstart), cverts)
     points = dom.points(cen)
     if oversplit:
-        _, code = outputs_and_patterns(prog, points)
+        _, code = ir.outputs_and_patterns(prog, points)
         _, first, region = np.unique(code, return_index=True, return_inverse=True)
         order = np.argsort(first)  # region ids in order of first appearance
         remap = np.empty(len(order), np.int64)

@@ -1,4 +1,5 @@
-"""Little-endian binary operands ``a∘b`` shared by binary addition and multiplication.
+"""Little-endian binary operands ``a∘b`` shared by binary addition and multiplication, and
+:class:`BinaryOperation`, their one base (alphabet ``01∘``, n ≥ 3, f(s) = a ∘ b in little-endian).
 
 Inputs of length n ≥ 3: a has ℓ_a bits with ℓ_a uniform in 1 … n−2, b has ℓ_b = n − 1 − ℓ_a
 bits, and each is uniform over the non-zero numbers of that many bits (leading zeros —
@@ -10,6 +11,8 @@ from __future__ import annotations
 import re
 
 import numpy as np
+
+from ..function import Transduction
 
 
 def sample_operands(rng: np.random.Generator, count: int, length: int, op_index: int) -> np.ndarray:
@@ -38,3 +41,24 @@ def parse_operands(s: str, op: str, name: str) -> tuple[int, int]:
 def little_endian(value: int) -> str:
     """Little-endian binary without trailing zeros; ``0`` for zero."""
     return format(value, "b")[::-1]
+
+
+class BinaryOperation(Transduction):
+    """s = a ∘ b (∘ = ``alphabet[2]``) → :meth:`combine` (a, b) in little-endian binary, then END."""
+
+    output_alphabet = "01"
+    terminated = True
+
+    def combine(self, a: int, b: int) -> int:
+        raise NotImplementedError
+
+    def supports(self, length: int) -> bool:
+        return length >= 3
+
+    def output(self, s: str) -> str:
+        self.to_ids(s)  # ValueError on foreign symbols
+        a, b = parse_operands(s, self.alphabet[2], self.name)
+        return little_endian(self.combine(a, b))
+
+    def _sample_ids(self, rng, count, length):
+        return sample_operands(rng, count, length, 2)

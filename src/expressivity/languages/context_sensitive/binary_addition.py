@@ -12,26 +12,15 @@ Length n = number of symbols including ``+``, n ≥ 3; operands as in
 
 from __future__ import annotations
 
-from ..function import Transduction
-from ._binary_numbers import little_endian, parse_operands, sample_operands
+from ._binary_numbers import BinaryOperation
 
 
-class BinaryAddition(Transduction):
+class BinaryAddition(BinaryOperation):
     name = "binary_addition"
     alphabet = "01+"
-    output_alphabet = "01"
-    terminated = True
-
-    def supports(self, length: int) -> bool:
-        return length >= 3
 
     def output_length(self, length: int) -> int:
         return length + 1
 
-    def output(self, s: str) -> str:
-        self.to_ids(s)  # ValueError on foreign symbols
-        a, b = parse_operands(s, "+", self.name)
-        return little_endian(a + b)
-
-    def _sample_ids(self, rng, count, length):
-        return sample_operands(rng, count, length, 2)
+    def combine(self, a: int, b: int) -> int:
+        return a + b
