@@ -49,7 +49,7 @@ def train(
     ln_eps: float | None = typer.Option(None, "--ln-eps"),
     log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
     eval_batch: int | None = typer.Option(None, "--eval-batch", help="strings per test length"),
-    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | quick"),
+    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | yao | quick"),
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
     restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "

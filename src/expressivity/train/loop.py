@@ -15,6 +15,9 @@ training):
   iff the predicted set {a : q(a) > δ} equals the support of p*, with δ = ½·min_{a∈supp p*} p*(a);
   ``per_string`` counts a string right iff all its positions are (Bhattamishra et al.),
   ``per_position`` averages positions.
+- Dyck next-symbol runs also get closing-bracket accuracy by distance (Yao et al. 2021;
+  :mod:`.bracket_distance`): ``close_accuracy`` and per-bin counts ``close_right_lo_hi``,
+  ``close_count_lo_hi``.
 
 Determinism: the model is initialised from ``seed`` and batches come from
 ``numpy.random.default_rng(seed)``; with an output directory the run checkpoints the model
@@ -47,6 +50,7 @@ from safetensors.torch import load_file, save_file
 
 from .. import checks
 from ..transformer import Transformer, save_transformer
+from . import bracket_distance
 from .config import RunConfig
 from .models import build_model
 from .models.stack_rnn import STACK_CELL, STACK_SIZE
@@ -220,9 +224,14 @@ def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
                          f"length {max(lengths)} (+2 for BOS/CLS); test at most length {n_ctx - 2}")
     if on_length is not None:
         on_length(0, len(lengths))
+    by_distance = bracket_distance.applies(task)
     for i, n in enumerate(lengths):
         batch = task.sample_batch(rng, cfg.eval_batch, n)
-        rows.append(batch_metrics(model(batch["input"]), batch, task.kind, cfg.accuracy) | {"length": n})
+        logits = model(batch["input"])
+        row = batch_metrics(logits, batch, task.kind, cfg.accuracy) | {"length": n}
+        if by_distance:
+            row |= bracket_distance.closing_bracket_metrics(logits, batch)
+        rows.append(row)
         if on_length is not None:
             on_length(i + 1, len(lengths))
     model.train(was_training)
