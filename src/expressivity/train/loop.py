@@ -53,6 +53,7 @@ from ..transformer import Transformer, save_transformer
 from . import bracket_distance
 from .config import RunConfig
 from .models import build_model
+from .models.construction import construction_name, get_construction
 from .models.stack_rnn import STACK_CELL, STACK_SIZE
 from .models.tape_rnn import TAPE_CELL, TAPE_SIZE
 
@@ -163,21 +164,27 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
     float32 throughout; training keeps every layer's activations for the backward pass
     (attention: batch × heads × T² scores and weights; MLP: batch × T × (8·d_model +
     2·d_mlp)); evaluation holds one layer's at a time at the longest test length; parameters
-    count ×4 (weights, gradients, two Adam moments). An estimate to refuse hopeless runs up
+    count ×4 (weights, gradients, two Adam moments). A run from a construction counts with the
+    construction's sizes in float64. An estimate to refuse hopeless runs up
     front, not a promise (the true peak is usually lower).
     """
     f = 4.0
     task = task or cfg.make_task()
     d_vocab, d_out = len(task.vocab), task.n_outputs
-    d, d_mlp, L = cfg.d_model, cfg.d_mlp or 4 * cfg.d_model, cfg.layers
+    d, d_mlp, L, H = cfg.d_model, cfg.d_mlp or 4 * cfg.d_model, cfg.layers, cfg.heads
     tokens = getattr(task, "n_tokens", lambda n: n + 1)
     t_train, t_test = tokens(cfg.train_lengths[1]), tokens(max(cfg.test_lengths))
     n_ctx = cfg.max_length + 2
+    learned = cfg.positional == "learned"
+    if cfg.init != "random":  # the construction's sizes, float64
+        tc = get_construction(construction_name(cfg.init), cfg.init_params).transformer.cfg
+        d, d_mlp, L, H, f = tc.d_model, tc.d_mlp, tc.n_layers, tc.n_heads, 8.0
+        learned, n_ctx = tc.positional == "learned", min(n_ctx, tc.n_ctx)
     if cfg.model == "transformer":
-        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if cfg.positional == "learned" else 0)
+        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if learned else 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
-            return layers * batch * (3 * cfg.heads * t * t + t * (8 * d + 2 * d_mlp)) * f
+            return layers * batch * (3 * H * t * t + t * (8 * d + 2 * d_mlp)) * f
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
         memory = {"stack_rnn": 4 * STACK_SIZE * STACK_CELL,  # stack / tape and its moved copies per step

@@ -7,7 +7,8 @@
 - ``tape_rnn``: Elman RNN + differentiable tape (:mod:`.tape_rnn`, Delétang et al. 2023).
 
 ``build_model(cfg, d_vocab, d_out)`` builds ``cfg.model``, initialised deterministically from
-``cfg.seed``. ``MODELS`` is the registry (a plain dict of builders).
+``cfg.seed`` — or, with ``cfg.init = "construction:NAME"``, the construction's transformer
+perturbed by N(0, ``cfg.perturb``²) (:mod:`.construction`). ``MODELS`` is the registry (a plain dict of builders).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ... import checks
 from ...transformer import Transformer
 from ..config import MODELS as MODEL_NAMES
 from ..config import RunConfig
+from .construction import ConstructionModel, from_construction
 from .lstm import LSTMModel
 from .rnn import RNNModel
 from .stack_rnn import StackRNN, stack_update
@@ -45,6 +47,8 @@ assert tuple(MODELS) == MODEL_NAMES
 def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
     """The model of ``cfg``, initialised deterministically from ``cfg.seed``."""
     checks.check_choice(cfg.model, "model", MODELS)
+    if cfg.init != "random":
+        return from_construction(cfg)
     with torch.random.fork_rng():
         torch.manual_seed(cfg.seed)
         model = MODELS[cfg.model](cfg, d_vocab, d_out)
@@ -53,5 +57,5 @@ def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
     return model
 
 
-__all__ = ["MODELS", "LSTMModel", "RNNModel", "StackRNN", "TapeRNN", "build_model", "stack_update",
+__all__ = ["MODELS", "ConstructionModel", "LSTMModel", "RNNModel", "StackRNN", "TapeRNN", "build_model", "stack_update",
            "tape_update", "transformer_config"]
