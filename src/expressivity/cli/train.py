@@ -33,7 +33,7 @@ def train(
     task: str = typer.Option(..., help="language: parity | first | majority | dyck"),
     kind: str | None = typer.Option(None, help="recognition (default) | next_symbol"),
     param: list[str] = typer.Option([], "--param", help="language parameter KEY=VALUE, e.g. k=2, max_depth=4"),
-    model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | tape_rnn"),
+    model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | stack_lstm | tape_rnn"),
     layers: int | None = typer.Option(None, help="transformer blocks / RNN or LSTM layers"),
     heads: int | None = typer.Option(None, help="attention heads"),
     d_model: int | None = typer.Option(None, "--d-model", help="residual width / LSTM hidden size"),

@@ -18,7 +18,16 @@ from .loop import (
            memory_estimate,
            train_run,
 )
-from .models import MODELS, LSTMModel, RNNModel, StackRNN, TapeRNN, build_model, transformer_config
+from .models import (
+           MODELS,
+           LSTMModel,
+           RNNModel,
+           StackLSTM,
+           StackRNN,
+           TapeRNN,
+           build_model,
+           transformer_config,
+)
 from .protocols import (
            PROTOCOLS,
            Protocol,
@@ -40,6 +49,7 @@ __all__ = [
            "ResultStore",
            "RunConfig",
            "RunResult",
+           "StackLSTM",
            "StackRNN",
            "SweepSummary",
            "TapeRNN",

@@ -31,8 +31,8 @@ from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..languages import KINDS, get_task
 from ..transformer.positions import POSITIONALS
 
-Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "tape_rnn"]
-MODELS: tuple[str, ...] = ("transformer", "rnn", "lstm", "stack_rnn", "tape_rnn")  # see train/models/
+Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]
+MODELS: tuple[str, ...] = ("transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn")  # see train/models/
 MAX_LENGTH = 10**7  # longest train/test length accepted (far past what fits in memory anyway)
 MAX_TEST_LENGTHS = 100_000  # test lengths per run (each is evaluated separately)
 MAX_SIZE = {"layers": 1024, "heads": 4096, "d_model": 2**20, "d_mlp": 2**24, "steps": 10**9,
@@ -54,8 +54,8 @@ class RunConfig:
     task: str  # a name of expressivity.languages.REGISTRY: parity | dyck | tomita3 | reverse_string | …
     kind: str = "recognition"  # recognition | next_symbol (languages) | classification | transduction (function tasks)
     task_params: dict = field(default_factory=dict)  # e.g. {"k": 2, "max_depth": 3} for dyck
-    model: Model = "transformer"  # transformer | rnn (Elman) | lstm | stack_rnn | tape_rnn (train/models/)
-    layers: int = 2  # transformer blocks / stacked RNN or LSTM layers (stack_rnn, tape_rnn: one core)
+    model: Model = "transformer"  # transformer | rnn (Elman) | lstm | stack_rnn | stack_lstm | tape_rnn (train/models/)
+    layers: int = 2  # transformer blocks / stacked RNN or LSTM layers (stack_rnn, stack_lstm, tape_rnn: one core)
     heads: int = 2  # attention heads (transformer only); d_head = d_model / heads
     d_model: int = 64  # residual width / hidden size of the recurrent models
     d_mlp: int = 0  # FFN hidden width; 0 = 4·d_model

@@ -188,6 +188,7 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
         memory = {"stack_rnn": 4 * STACK_SIZE * STACK_CELL,  # stack / tape and its moved copies per step
+                  "stack_lstm": 4 * STACK_SIZE * STACK_CELL + 6 * d,  # + the LSTM's c_t and gates
                   "tape_rnn": 6 * TAPE_SIZE * TAPE_CELL}.get(cfg.model, 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
