@@ -1,6 +1,6 @@
 """Bad-input corpus of the training and report area: ``train``, ``sweep``, ``results``,
 ``reproduce`` and the API (RunConfig, presets, ResultStore, sweep configs, train_run,
-evaluate, reproduce). Each case asserts the contract of ``tests/_bad_input.py``: one line
+evaluate_lengths, reproduce). Each case asserts the contract of ``tests/_bad_input.py``: one line
 ``error: …`` naming the parameter, exit code 2, no traceback, nothing written."""
 
 from __future__ import annotations
@@ -295,7 +295,7 @@ def _small_n_ctx_eval():
     cfg = tiny_cfg(positional="learned")  # only learned positions have a context limit
     task = cfg.make_task()
     model = T.build_model(cfg, len(task.vocab), task.n_outputs)  # n_ctx = 8 + 2
-    return T.evaluate, (model, tiny_cfg(positional="learned", test_lengths=(8, 50))), {}
+    return T.evaluate_lengths, (model, tiny_cfg(positional="learned", test_lengths=(8, 50))), {}
 
 
 def _with_file(kind: str) -> Tmp:
@@ -407,8 +407,8 @@ API_CASES = [
      (Tmp(lambda tmp: tiny_cfg(d_model=8, test_lengths=(300_000,), eval_batch=4)),), {}, "memory"),
     ("train_run torn checkpoint", T.train_run, (Tmp(lambda tmp: tiny_cfg(steps=4, checkpoint_every=2)), Tmp(_torn)), {},
      ("torn", "restart")),
-    ("evaluate past the model context", "evaluate", (), {}, ("test_lengths", "n_ctx")),
-    ("evaluate a config dict", T.evaluate, (Tmp(lambda tmp: T.build_model(tiny_cfg(), 4, 2)), {"task": "parity"}), {},
+    ("evaluate_lengths past the model context", "evaluate_lengths", (), {}, ("test_lengths", "n_ctx")),
+    ("evaluate_lengths a config dict", T.evaluate_lengths, (Tmp(lambda tmp: T.build_model(tiny_cfg(), 4, 2)), {"task": "parity"}), {},
      "cfg"),
     ("record_error of a string", Tmp(lambda tmp: T.ResultStore(tmp / "r.sqlite").record_error), ("parity", "boom"), {},
      "cfg"),
@@ -429,7 +429,7 @@ def _resolve(x, tmp):
 def test_api_bad_input(name, fn, args, kwargs, mentions, tmp_path, monkeypatch):
     monkeypatch.setenv("EXPRESSIVITY_MEMORY_BUDGET", "2G")
     monkeypatch.chdir(tmp_path)
-    if fn == "evaluate":
+    if fn == "evaluate_lengths":
         fn, args, kwargs = _small_n_ctx_eval()
     fn = _resolve(fn, tmp_path)
     args = tuple(_resolve(a, tmp_path) for a in args)

@@ -14,7 +14,7 @@ from .loop import (
            batch_metrics,
            check_run_memory,
            clear_checkpoint,
-           evaluate,
+           evaluate_lengths,
            memory_estimate,
            train_run,
 )
@@ -58,7 +58,7 @@ __all__ = [
            "build_model",
            "check_run_memory",
            "clear_checkpoint",
-           "evaluate",
+           "evaluate_lengths",
            "expand_grid",
            "get_protocol",
            "load_sweep",

@@ -150,7 +150,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
             checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(
                 {"status": "diverged", "diverged_at": diverged_at, "loss": str(losses[-1])}, indent=1)))
         return result
-    metrics = evaluate(model, cfg, task, on_length=on_eval)
+    metrics = evaluate_lengths(model, cfg, task, on_length=on_eval)
     tail = losses[-max(1, len(losses) // 10):] if losses else [float("nan")]
     result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from)
     if out is not None:
@@ -213,7 +213,7 @@ def check_run_memory(cfg: RunConfig, task=None) -> None:
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
+def evaluate_lengths(model: torch.nn.Module, cfg: RunConfig, task=None,
              on_length: Callable[[int, int], None] | None = None) -> list[dict]:
     """Per-test-length metrics of ``model`` (see the module docstring)."""
     if not isinstance(cfg, RunConfig):
