@@ -12,7 +12,7 @@ F.scaled_dot_product_attention for softmax — the former ours+fused / ours+sdpa
 now the model's own forward, see Attention.project); torch (nn.TransformerEncoder, pre-LN, ReLU, no dropout, causal mask for next-symbol prediction).
 Then our Transformer with each position encoding (``pos:<name>``; ``pos:sinusoidal`` is
 ``ours``, the run's default) and each other model of train/models (``rnn``, ``lstm``,
-``stack_rnn``, ``tape_rnn``; hidden size d_model, the same batches). The last column is the
+``stack_rnn``, ``stack_lstm``, ``tape_rnn``; hidden size d_model, the same batches). The last column is the
 time relative to ``ours`` (sinusoidal): RoPE and ALiBi must stay within 1.2×.
 """
 

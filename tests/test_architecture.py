@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "languages": set(),
     "compile": {"cpwl", "transformer"},
     "regions": {"cpwl", "transformer"},
-    "train": {"languages", "transformer"},
+    "train": {"languages", "transformer", "constructions"},  # constructions: fine-tuning from one
     "constructions": {"transformer", "compile", "cpwl", "languages"},
     "limits": {"transformer", "languages", "constructions", "train"},
     "report": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits"},

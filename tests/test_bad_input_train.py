@@ -1,6 +1,6 @@
 """Bad-input corpus of the training and report area: ``train``, ``sweep``, ``results``,
 ``reproduce`` and the API (RunConfig, presets, ResultStore, sweep configs, train_run,
-evaluate, reproduce). Each case asserts the contract of ``tests/_bad_input.py``: one line
+evaluate_lengths, reproduce). Each case asserts the contract of ``tests/_bad_input.py``: one line
 ``error: …`` naming the parameter, exit code 2, no traceback, nothing written."""
 
 from __future__ import annotations
@@ -162,6 +162,22 @@ CLI_CASES = [
     Case("train unknown positional", train("--positional", "rotary"), "positional"),
     Case("train unknown layer norm", train("--layer-norm", "both"), "layer_norm"),
     Case("train unknown preset", train("--preset", "chomsky"), "preset"),
+    Case("train unknown construction", train("--init", "construction:nope"), ("init", "construction:parity")),
+    Case("train init not a construction", train("--init", "parity"), ("init", "construction:parity")),
+    Case("train negative perturb", train("--init", "construction:parity", "--perturb", "-1"), "perturb"),
+    Case("train nan perturb", train("--init", "construction:parity", "--perturb", "nan"), "perturb"),
+    Case("train perturb without init", train("--perturb", "0.1"), ("perturb", "construction:")),
+    Case("train lstm from a construction", train("--init", "construction:parity", "--model", "lstm"),
+         ("lstm", "transformer")),
+    Case("train construction of another task", ["train", "--task", "first", *TINY, "--init", "construction:parity"],
+         ("parity", "first")),
+    Case("train bad init param", train("--init", "construction:parity", "--init-param", "nope=1"),
+         ("nope", "allowed")),
+    Case("train init param not KEY=VALUE", train("--init", "construction:parity", "--init-param", "x"),
+         "--init-param"),
+    Case("train yao preset on parity", ["train", "--task", "parity", "--preset", "yao"], ("yao", "dyck")),
+    Case("train yao preset unknown depth", ["train", "--task", "dyck", "--preset", "yao", "--param", "max_depth=4"],
+         "max_depth"),
     Case("train unknown option", train("--epochs", "3"), "--epochs"),
     Case("train param without value", train("--param", "k"), ("--param", "KEY=VALUE")),
     Case("train param given twice", ["train", "--task", "dyck", "--param", "k=1", "--param", "k=2"],
@@ -279,7 +295,7 @@ def _small_n_ctx_eval():
     cfg = tiny_cfg(positional="learned")  # only learned positions have a context limit
     task = cfg.make_task()
     model = T.build_model(cfg, len(task.vocab), task.n_outputs)  # n_ctx = 8 + 2
-    return T.evaluate, (model, tiny_cfg(positional="learned", test_lengths=(8, 50))), {}
+    return T.evaluate_lengths, (model, tiny_cfg(positional="learned", test_lengths=(8, 50))), {}
 
 
 def _with_file(kind: str) -> Tmp:
@@ -360,6 +376,9 @@ API_CASES = [
      ("unknown fields", "stepz")),
     ("preset unknown field", T.preset, ("quick", "parity"), dict(stepz=3), ("unknown fields", "stepz")),
     ("preset unknown name", T.preset, ("chomsky", "parity"), {}, "preset"),
+    ("preset yao on parity", T.preset, ("yao", "parity"), {}, ("yao", "dyck")),
+    ("preset yao depth without windows", T.preset, ("yao", "dyck"), dict(task_params={"max_depth": 7}), "max_depth"),
+    ("preset task_params not a mapping", T.preset, ("yao", "dyck"), dict(task_params=[1]), "task_params"),
     ("preset bad override", T.preset, ("quick", "parity"), dict(steps=0), "steps"),
     ("train parse_lengths re-export", T.parse_lengths, ("8.5",), {}, "8.5"),
     ("ResultStore a directory", T.ResultStore, (_with_file("dir"),), {}, "directory"),
@@ -388,8 +407,8 @@ API_CASES = [
      (Tmp(lambda tmp: tiny_cfg(d_model=8, test_lengths=(300_000,), eval_batch=4)),), {}, "memory"),
     ("train_run torn checkpoint", T.train_run, (Tmp(lambda tmp: tiny_cfg(steps=4, checkpoint_every=2)), Tmp(_torn)), {},
      ("torn", "restart")),
-    ("evaluate past the model context", "evaluate", (), {}, ("test_lengths", "n_ctx")),
-    ("evaluate a config dict", T.evaluate, (Tmp(lambda tmp: T.build_model(tiny_cfg(), 4, 2)), {"task": "parity"}), {},
+    ("evaluate_lengths past the model context", "evaluate_lengths", (), {}, ("test_lengths", "n_ctx")),
+    ("evaluate_lengths a config dict", T.evaluate_lengths, (Tmp(lambda tmp: T.build_model(tiny_cfg(), 4, 2)), {"task": "parity"}), {},
      "cfg"),
     ("record_error of a string", Tmp(lambda tmp: T.ResultStore(tmp / "r.sqlite").record_error), ("parity", "boom"), {},
      "cfg"),
@@ -410,7 +429,7 @@ def _resolve(x, tmp):
 def test_api_bad_input(name, fn, args, kwargs, mentions, tmp_path, monkeypatch):
     monkeypatch.setenv("EXPRESSIVITY_MEMORY_BUDGET", "2G")
     monkeypatch.chdir(tmp_path)
-    if fn == "evaluate":
+    if fn == "evaluate_lengths":
         fn, args, kwargs = _small_n_ctx_eval()
     fn = _resolve(fn, tmp_path)
     args = tuple(_resolve(a, tmp_path) for a in args)

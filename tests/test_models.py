@@ -6,10 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
 
 from expressivity import languages as L
 from expressivity.train import RunConfig, build_model, train_run
-from expressivity.train.models import MODELS, StackRNN, TapeRNN, stack_update, tape_update
+from expressivity.train.models import (
+    MODELS,
+    StackLSTM,
+    StackRNN,
+    TapeRNN,
+    stack_update,
+    tape_update,
+)
 from expressivity.train.models.stack_rnn import NOOP, POP, PUSH
 from expressivity.train.models.tape_rnn import (
     JUMP_LEFT,
@@ -20,7 +30,7 @@ from expressivity.train.models.tape_rnn import (
     input_length,
 )
 
-ALL = ("transformer", "rnn", "lstm", "stack_rnn", "tape_rnn")
+ALL = ("transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn")
 
 
 def cfg_of(model: str, **kw) -> RunConfig:
@@ -47,7 +57,7 @@ def test_shapes_and_determinism(model):
     assert not torch.equal(a(x), c(x))
 
 
-@pytest.mark.parametrize("model", ["rnn", "stack_rnn", "tape_rnn"])
+@pytest.mark.parametrize("model", ["rnn", "stack_rnn", "stack_lstm", "tape_rnn"])
 def test_gradients_reach_every_parameter(model):
     m = build_model(cfg_of(model), 6, 2)
     m(torch.randint(4, 6, (4, 7))).square().sum().backward()
@@ -57,7 +67,7 @@ def test_gradients_reach_every_parameter(model):
 
 def test_recurrent_models_are_causal():
     """o_t depends on s_1..s_t only: changing the last token leaves earlier outputs alone."""
-    for model in ("rnn", "stack_rnn"):
+    for model in ("rnn", "stack_rnn", "stack_lstm"):
         m = build_model(cfg_of(model), 6, 2)
         x = torch.randint(4, 6, (2, 8))
         y = x.clone()
@@ -116,6 +126,86 @@ def test_stack_rnn_reads_the_top_it_wrote():
     assert torch.allclose(reads[1], m.W_v(h1), atol=1e-12) and torch.equal(reads[0], torch.zeros(2, 3).double())
 
 
+def list_stack(ops, values, K: int, m: int) -> list[torch.Tensor]:
+    """Reference: a Python list as the stack (index 0 = top) for hard actions; a push beyond K
+    cells drops the bottom one, a pop of an empty stack leaves it empty. The (K, m) array after
+    each op, zeros below the stack."""
+    stack: list[torch.Tensor] = []
+    out = []
+    for op, v in zip(ops, values):
+        if op == PUSH:
+            stack = [v] + stack[: K - 1]
+        elif op == POP:
+            stack = stack[1:]
+        S = torch.zeros(K, m, dtype=torch.float64)
+        for i, cell in enumerate(stack):
+            S[i] = cell
+        out.append(S)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(ops=st.lists(st.sampled_from([PUSH, POP, NOOP]), min_size=1, max_size=25), K=st.integers(1, 6),
+       seed=st.integers(0, 2**31))
+def test_stack_update_with_one_hot_actions_is_a_list_stack(ops, K, seed):
+    m = 3
+    values = torch.randn(len(ops), m, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    S = torch.zeros(1, K, m, dtype=torch.float64)
+    for t, (op, ref) in enumerate(zip(ops, list_stack(ops, values, K, m))):
+        S = stack_update(S, onehot(op, 3), values[t : t + 1])
+        assert torch.equal(S[0], ref)
+
+
+class Scripted(nn.Module):
+    """Stands in for W_a or W_v: returns row t of ``rows`` at its t-th call (one call per step)."""
+
+    def __init__(self, rows: torch.Tensor) -> None:
+        super().__init__()
+        self.rows, self.t = rows, 0
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        row = self.rows[self.t]
+        self.t += 1
+        return row.expand(h.shape[0], -1)
+
+
+@pytest.mark.parametrize("cls", [StackRNN, StackLSTM])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_models_stack_with_hard_actions_is_a_list_stack(cls, seed):
+    """Both models drive the one stack step: with the actions scripted as one-hot (logits ±1e4:
+    softmax is exactly one-hot in float64) the stack after every step equals the list stack."""
+    K, m, T = 4, 3, 14
+    g = torch.Generator().manual_seed(seed)
+    ops = torch.randint(0, 3, (T,), generator=g).tolist()
+    values = torch.randn(T, m, generator=g, dtype=torch.float64)
+    model = cls(6, 8, 2, stack_size=K, cell=m).double()
+    model.W_a = Scripted(1e4 * torch.nn.functional.one_hot(torch.tensor(ops), 3).double())
+    model.W_v = Scripted(values)
+    stacks = model.stacks(torch.randint(4, 6, (2, T), generator=g))  # (B, T, K, m)
+    for t, ref in enumerate(list_stack(ops, values, K, m)):
+        assert torch.equal(stacks[0, t], ref) and torch.equal(stacks[1, t], ref), t
+
+
+def test_stack_lstm_controller_is_an_lstm_reading_the_top():
+    """h_1 = LSTMCell([x_1; r_0 = 0], (0, 0)); h_2 reads r_1 = the top after step 1."""
+    m = StackLSTM(6, 8, 2, stack_size=4, cell=3).double()
+    ids = torch.randint(4, 6, (2, 2))
+    x = m.embed(ids)
+    h, stacks = m.run(x)
+    h1, c1 = m.lstm(torch.cat([x[:, 0], torch.zeros(2, 3, dtype=torch.float64)], -1))
+    assert torch.allclose(h[:, 0], h1, atol=1e-14)
+    h2, _ = m.lstm(torch.cat([x[:, 1], stacks[:, 0, 0]], -1), (h1, c1))
+    assert torch.allclose(h[:, 1], h2, atol=1e-14)
+
+
+def test_stack_lstm_in_config_errors_and_memory():
+    from expressivity.train import memory_estimate
+
+    with pytest.raises(ValueError, match="stack_lstm"):
+        cfg_of("stack_lstmm")
+    assert memory_estimate(cfg_of("stack_lstm"))["training"] > memory_estimate(cfg_of("lstm", layers=1))["training"]
+
+
 # -------------------------------------------------------------------------------- tape
 def tape_reference(M, a, w, n):
     """M_t[j] = Σ_A a_A · W[(j + shift_A) mod K], W = M with cell 0 := w, shifts 0, +1, −1, +n, −n."""
@@ -172,7 +262,7 @@ def test_tape_jump_length_is_the_input_length():
 
 
 # ------------------------------------------------------------------------------ training
-@pytest.mark.parametrize("model,lr", [("rnn", 1e-2), ("stack_rnn", 1e-2), ("tape_rnn", 3e-3)])
+@pytest.mark.parametrize("model,lr", [("rnn", 1e-2), ("stack_rnn", 1e-2), ("stack_lstm", 1e-2), ("tape_rnn", 3e-3)])
 def test_tiny_run_learns_parity_at_training_lengths(model, lr):
     cfg = RunConfig(task="parity", model=model, layers=1, d_model=32, train_lengths=(1, 6),
                     test_lengths=tuple(range(1, 7)), steps=150, lr=lr, batch_size=32, eval_batch=64, seed=0)

@@ -33,7 +33,7 @@ def train(
     task: str = typer.Option(..., help="language: parity | first | majority | dyck"),
     kind: str | None = typer.Option(None, help="recognition (default) | next_symbol"),
     param: list[str] = typer.Option([], "--param", help="language parameter KEY=VALUE, e.g. k=2, max_depth=4"),
-    model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | tape_rnn"),
+    model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | stack_lstm | tape_rnn"),
     layers: int | None = typer.Option(None, help="transformer blocks / RNN or LSTM layers"),
     heads: int | None = typer.Option(None, help="attention heads"),
     d_model: int | None = typer.Option(None, "--d-model", help="residual width / LSTM hidden size"),
@@ -49,7 +49,13 @@ def train(
     ln_eps: float | None = typer.Option(None, "--ln-eps"),
     log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
     eval_batch: int | None = typer.Option(None, "--eval-batch", help="strings per test length"),
-    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | quick"),
+    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | yao | quick"),
+    init: str | None = typer.Option(None, help="random (default) | construction:NAME (parity, first, dyck, "
+                                    "parity-compiled): fine-tune from a hand-built transformer"),
+    init_param: list[str] = typer.Option([], "--init-param", help="construction parameter KEY=VALUE, "
+                                         "e.g. layer_norm=true"),
+    perturb: float | None = typer.Option(None, help="σ of the Gaussian noise added to every weight of the "
+                                         "construction (with --init construction:NAME)"),
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
     restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "
@@ -65,9 +71,11 @@ def train(
     given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model,
                  steps=steps, batch_size=batch_size, lr=lr, seed=seed,
                  positional=positional, layer_norm=layer_norm, ln_eps=ln_eps,
-                 log_length_scaling=log_length_scaling, eval_batch=eval_batch)
+                 log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init, perturb=perturb)
     fields = {k: v for k, v in given.items() if v is not None}
     with user_errors():
+        if init_param:
+            fields["init_params"] = parse_params(init_param, "--init-param")
         if train_lengths is not None:
             fields["train_lengths"] = parse_length_range(train_lengths, "--train-lengths")
         if test_lengths is not None:

@@ -23,6 +23,12 @@ draws exactly that conditional (for finite D too) with a backward table
 G[d, r] = log P(the process, now at depth d, ends after exactly r more symbols).
 Near-miss negatives: one-symbol substitutions, adjacent transpositions (``()`` → ``)(``) and
 swapped closing-bracket types (``([])`` → ``([)]``).
+
+Distances (Hewitt et al. 2020; Yao et al. 2021, their closing-bracket accuracy by distance):
+:func:`match_distance` gives, at each closing bracket s_j, the distance j − i to the open
+bracket s_i it closes (the last open bracket before j that is not yet closed); 0 elsewhere.
+Example: ``([]())`` → 0 0 1 0 1 5 (``]`` closes ``[`` one step back, the last ``)`` closes
+``(`` five steps back).
 """
 
 from __future__ import annotations
@@ -202,6 +208,29 @@ class Dyck(Language):
         still = self.accepts_ids(out)
         out[still] = _substitute(rng, pos[still], len(self.alphabet))  # substitutions always leave Dyck
         return out
+
+
+def match_distance(ids: np.ndarray) -> np.ndarray:
+    """Distance j − i from each closing bracket s_j to the open bracket s_i it closes: ids
+    (count, n) alphabet indices of Dyck strings (symbol 2t opens type t, 2t + 1 closes it) →
+    (count, n) int64, 0 at open brackets and at a close with nothing open before it. The match
+    is by stack height only (types are not checked), which on Dyck strings is the match."""
+    ids = np.asarray(ids)
+    if ids.ndim != 2:
+        raise ValueError(f"match_distance: ids must have shape (count, n), got {ids.shape}")
+    count, n = ids.shape
+    out = np.zeros((count, n), dtype=np.int64)
+    opened = np.zeros((count, n + 1), dtype=np.int64)  # positions of the open brackets on the stack
+    depth = np.zeros(count, dtype=np.int64)
+    rows = np.arange(count)
+    for j in range(n):  # sequential in j, vectorised over strings
+        is_open = ids[:, j] % 2 == 0
+        closes = ~is_open & (depth > 0)
+        top = opened[rows, np.maximum(depth - 1, 0)]
+        out[closes, j] = j - top[closes]
+        opened[rows[is_open], depth[is_open]] = j
+        depth += np.where(is_open, 1, np.where(closes, -1, 0))
+    return out
 
 
 @lru_cache(maxsize=64)

@@ -14,11 +14,20 @@ from .loop import (
            batch_metrics,
            check_run_memory,
            clear_checkpoint,
-           evaluate,
+           evaluate_lengths,
            memory_estimate,
            train_run,
 )
-from .models import MODELS, LSTMModel, RNNModel, StackRNN, TapeRNN, build_model, transformer_config
+from .models import (
+           MODELS,
+           LSTMModel,
+           RNNModel,
+           StackLSTM,
+           StackRNN,
+           TapeRNN,
+           build_model,
+           transformer_config,
+)
 from .protocols import (
            PROTOCOLS,
            Protocol,
@@ -40,6 +49,7 @@ __all__ = [
            "ResultStore",
            "RunConfig",
            "RunResult",
+           "StackLSTM",
            "StackRNN",
            "SweepSummary",
            "TapeRNN",
@@ -48,7 +58,7 @@ __all__ = [
            "build_model",
            "check_run_memory",
            "clear_checkpoint",
-           "evaluate",
+           "evaluate_lengths",
            "expand_grid",
            "get_protocol",
            "load_sweep",

@@ -6,6 +6,15 @@ length in ``test_lengths`` (invalid lengths for the task are dropped). Both are 
 one parser of lengths, :func:`expressivity.checks.parse_lengths` / ``parse_length_range``
 ("1-40", "41-500", "51-100,101-150", 12, (1, 40)), however the config is built; every other
 field is checked with its name (``RunConfig.grad_clip must be >= 0 …``).
+
+Initialisation: ``init = "random"`` (the model's own seeded init) or ``"construction:NAME"``
+(fine-tuning from a hand-built transformer of :mod:`expressivity.constructions`, built with
+``init_params``, every weight perturbed by N(0, ``perturb``²); see
+:mod:`.models.construction`). A construction fixes the architecture, so the size fields
+(layers, heads, d_model, d_mlp, positional, layer_norm, ln_eps) are not used; it needs
+``model="transformer"``, ``kind="recognition"`` and the construction's language as the task.
+``init``, ``init_params`` and ``perturb`` at their defaults are left out of :meth:`to_dict`,
+so the run ids of configs written before they existed do not change.
 """
 
 from __future__ import annotations
@@ -18,16 +27,24 @@ from typing import Any, Literal
 
 from .. import checks
 from ..checks import parse_lengths  # noqa: F401  (re-exported: the one parser of lengths)
+from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..languages import KINDS, get_task
 from ..transformer.positions import POSITIONALS
 
-Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "tape_rnn"]
-MODELS: tuple[str, ...] = ("transformer", "rnn", "lstm", "stack_rnn", "tape_rnn")  # see train/models/
+Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]
+MODELS: tuple[str, ...] = ("transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn")  # see train/models/
 MAX_LENGTH = 10**7  # longest train/test length accepted (far past what fits in memory anyway)
 MAX_TEST_LENGTHS = 100_000  # test lengths per run (each is evaluated separately)
 MAX_SIZE = {"layers": 1024, "heads": 4096, "d_model": 2**20, "d_mlp": 2**24, "steps": 10**9,
             "batch_size": 2**20, "eval_batch": 2**20, "checkpoint_every": 10**9}
 Accuracy = Literal["per_string", "per_position"]
+INIT_CONSTRUCTION = "construction:"  # init = "construction:NAME"
+_INIT_DEFAULTS = {"init": "random", "init_params": {}, "perturb": 0.0}  # dropped from to_dict at these values
+
+
+def init_choices() -> list[str]:
+    """Valid values of RunConfig.init."""
+    return ["random"] + [INIT_CONSTRUCTION + name for name in sorted(CONSTRUCTIONS)]
 
 
 @dataclass(frozen=True)
@@ -37,8 +54,8 @@ class RunConfig:
     task: str  # a name of expressivity.languages.REGISTRY: parity | dyck | tomita3 | reverse_string | …
     kind: str = "recognition"  # recognition | next_symbol (languages) | classification | transduction (function tasks)
     task_params: dict = field(default_factory=dict)  # e.g. {"k": 2, "max_depth": 3} for dyck
-    model: Model = "transformer"  # transformer | rnn (Elman) | lstm | stack_rnn | tape_rnn (train/models/)
-    layers: int = 2  # transformer blocks / stacked RNN or LSTM layers (stack_rnn, tape_rnn: one core)
+    model: Model = "transformer"  # transformer | rnn (Elman) | lstm | stack_rnn | stack_lstm | tape_rnn (train/models/)
+    layers: int = 2  # transformer blocks / stacked RNN or LSTM layers (stack_rnn, stack_lstm, tape_rnn: one core)
     heads: int = 2  # attention heads (transformer only); d_head = d_model / heads
     d_model: int = 64  # residual width / hidden size of the recurrent models
     d_mlp: int = 0  # FFN hidden width; 0 = 4·d_model
@@ -48,6 +65,9 @@ class RunConfig:
     batch_size: int = 32
     lr: float = 1e-3  # Adam learning rate
     seed: int = 0  # model init and data; runs are deterministic given the seed
+    init: str = "random"  # random | construction:NAME (parity, first, dyck, …): start from hand-built weights
+    init_params: dict = field(default_factory=dict)  # parameters of the construction, e.g. {"layer_norm": True}
+    perturb: float = 0.0  # σ of the Gaussian noise added to every weight of the construction
     positional: str = "sinusoidal"  # none | sinusoidal | learned | relative | rope | alibi | i_over_n (transformer)
     layer_norm: str = "pre"  # none | pre | post (transformer)
     ln_eps: float = 1e-5  # layer-norm ε
@@ -106,12 +126,52 @@ class RunConfig:
         if self.model == "transformer" and self.positional == "i_over_n" and self.kind == "next_symbol":
             raise ValueError("RunConfig.positional 'i_over_n' shows every position the string's length n, which "
                              "a next-symbol model must not see; use rope, alibi, relative, sinusoidal or learned")
+        self._check_init(task)
         lo, hi = self.train_lengths
         if next(filter(task.valid_length, range(lo, hi + 1)), None) is None:
             raise ValueError(f"RunConfig.train_lengths {lo}-{hi} holds no valid length for "
                              f"{self.task} {self.kind}")
         if not task.valid_lengths(self.test_lengths):
             raise ValueError(f"RunConfig.test_lengths holds no valid length for {self.task} {self.kind}")
+
+    def _check_init(self, task) -> None:
+        """init / init_params / perturb: a known construction whose language is the task's,
+        on a model and kind that can take it (see the module docstring)."""
+        choices = init_choices()
+        if not isinstance(self.init, str) or not (self.init == "random" or self.init.startswith(INIT_CONSTRUCTION)):
+            raise ValueError(f"unknown RunConfig.init {self.init!r}; choose one of: {', '.join(choices)}")
+        if not isinstance(self.init_params, Mapping) or not all(isinstance(k, str) for k in self.init_params):
+            raise ValueError(f"RunConfig.init_params must be a mapping of construction parameters "
+                             f"(e.g. {{'layer_norm': True}}), got {self.init_params!r}")
+        object.__setattr__(self, "init_params", dict(self.init_params))
+        object.__setattr__(self, "perturb", checks.check_float(
+            self.perturb, "RunConfig.perturb (σ of the noise on the construction's weights)", min=0))
+        if self.init == "random":
+            if self.perturb or self.init_params:
+                raise ValueError("RunConfig.perturb and init_params apply to init='construction:NAME' only; "
+                                 f"init is 'random' (choose one of: {', '.join(choices)})")
+            return
+        name = self.init[len(INIT_CONSTRUCTION):]
+        if name not in CONSTRUCTIONS:
+            raise ValueError(f"unknown RunConfig.init {self.init!r}; choose one of: {', '.join(choices)}")
+        if self.model != "transformer":
+            raise ValueError(f"RunConfig.init {self.init!r} starts a transformer from hand-built weights; model "
+                             f"{self.model!r} cannot take it (use model='transformer', or init='random')")
+        if self.kind != "recognition":
+            raise ValueError(f"RunConfig.init {self.init!r}: constructions are recognisers, so kind must be "
+                             f"'recognition', got {self.kind!r}")
+        from .models.construction import get_construction
+
+        c = get_construction(name, self.init_params)  # ValueError names the allowed parameters
+        ours, theirs = task.language, c.language
+        if (ours.name, ours.alphabet, getattr(ours, "max_depth", None), getattr(ours, "k", None)) != \
+                (theirs.name, theirs.alphabet, getattr(theirs, "max_depth", None), getattr(theirs, "k", None)):
+            raise ValueError(f"RunConfig.init {self.init!r} recognises {theirs!r}, not the run's task {ours!r}; "
+                             f"use task={theirs.name!r} with the same parameters, or another of: "
+                             f"{', '.join(choices[1:])}")
+        if c.max_length is not None and self.max_length > c.max_length:
+            raise ValueError(f"RunConfig.init {self.init!r} is built for lengths <= {c.max_length}, the run "
+                             f"reaches {self.max_length}; pass a larger max_length in init_params")
 
     def make_task(self):
         return get_task(self.task, self.kind, **self.task_params)
@@ -124,6 +184,9 @@ class RunConfig:
         d = asdict(self)
         d["train_lengths"] = list(self.train_lengths)
         d["test_lengths"] = list(self.test_lengths)
+        for name, default in _INIT_DEFAULTS.items():
+            if d[name] == default:
+                del d[name]
         return d
 
     def to_json(self) -> str:
@@ -151,5 +214,8 @@ class RunConfig:
 
     def label(self) -> str:
         params = ",".join(f"{k}={v}" for k, v in sorted(self.task_params.items()))
+        if self.init != "random":
+            return (f"{self.task}{'(' + params + ')' if params else ''}/{self.kind}/{self.init}"
+                    f" σ{self.perturb:g} seed{self.seed}")
         return (f"{self.task}{'(' + params + ')' if params else ''}/{self.kind}/{self.model}"
                 f" L{self.layers} d{self.d_model} seed{self.seed}")

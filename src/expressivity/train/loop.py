@@ -15,6 +15,9 @@ training):
   iff the predicted set {a : q(a) > δ} equals the support of p*, with δ = ½·min_{a∈supp p*} p*(a);
   ``per_string`` counts a string right iff all its positions are (Bhattamishra et al.),
   ``per_position`` averages positions.
+- Dyck next-symbol runs also get closing-bracket accuracy by distance (Yao et al. 2021;
+  :mod:`.bracket_distance`): ``close_accuracy`` and per-bin counts ``close_right_lo_hi``,
+  ``close_count_lo_hi``.
 
 Determinism: the model is initialised from ``seed`` and batches come from
 ``numpy.random.default_rng(seed)``; with an output directory the run checkpoints the model
@@ -47,8 +50,10 @@ from safetensors.torch import load_file, save_file
 
 from .. import checks
 from ..transformer import Transformer, save_transformer
+from . import bracket_distance
 from .config import RunConfig
 from .models import build_model
+from .models.construction import construction_name, get_construction
 from .models.stack_rnn import STACK_CELL, STACK_SIZE
 from .models.tape_rnn import TAPE_CELL, TAPE_SIZE
 
@@ -145,7 +150,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
             checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(
                 {"status": "diverged", "diverged_at": diverged_at, "loss": str(losses[-1])}, indent=1)))
         return result
-    metrics = evaluate(model, cfg, task, on_length=on_eval)
+    metrics = evaluate_lengths(model, cfg, task, on_length=on_eval)
     tail = losses[-max(1, len(losses) // 10):] if losses else [float("nan")]
     result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from)
     if out is not None:
@@ -159,24 +164,31 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
     float32 throughout; training keeps every layer's activations for the backward pass
     (attention: batch × heads × T² scores and weights; MLP: batch × T × (8·d_model +
     2·d_mlp)); evaluation holds one layer's at a time at the longest test length; parameters
-    count ×4 (weights, gradients, two Adam moments). An estimate to refuse hopeless runs up
+    count ×4 (weights, gradients, two Adam moments). A run from a construction counts with the
+    construction's sizes in float64. An estimate to refuse hopeless runs up
     front, not a promise (the true peak is usually lower).
     """
     f = 4.0
     task = task or cfg.make_task()
     d_vocab, d_out = len(task.vocab), task.n_outputs
-    d, d_mlp, L = cfg.d_model, cfg.d_mlp or 4 * cfg.d_model, cfg.layers
+    d, d_mlp, L, H = cfg.d_model, cfg.d_mlp or 4 * cfg.d_model, cfg.layers, cfg.heads
     tokens = getattr(task, "n_tokens", lambda n: n + 1)
     t_train, t_test = tokens(cfg.train_lengths[1]), tokens(max(cfg.test_lengths))
     n_ctx = cfg.max_length + 2
+    learned = cfg.positional == "learned"
+    if cfg.init != "random":  # the construction's sizes, float64
+        tc = get_construction(construction_name(cfg.init), cfg.init_params).transformer.cfg
+        d, d_mlp, L, H, f = tc.d_model, tc.d_mlp, tc.n_layers, tc.n_heads, 8.0
+        learned, n_ctx = tc.positional == "learned", min(n_ctx, tc.n_ctx)
     if cfg.model == "transformer":
-        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if cfg.positional == "learned" else 0)
+        params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if learned else 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
-            return layers * batch * (3 * cfg.heads * t * t + t * (8 * d + 2 * d_mlp)) * f
+            return layers * batch * (3 * H * t * t + t * (8 * d + 2 * d_mlp)) * f
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
         memory = {"stack_rnn": 4 * STACK_SIZE * STACK_CELL,  # stack / tape and its moved copies per step
+                  "stack_lstm": 4 * STACK_SIZE * STACK_CELL + 6 * d,  # + the LSTM's c_t and gates
                   "tape_rnn": 6 * TAPE_SIZE * TAPE_CELL}.get(cfg.model, 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
@@ -201,7 +213,7 @@ def check_run_memory(cfg: RunConfig, task=None) -> None:
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
+def evaluate_lengths(model: torch.nn.Module, cfg: RunConfig, task=None,
              on_length: Callable[[int, int], None] | None = None) -> list[dict]:
     """Per-test-length metrics of ``model`` (see the module docstring)."""
     if not isinstance(cfg, RunConfig):
@@ -220,9 +232,14 @@ def evaluate(model: torch.nn.Module, cfg: RunConfig, task=None,
                          f"length {max(lengths)} (+2 for BOS/CLS); test at most length {n_ctx - 2}")
     if on_length is not None:
         on_length(0, len(lengths))
+    by_distance = bracket_distance.applies(task)
     for i, n in enumerate(lengths):
         batch = task.sample_batch(rng, cfg.eval_batch, n)
-        rows.append(batch_metrics(model(batch["input"]), batch, task.kind, cfg.accuracy) | {"length": n})
+        logits = model(batch["input"])
+        row = batch_metrics(logits, batch, task.kind, cfg.accuracy) | {"length": n}
+        if by_distance:
+            row |= bracket_distance.closing_bracket_metrics(logits, batch)
+        rows.append(row)
         if on_length is not None:
             on_length(i + 1, len(lengths))
     model.train(was_training)

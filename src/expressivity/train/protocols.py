@@ -10,6 +10,13 @@
   length; use ``steps=``, ``eval_batch=``).
 - ``bhattamishra`` (Bhattamishra et al. 2020, EMNLP): train on lengths 2–50, test bins
   51–100 and 101–150; a string counts as correct only if every scored position is right.
+- ``yao`` (Yao et al. 2021, ACL, §6, on Hewitt et al. 2020's Dyck-(k, m) data): next-symbol
+  prediction on Dyck-(k, D), k = 8 by default (they use k = 8, 32, 128: ``task_params={"k": 32}``),
+  D = ``max_depth`` = 3 by default; the length windows are Hewitt et al.'s for that D (their
+  configs ``emnlp2020/experiments/*_m3_*``: train 1–84, test 85–168; ``*_m5_*``: train 1–180,
+  test 181–360), batch size 10 (theirs); the metric is closing-bracket accuracy binned by the
+  distance to the matching open bracket (:mod:`.bracket_distance`), reported per bin by
+  :func:`protocol_score`. Another D needs explicit ``train_lengths`` and ``test_lengths``.
 - ``quick``: a CPU-minute sized smoke version (train 2–12, test 14–40 step 2; 300 steps of
   batch 64, d_model 32, lr 3e-3, 16 strings per test length): an LSTM solves PARITY in it.
 
@@ -21,9 +28,10 @@ with the best score among runs that differ only in their seed.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from .bracket_distance import distance_scores
 from .config import RunConfig
 
 
@@ -35,12 +43,33 @@ class Protocol:
     bins: tuple[tuple[int, int], ...]  # test-length bins for summaries
     accuracy: str  # per_string | per_position (next-symbol tasks)
     defaults: tuple[tuple[str, object], ...] = ()
+    tasks: tuple[str, ...] = ()  # the tasks the protocol is for (empty: any)
+    task_params: tuple[tuple[str, object], ...] = ()  # default language parameters
+    depth_windows: tuple[tuple[int, tuple[int, int], tuple[int, int]], ...] = ()  # D -> train, test windows
+
+    def windows(self, task_params: dict) -> tuple[tuple[int, int], tuple[int, ...]]:
+        """(train_lengths, test_lengths) for language parameters ``task_params``."""
+        if not self.depth_windows:
+            return self.train_lengths, self.test_lengths
+        D = task_params.get("max_depth")
+        for depth, train, test in self.depth_windows:
+            if depth == D:
+                return train, tuple(range(test[0], test[1] + 1))
+        known = ", ".join(f"D = {d}: train {a}-{b}, test {c}-{e}" for d, (a, b), (c, e) in self.depth_windows)
+        raise ValueError(f"preset {self.name!r} has length windows for max_depth {known}; for max_depth = {D!r} "
+                         "give train_lengths and test_lengths")
+
+
+YAO_WINDOWS = ((3, (1, 84), (85, 168)), (5, (1, 180), (181, 360)))  # Hewitt et al. 2020's configs, D = m
 
 
 PROTOCOLS: dict[str, Protocol] = {
     "deletang": Protocol("deletang", (1, 40), tuple(range(41, 501)), ((41, 500),), "per_position",
                          (("batch_size", 128),)),
     "bhattamishra": Protocol("bhattamishra", (2, 50), tuple(range(51, 151)), ((51, 100), (101, 150)), "per_string"),
+    "yao": Protocol("yao", (1, 84), tuple(range(85, 169)), ((85, 168),), "per_position",
+                    (("kind", "next_symbol"), ("batch_size", 10)), tasks=("dyck",),
+                    task_params=(("k", 8), ("max_depth", 3)), depth_windows=YAO_WINDOWS),
     "quick": Protocol("quick", (2, 12), tuple(range(14, 41, 2)), ((14, 40),), "per_string",
                       (("steps", 300), ("eval_batch", 16), ("d_model", 32), ("batch_size", 64), ("lr", 3e-3))),
 }
@@ -55,15 +84,26 @@ def get_protocol(name: str) -> Protocol:
 def preset(name: str, task: str, **overrides) -> RunConfig:
     """RunConfig for ``task`` under protocol ``name``; ``overrides`` replace any field."""
     p = get_protocol(name)
+    if p.tasks and task not in p.tasks:
+        raise ValueError(f"preset {name!r} is for the task(s) {list(p.tasks)}, got task {task!r}")
+    task_params = dict(p.task_params)
+    given = overrides.get("task_params")
+    if given is not None and not isinstance(given, Mapping):
+        raise ValueError(f"task_params must be a mapping of language parameters, got {given!r}")
+    task_params.update(given or {})
     fields = dict(p.defaults)
-    fields.update(task=task, train_lengths=p.train_lengths, test_lengths=p.test_lengths,
-                  accuracy=p.accuracy, protocol=p.name)
+    train, test = (p.train_lengths, p.test_lengths) if {"train_lengths", "test_lengths"} <= set(overrides) \
+        else p.windows(task_params)
+    fields.update(task=task, train_lengths=train, test_lengths=test, accuracy=p.accuracy, protocol=p.name)
     fields.update(overrides)
+    fields["task_params"] = task_params
     return RunConfig.from_dict(fields)
 
 
 def protocol_score(rows: list[dict], protocol: str | None = None) -> dict[str, float]:
-    """Mean accuracy over test lengths, overall and per bin of the protocol."""
+    """Mean accuracy over test lengths, overall and per bin of the protocol; for Dyck
+    next-symbol rows also the closing-bracket accuracy, overall and per distance bin
+    (``close_accuracy``, ``close_lo_hi``: :func:`.bracket_distance.distance_scores`)."""
     if not rows:
         return {}
     out = {"mean_accuracy": sum(r["accuracy"] for r in rows) / len(rows)}
@@ -72,7 +112,7 @@ def protocol_score(rows: list[dict], protocol: str | None = None) -> dict[str, f
             sel = [r["accuracy"] for r in rows if lo <= r["length"] <= hi]
             if sel:
                 out[f"accuracy_{lo}_{hi}"] = sum(sel) / len(sel)
-    return out
+    return out | distance_scores(rows)
 
 
 def seed_configs(cfg: RunConfig, n: int) -> list[RunConfig]:

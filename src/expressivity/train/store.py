@@ -4,7 +4,9 @@ Tables: ``meta`` (key, value) identifies the file as ours (app = expressivity.tr
 schema = 2); ``runs`` (run_id, label, config, status done|diverged|error, error, final_loss,
 n_params, duration, score, finished); ``results`` (run_id, length, accuracy, ce_bits,
 optimal_bits, excess_bits, n_strings, task, kind, model, seed, config), primary key (run_id,
-length). A run's rows are written in one transaction together with its ``runs`` row, so a
+length); ``extra_metrics`` (run_id, length, name, value): any further number of a metrics row
+(e.g. the closing-bracket counts of Dyck next-symbol runs, ``close_count_1_20``), created on
+open when missing, read back into the rows by :meth:`ResultStore.rows`. A run's rows are written in one transaction together with its ``runs`` row, so a
 killed process never leaves a half-written run; the ``runs`` table is the source of truth of
 what is finished.
 
@@ -43,7 +45,13 @@ CREATE TABLE results (
     config TEXT NOT NULL,
     PRIMARY KEY (run_id, length)
 )"""
-_SCHEMA = ["CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", _RUNS, _RESULTS]
+_EXTRA = """
+CREATE TABLE IF NOT EXISTS extra_metrics (
+    run_id TEXT NOT NULL REFERENCES runs(run_id), length INTEGER NOT NULL, name TEXT NOT NULL, value REAL,
+    PRIMARY KEY (run_id, length, name)
+)"""
+_SCHEMA = ["CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", _RUNS, _RESULTS, _EXTRA]
+_COLUMNS = {"length", "accuracy", "ce_bits", "optimal_bits", "excess_bits", "n_strings"}  # of table results
 
 
 def _real(x) -> float | None:
@@ -82,6 +90,7 @@ class ResultStore:
                         self.conn.execute(stmt)
                     self.conn.executemany("INSERT INTO meta VALUES (?, ?)", [("app", APP), ("schema", SCHEMA_VERSION)])
             self._check_ours()
+            self.conn.execute(_EXTRA)  # added to a store written before it existed
         except sqlite3.DatabaseError as exc:
             self.conn.close()
             raise ValueError(f"{name} {self.path} is not an expressivity results database: SQLite cannot "
@@ -150,6 +159,7 @@ class ResultStore:
             if row is not None and row[0] in ("done", "diverged"):
                 return False
             self.conn.execute("DELETE FROM results WHERE run_id = ?", (cfg.run_id,))
+            self.conn.execute("DELETE FROM extra_metrics WHERE run_id = ?", (cfg.run_id,))
             self.conn.execute("DELETE FROM runs WHERE run_id = ?", (cfg.run_id,))
             self.conn.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -160,6 +170,10 @@ class ResultStore:
                 [(cfg.run_id, m["length"], _real(m["accuracy"]), _real(m["ce_bits"]), _real(m["optimal_bits"]),
                   _real(m["excess_bits"]), m["n_strings"], cfg.task, cfg.kind, cfg.model, cfg.seed, config_json)
                  for m in result.metrics])
+            self.conn.executemany(
+                "INSERT INTO extra_metrics VALUES (?, ?, ?, ?)",
+                [(cfg.run_id, m["length"], k, _real(v)) for m in result.metrics for k, v in m.items()
+                 if k not in _COLUMNS and isinstance(v, (int, float)) and not isinstance(v, bool)])
         return True
 
     def record_error(self, cfg: RunConfig, error: str) -> None:
@@ -185,14 +199,18 @@ class ResultStore:
         return [dict(zip(names, r)) for r in cur.fetchall()]
 
     def rows(self) -> list[dict]:
-        """All result rows (one per run × test length), config parsed."""
+        """All result rows (one per run × test length), config parsed, with the row's extra
+        metrics (``extra_metrics``) as further keys."""
+        extra: dict[tuple[str, int], dict] = {}
+        for run_id, length, name, value in self.conn.execute("SELECT * FROM extra_metrics"):
+            extra.setdefault((run_id, length), {})[name] = value
         cur = self.conn.execute("SELECT * FROM results ORDER BY task, kind, model, run_id, length")
         names = [d[0] for d in cur.description]
         out = []
         for r in cur.fetchall():
             d = dict(zip(names, r))
             d["config"] = json.loads(d["config"])
-            out.append(d)
+            out.append(extra.get((d["run_id"], d["length"]), {}) | d)
         return out
 
 

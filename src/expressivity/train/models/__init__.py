@@ -4,10 +4,12 @@
   :mod:`expressivity.transformer.positions`);
 - ``rnn``: Elman RNN (:mod:`.rnn`); ``lstm``: torch.nn.LSTM (:mod:`.lstm`);
 - ``stack_rnn``: Elman RNN + differentiable stack (:mod:`.stack_rnn`, Joulin & Mikolov 2015);
+- ``stack_lstm``: LSTM controller + the same stack (:mod:`.stack_lstm`, Delétang et al. 2023);
 - ``tape_rnn``: Elman RNN + differentiable tape (:mod:`.tape_rnn`, Delétang et al. 2023).
 
 ``build_model(cfg, d_vocab, d_out)`` builds ``cfg.model``, initialised deterministically from
-``cfg.seed``. ``MODELS`` is the registry (a plain dict of builders).
+``cfg.seed`` — or, with ``cfg.init = "construction:NAME"``, the construction's transformer
+perturbed by N(0, ``cfg.perturb``²) (:mod:`.construction`). ``MODELS`` is the registry (a plain dict of builders).
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from ... import checks
 from ...transformer import Transformer
 from ..config import MODELS as MODEL_NAMES
 from ..config import RunConfig
+from .construction import ConstructionModel, from_construction
 from .lstm import LSTMModel
 from .rnn import RNNModel
-from .stack_rnn import StackRNN, stack_update
+from .stack_lstm import StackLSTM
+from .stack_rnn import StackModel, StackRNN, stack_update
 from .tape_rnn import TapeRNN, tape_update
 from .transformer import transformer_config
 
@@ -37,6 +41,7 @@ MODELS: dict[str, Callable[[RunConfig, int, int], nn.Module]] = {
     "rnn": lambda cfg, v, c: RNNModel(v, cfg.d_model, cfg.layers, c),
     "lstm": lambda cfg, v, c: LSTMModel(v, cfg.d_model, cfg.layers, c),
     "stack_rnn": lambda cfg, v, c: StackRNN(v, cfg.d_model, c),
+    "stack_lstm": lambda cfg, v, c: StackLSTM(v, cfg.d_model, c),
     "tape_rnn": lambda cfg, v, c: TapeRNN(v, cfg.d_model, c, jumps=cfg.kind != "next_symbol"),
 }
 assert tuple(MODELS) == MODEL_NAMES
@@ -45,6 +50,8 @@ assert tuple(MODELS) == MODEL_NAMES
 def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
     """The model of ``cfg``, initialised deterministically from ``cfg.seed``."""
     checks.check_choice(cfg.model, "model", MODELS)
+    if cfg.init != "random":
+        return from_construction(cfg)
     with torch.random.fork_rng():
         torch.manual_seed(cfg.seed)
         model = MODELS[cfg.model](cfg, d_vocab, d_out)
@@ -53,5 +60,5 @@ def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
     return model
 
 
-__all__ = ["MODELS", "LSTMModel", "RNNModel", "StackRNN", "TapeRNN", "build_model", "stack_update",
+__all__ = ["MODELS", "ConstructionModel", "LSTMModel", "RNNModel", "StackLSTM", "StackModel", "StackRNN", "TapeRNN", "build_model", "stack_update",
            "tape_update", "transformer_config"]

@@ -42,24 +42,59 @@ def stack_update(S: Tensor, a: Tensor, v: Tensor) -> Tensor:
     return a[:, PUSH] * pushed + a[:, POP] * popped + a[:, NOOP] * S
 
 
-class StackRNN(RecurrentModel):
+class StackModel(RecurrentModel):
+    """The differentiable stack and the loop that drives it, shared by the Stack-RNN and the
+    Stack-LSTM (:mod:`.stack_lstm`): a controller reads [x_t; r_{t−1}] (r the top cell) and
+    its state, and its output h_t sets a_t = softmax(W_a h_t + b_a) and v_t = W_v h_t + b_v,
+    which update the stack by :func:`stack_update`. Subclasses give ``init_state`` and
+    ``controller``."""
+
+    def __init__(self, d_vocab: int, d_model: int, d_out: int, stack_size: int, cell: int) -> None:
+        super().__init__(d_vocab, d_model, d_out)
+        self.K, self.m = stack_size, cell
+        self.W_a = nn.Linear(d_model, 3)  # action logits
+        self.W_v = nn.Linear(d_model, cell)  # pushed value
+
+    def init_state(self, x: Tensor):
+        """The controller's state before step 1 (zeros)."""
+        raise NotImplementedError
+
+    def controller(self, xr: Tensor, state) -> tuple[Tensor, object]:
+        """(h_t (B, d), new state) from [x_t; r_{t−1}] (B, d + m) and the state."""
+        raise NotImplementedError
+
+    def run(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        """Outputs h_1..h_T (B, T, d) and the stacks S_1..S_T (B, T, K, m) from embedded x."""
+        B, T, d = x.shape
+        state = self.init_state(x)
+        S = x.new_zeros(B, self.K, self.m)  # (B, K, m), S[:, 0] = top
+        outs, stacks = [], []
+        for t in range(T):  # the recurrence is sequential in t; everything else is batched
+            h, state = self.controller(torch.cat([x[:, t], S[:, 0]], dim=-1), state)  # (B, d)
+            S = stack_update(S, torch.softmax(self.W_a(h), dim=-1), self.W_v(h))
+            outs.append(h)
+            stacks.append(S)
+        return torch.stack(outs, dim=1), torch.stack(stacks, dim=1)
+
+    def core(self, x: Tensor, ids: Tensor) -> Tensor:
+        return self.run(x)[0]  # (B, T, d)
+
+    def stacks(self, inputs: Tensor) -> Tensor:
+        """The stack after each step for token ids (B, T): (B, T, K, m) (for tests and probes)."""
+        return self.run(self.embed(inputs))[1]
+
+
+class StackRNN(StackModel):
     """Embedding → Elman core reading the stack top → ReLU → linear; see the module docstring."""
 
     def __init__(self, d_vocab: int, d_model: int, d_out: int, stack_size: int = STACK_SIZE,
                  cell: int = STACK_CELL) -> None:
-        super().__init__(d_vocab, d_model, d_out)
-        self.K, self.m = stack_size, cell
+        super().__init__(d_vocab, d_model, d_out, stack_size, cell)
         self.W_core = nn.Linear(d_model + cell + d_model, d_model)  # [W_x W_r W_h], b
-        self.W_a = nn.Linear(d_model, 3)  # action logits
-        self.W_v = nn.Linear(d_model, cell)  # pushed value
 
-    def core(self, x: Tensor, ids: Tensor) -> Tensor:
-        B, T, d = x.shape
-        h = x.new_zeros(B, d)
-        S = x.new_zeros(B, self.K, self.m)  # (B, K, m), S[:, 0] = top
-        outs = []
-        for t in range(T):  # the recurrence is sequential in t; everything else is batched
-            h = elman_step(self.W_core, torch.cat([x[:, t], S[:, 0]], dim=-1), h)  # (B, d)
-            S = stack_update(S, torch.softmax(self.W_a(h), dim=-1), self.W_v(h))
-            outs.append(h)
-        return torch.stack(outs, dim=1)  # (B, T, d)
+    def init_state(self, x: Tensor) -> Tensor:
+        return x.new_zeros(x.shape[0], x.shape[2])  # h_0 = 0
+
+    def controller(self, xr: Tensor, h: Tensor) -> tuple[Tensor, Tensor]:
+        h = elman_step(self.W_core, xr, h)
+        return h, h
