@@ -195,12 +195,19 @@ def sweep(
 def results(
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
     plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG)"),
+    compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
+                                       "per task × model beside a published table: deletang"),
 ) -> None:
     """Print a table of recorded runs and optionally plot metrics against length."""
     from ..train import ResultStore, protocol_score
 
     output_path(plot, "--plot")
     with user_errors():
+        if compare is not None:  # an unknown name fails before the database is read
+            from ..checks import check_choice
+            from ..train.published import COMPARISONS
+
+            check_choice(compare, "--compare", COMPARISONS)
         if db.is_dir():
             raise ValueError(f"--db {db} is a directory; give the results database file")
         if not db.is_file():
@@ -210,6 +217,9 @@ def results(
             rows, runs = store.rows(), store.runs()
         finally:
             store.close()
+    if compare is not None:
+        _compare(rows, compare, plot)
+        return
     by_run = defaultdict(list)
     for r in rows:
         by_run[r["run_id"]].append(r)
@@ -234,6 +244,38 @@ def results(
     console.print(table)
     if plot is not None:
         _plot(rows, plot)
+        console.print(f"plot written to {plot}")
+
+
+def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
+    """``results --compare``: our best score per task × model beside the published table."""
+    from ..train.compare import compare, plot_comparison
+
+    with user_errors():
+        comparison = compare(rows, name)
+    table = comparison.table
+    out = Table(title=f"best score (%) on lengths 41–500 beside {table.citation()}")
+    for col in ("level", "task", "model", "ours", "published", "ours − published", "runs", "best run"):
+        out.add_column(col, justify="right" if col in ("ours", "published", "ours − published", "runs") else "left")
+    extra = {}
+    for c in comparison.encodings:
+        extra.setdefault(c.task, []).append(c)
+
+    def pct(x):
+        return "—" if x is None else f"{x:.1f}"
+
+    for c in comparison.cells:
+        diff = "" if c.difference is None else f"{c.difference:+.1f}"
+        out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs), c.best)
+        if c.model == "transformer":
+            for e in extra.get(c.task, []):
+                out.add_row("", "", f"  transformer[{e.positional}]", pct(e.ours), "", "", str(e.runs), e.best)
+    console.print(out)
+    missing = sum(c.published is None for c in comparison.cells)
+    if missing:
+        console.print(f"{missing} published cells are not available (—): {table.missing}", highlight=False)
+    if plot is not None:
+        plot_comparison(comparison, plot)
         console.print(f"plot written to {plot}")
 
 
