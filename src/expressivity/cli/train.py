@@ -254,9 +254,11 @@ def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
     with user_errors():
         comparison = compare(rows, name)
     table = comparison.table
-    out = Table(title=f"best score (%) on lengths 41–500 beside {table.citation()}")
-    for col in ("level", "task", "model", "ours", "published", "ours − published", "runs", "best run"):
-        out.add_column(col, justify="right" if col in ("ours", "published", "ours − published", "runs") else "left")
+    console.print(f"best score (%) on lengths 41–500, ours beside {table.citation()}", highlight=False,
+                  soft_wrap=True)
+    out = Table()
+    for col in ("", "task", "model", "ours", "paper", "Δ", "n"):
+        out.add_column(col, justify="right" if col in ("ours", "paper", "Δ", "n") else "left", no_wrap=True)
     extra = {}
     for c in comparison.encodings:
         extra.setdefault(c.task, []).append(c)
@@ -264,16 +266,21 @@ def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
     def pct(x):
         return "—" if x is None else f"{x:.1f}"
 
+    level = None
     for c in comparison.cells:
+        if level is not None and c.level != level:
+            out.add_section()
+        level = c.level
         diff = "" if c.difference is None else f"{c.difference:+.1f}"
-        out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs), c.best)
+        out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs))
         if c.model == "transformer":
             for e in extra.get(c.task, []):
-                out.add_row("", "", f"  transformer[{e.positional}]", pct(e.ours), "", "", str(e.runs), e.best)
+                out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
     console.print(out)
     missing = sum(c.published is None for c in comparison.cells)
     if missing:
-        console.print(f"{missing} published cells are not available (—): {table.missing}", highlight=False)
+        console.print(f"{missing} of {len(comparison.cells)} published cells are not available (—): "
+                      f"{table.missing}", highlight=False, soft_wrap=True)
     if plot is not None:
         plot_comparison(comparison, plot)
         console.print(f"plot written to {plot}")
