@@ -249,6 +249,10 @@ CLI_CASES = [
          ("--plot", "directory"), lambda tmp: (_results_store(tmp), (tmp / "pics").mkdir()) and None),
     Case("results plot under a file", ["results", "--db", "results.sqlite", "--plot", "afile/p.png"],
          ("--plot", "afile"), lambda tmp: (_results_store(tmp), _a_file(tmp)) and None),
+    Case("results unknown comparison", ["results", "--db", "results.sqlite", "--compare", "chiang"],
+         ("--compare", "deletang"), _results_store),
+    Case("results unknown comparison, no db", ["results", "--db", "none.sqlite", "--compare", "x"],
+         ("--compare", "deletang")),
     # ---------------------------------------------------------------- reproduce
     Case("reproduce unknown size", ["reproduce", "--size", "medium"], "--size"),
     Case("reproduce unknown backend", ["reproduce", "--backend", "slurm", "--only", "compile.complexity"], "--backend"),

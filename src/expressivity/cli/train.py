@@ -203,12 +203,19 @@ def sweep(
 def results(
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
     plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG)"),
+    compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
+                                       "per task × model beside a published table: deletang"),
 ) -> None:
     """Print a table of recorded runs and optionally plot metrics against length."""
     from ..train import ResultStore, protocol_score
 
     output_path(plot, "--plot")
     with user_errors():
+        if compare is not None:  # an unknown name fails before the database is read
+            from ..checks import check_choice
+            from ..train.published import COMPARISONS
+
+            check_choice(compare, "--compare", COMPARISONS)
         if db.is_dir():
             raise ValueError(f"--db {db} is a directory; give the results database file")
         if not db.is_file():
@@ -218,6 +225,9 @@ def results(
             rows, runs = store.rows(), store.runs()
         finally:
             store.close()
+    if compare is not None:
+        _compare(rows, compare, plot)
+        return
     by_run = defaultdict(list)
     for r in rows:
         by_run[r["run_id"]].append(r)
@@ -242,6 +252,45 @@ def results(
     console.print(table)
     if plot is not None:
         _plot(rows, plot)
+        console.print(f"plot written to {plot}")
+
+
+def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
+    """``results --compare``: our best score per task × model beside the published table."""
+    from ..train.compare import compare, plot_comparison
+
+    with user_errors():
+        comparison = compare(rows, name)
+    table = comparison.table
+    console.print(f"best score (%) on lengths 41–500, ours beside {table.citation()}", highlight=False,
+                  soft_wrap=True)
+    out = Table()
+    for col in ("", "task", "model", "ours", "paper", "Δ", "n"):
+        out.add_column(col, justify="right" if col in ("ours", "paper", "Δ", "n") else "left", no_wrap=True)
+    extra = {}
+    for c in comparison.encodings:
+        extra.setdefault(c.task, []).append(c)
+
+    def pct(x):
+        return "—" if x is None else f"{x:.1f}"
+
+    level = None
+    for c in comparison.cells:
+        if level is not None and c.level != level:
+            out.add_section()
+        level = c.level
+        diff = "" if c.difference is None else f"{c.difference:+.1f}"
+        out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs))
+        if c.model == "transformer":
+            for e in extra.get(c.task, []):
+                out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
+    console.print(out)
+    missing = sum(c.published is None for c in comparison.cells)
+    if missing:
+        console.print(f"{missing} of {len(comparison.cells)} published cells are not available (—): "
+                      f"{table.missing}", highlight=False, soft_wrap=True)
+    if plot is not None:
+        plot_comparison(comparison, plot)
         console.print(f"plot written to {plot}")
 
 

@@ -1,7 +1,8 @@
 """Tokenisation: symbols of an alphabet plus the special tokens PAD, BOS, EOS, CLS.
 
 Token ids: PAD = 0, BOS = 1, EOS = 2, CLS = 3, then the alphabet's symbols in order (4, 5, …).
-This is the only module of ``languages`` that touches torch (tensors at the task boundary).
+Torch appears in ``languages`` only at the task boundary: here (token tensors) and in
+:mod:`.tasks` (the batches a task hands to training); the languages themselves are numpy.
 """
 
 from __future__ import annotations

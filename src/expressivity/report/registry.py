@@ -12,7 +12,7 @@ import importlib
 
 from .claims import ClaimSpec
 
-GROUPS: tuple[str, ...] = ("compile_claims", "regions_claims", "limits_claims", "training_claims")
+GROUPS: tuple[str, ...] = ("compile_claims", "regions_claims", "limits_claims", "training_claims", "chomsky_claims")
 
 
 def all_specs() -> list[ClaimSpec]:

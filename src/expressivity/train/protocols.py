@@ -20,7 +20,9 @@
 - ``quick``: a CPU-minute sized smoke version (train 2–12, test 14–40 step 2; 300 steps of
   batch 64, d_model 32, lr 3e-3, 16 strings per test length): an LSTM solves PARITY in it.
 
-``preset(name, task, **overrides) -> RunConfig``: any RunConfig field can be overridden.
+``preset(name, task, **overrides) -> RunConfig``: any RunConfig field can be overridden; a
+function task (one kind only: classification or transduction) gets its kind unless one is
+given, so a sweep grid can list Chomsky-hierarchy tasks of both kinds under one preset.
 ``seed_configs(cfg, n)``: the same run with seeds 0..n−1; ``best_of_seeds(results)``: the run
 with the best score among runs that differ only in their seed.
 """
@@ -31,6 +33,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from ..languages import kinds_of
 from .bracket_distance import distance_scores
 from .config import RunConfig
 
@@ -95,6 +98,10 @@ def preset(name: str, task: str, **overrides) -> RunConfig:
     train, test = (p.train_lengths, p.test_lengths) if {"train_lengths", "test_lengths"} <= set(overrides) \
         else p.windows(task_params)
     fields.update(task=task, train_lengths=train, test_lengths=test, accuracy=p.accuracy, protocol=p.name)
+    if "kind" not in overrides:  # a function task has one kind (classification | transduction)
+        kinds = kinds_of(task)
+        if len(kinds) == 1:
+            fields["kind"] = kinds[0]
     fields.update(overrides)
     fields["task_params"] = task_params
     return RunConfig.from_dict(fields)

@@ -1,0 +1,72 @@
+"""The three Chomsky-hierarchy claims (report/chomsky_claims.py) at size "test", and their
+verdict rule on made-up scores."""
+
+from __future__ import annotations
+
+import pytest
+
+from expressivity.report import chomsky_claims as C
+from expressivity.report.claims import Context, evaluate
+from expressivity.report.registry import all_specs
+from expressivity.train.published import published
+
+IDS = ("chomsky.regular", "chomsky.dcf", "chomsky.cs")
+
+
+def _spec(claim_id):
+    return next(s for s in all_specs() if s.id == claim_id)
+
+
+@pytest.mark.parametrize("claim_id", IDS)
+def test_claim_runs_at_test_size_with_the_published_numbers(claim_id):
+    claim, fig = evaluate(_spec(claim_id), Context(size="test"))
+    assert claim.status in ("holds", "violated"), claim.reason  # judged (tiny budget: usually violated)
+    assert fig[:8] == b"\x89PNG\r\n\x1a\n" and len(claim.checks) == 3
+    task, memory, _, _ = C.LEVELS[claim_id.split(".")[1]]
+    table = published("deletang")
+    assert claim.numbers["published"] == {memory: table.score(task, memory),
+                                          "transformer": table.score(task, "transformer")}
+    for model, res in claim.numbers["runs"].items():
+        scores = [r["score"] for r in res["runs"]]
+        assert res["best"] == max(scores) == claim.numbers["ours"][model]
+        for r in res["runs"]:  # a run's score is its mean accuracy over the test lengths, in percent
+            acc = list(r["accuracy"].values())
+            assert r["score"] == pytest.approx(100 * sum(acc) / len(acc))
+
+
+def test_context_sensitive_claim_is_not_applicable_at_quick_with_the_reason():
+    claim, fig = evaluate(_spec("chomsky.cs"), Context(size="quick"))
+    assert claim.status == "not applicable" and fig is None
+    assert "not measured at quick" in claim.measured and "--full" in claim.measured
+    assert claim.numbers["published"]["tape_rnn"] == 100.0
+
+
+def _fake(scores):
+    def train(ctx, task, model, b, k, total):
+        s = scores[model]
+        return {"best": s, "runs": [{"seed": 0, "score": s, "accuracy": {12: s / 100, 20: s / 100}}]}
+    return train
+
+
+@pytest.mark.parametrize("memory,transformer,status", [
+    (100.0, 50.0, "holds"),
+    (89.0, 50.0, "violated"),  # memory-augmented model not solved
+    (100.0, 90.0, "violated"),  # transformer far above its published 62.3
+    (95.0, 76.0, "violated"),  # each bound met, but the gap is under 20 points
+])
+def test_verdict_follows_the_three_checks(monkeypatch, memory, transformer, status):
+    monkeypatch.setattr(C, "_train", _fake({"stack_rnn": memory, "transformer": transformer}))
+    claim, _ = evaluate(_spec("chomsky.dcf"), Context(size="quick"))
+    assert claim.status == status, claim.reason
+    pub = published("deletang").score("reverse_string", "transformer")
+    checks = {c["what"].split(" ")[0]: c for c in claim.checks}
+    assert checks["Transformer"]["bound"] == pytest.approx(pub + C.TRANSFORMER_SLACK)
+    assert claim.numbers["ours"] == {"stack_rnn": memory, "transformer": transformer}
+
+
+def test_quick_budgets_test_beyond_their_training_range():
+    for level, (_task, _mem, _name, budgets) in C.LEVELS.items():
+        for size, b in budgets.items():
+            if b is not None:
+                assert min(b.test_lengths) > b.train_lengths[1], (level, size)
+        assert budgets["full"].train_lengths == (1, 40) and max(budgets["full"].test_lengths) <= 500
