@@ -93,6 +93,7 @@ def test_construction_round_trip(tmp_path, name, params, strings):
     save_pretrained(c, tmp_path / "c")
     back = from_pretrained(tmp_path / "c")
     assert model_kind(back) == "construction" and back.name == name and back.params == c.params
+    assert back.transformer.channels is not None and back.transformer.channels == c.transformer.channels
     assert _same(c.logits(strings), back.logits(strings))
 
 
