@@ -299,13 +299,16 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
 
 def sample_inputs(model, n_inputs: int, seed: int = 0) -> torch.Tensor:
     """Inputs our model is meant to read: points of a compiled model's domain, encoded random
-    strings for constructions and trained models, random ids or Gaussian vectors otherwise."""
+    strings for constructions and trained models, a batch of its task for a training run,
+    random ids or Gaussian vectors otherwise."""
     rng = np.random.default_rng(seed)
     kind = model_kind(model)
     tr = transformer_of(model)
     cfg = tr.cfg
     if kind == "compiled":
         return model.inputs(rng.uniform(model.lo, model.hi, (n_inputs, len(model.lo))))
+    if kind == "run":
+        return model.sample_inputs(n_inputs, seed)
     if kind in ("construction", "trained"):
         alphabet = model.language.alphabet
         n = min(8, cfg.n_ctx - 1)
