@@ -51,6 +51,20 @@ def test_plain_transformer_round_trip(tmp_path, layer_norm, attention, dtype):
         assert _same(model(ids), fresh(ids))
 
 
+def test_plain_transformer_with_a_channel_map(tmp_path):
+    from expressivity.transformer import ChannelMap
+
+    cfg = TransformerConfig(d_model=3, n_layers=1, n_heads=1, d_head=2, d_mlp=4, d_input=2, n_ctx=4, dtype="float64")
+    model = Transformer(cfg, ChannelMap(("x[0]", "x[1]", "one")))
+    model.reset_parameters(seed=1)
+    save_pretrained(model, tmp_path / "m")
+    back = from_pretrained(tmp_path / "m")
+    assert back.channels == model.channels and back.channels.names == ("x[0]", "x[1]", "one")
+    x = torch.randn(5, 4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert _same(model(x), back(x))
+
+
 @pytest.mark.parametrize("attention,lam", [("hardmax", None), ("softmax", 100.0)])
 def test_compiled_round_trip_keeps_net_domain_and_bound(tmp_path, attention, lam):
     net = _net()

@@ -110,6 +110,7 @@ class _Positions:
     def __init__(self, g: _Graph, tr: Transformer, T: str) -> None:
         self.g, self.tr, self.T = g, tr, T
         self._offsets: str | None = None
+        self._buckets: str | None = None
 
     def rows(self, table: np.ndarray, hint: str) -> str:
         """table[:T] of a per-position table (n_ctx, …)."""
@@ -160,13 +161,13 @@ class _Positions:
         """T5's b_h = W_rel[bucket(s − t), h]: (H, T, T). The buckets of offsets |r| ≤ R = 128 come
         from positions.relative_buckets; every longer offset shares the bucket of ±R."""
         g, i64, R = self.g, np.int64, P.REL_MAX_DISTANCE
-        if "rel_bucket" not in g._shared:
+        if self._buckets is None:  # (T, T) int64, shared by the layers
             b = P.relative_buckets(R + 1, self.tr.cfg.causal).numpy()  # b[t, s] of offset s − t
             table = np.concatenate([b[R, :R], b[0, :]])  # offsets −R..−1 (row R), then 0..R (row 0)
             idx = g.op("Add", [g.op("Clip", [self.offsets(), g.const(-R, "minus_R", i64), g.const(R, "R", i64)]),
                                g.const(R, "R_shift", i64)])
-            g._shared["rel_bucket"] = g.op("Gather", [g.const(table, "bucket_table", i64), idx], "rel_bucket", axis=0)
-        bias = g.op("Gather", [g.const(W_rel, f"b{k}_W_rel"), g._shared["rel_bucket"]], axis=0)  # (T, T, H)
+            self._buckets = g.op("Gather", [g.const(table, "bucket_table", i64), idx], "rel_bucket", axis=0)
+        bias = g.op("Gather", [g.const(W_rel, f"b{k}_W_rel"), self._buckets], axis=0)  # (T, T, H)
         return g.op("Transpose", [bias], f"b{k}_rel_bias", perm=[2, 0, 1])
 
 
@@ -183,7 +184,8 @@ def preflight(model, allow_zero_eps: bool = False):
 
 
 def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
-    """Write ``model`` (Transformer, CompiledModel, Construction or TrainedModel) as ONNX.
+    """Write ``model`` (Transformer, CompiledModel, Construction, TrainedModel or a transformer
+    TrainedRun) as ONNX.
 
     Example::
 
