@@ -71,7 +71,7 @@ def main() -> None:
         try:
             tl = to_transformer_lens(m, lam=1e4 if tr.cfg.attention == "hardmax" else None, n_ctx=min(tr.cfg.n_ctx, 64))
         except ValueError as exc:
-            print(f"| {name} | refused: {str(exc).split(': ')[1].split(';')[0]} | | | |")
+            print(f"| {name} | refused: {str(exc).split(';')[0]} | | | |")
             continue
         if hasattr(m, "lo"):
             x = np.random.default_rng(0).uniform(-1, 1, (1000, 2))

@@ -168,12 +168,17 @@ def test_api_hub_bad_run_record(tmp_path):
 
     cfg = RunConfig(task="parity", model="lstm", d_model=4, heads=1, layers=1, steps=1, train_lengths=(2, 3),
                     test_lengths=(4,))
-    save_pretrained(TrainedRun(build_model(cfg, 4, 2), cfg), tmp_path / "r")
+    task = cfg.make_task()
+    save_pretrained(TrainedRun(build_model(cfg, len(task.vocab), task.n_outputs), cfg), tmp_path / "r")
+    assert from_pretrained(tmp_path / "r").kind == "lstm"  # the intact directory loads
     doc = json.loads((tmp_path / "r" / "config.json").read_text())
     (tmp_path / "r" / "config.json").write_text(json.dumps({**doc, "run": {**doc["run"], "model": "gru"}}))
     api_rejects(from_pretrained, tmp_path / "r", mentions=("config.json", "run config", "model"))
     (tmp_path / "r" / "config.json").write_text(json.dumps({**doc, "run": {**doc["run"], "d_model": 6}}))
     api_rejects(from_pretrained, tmp_path / "r", mentions=("model.safetensors", "does not fit", "lstm"))
+    doc["transformer"] = {"d_model": 4}
+    (tmp_path / "r" / "config.json").write_text(json.dumps(doc))
+    api_rejects(from_pretrained, tmp_path / "r", mentions=("config.json", "another transformer"))
     api_rejects(load_run, tmp_path / "nope", mentions=("model.safetensors", "training output"))
     api_rejects(load_run, tmp_path / "r", mentions=("run_config", "expressivity.train"))
     api_rejects(TrainedRun, build_model(cfg, 4, 2), {"task": "parity"}, mentions=("config", "RunConfig"))

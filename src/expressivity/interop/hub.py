@@ -214,8 +214,13 @@ def from_pretrained(directory: str | Path) -> Model:
         return load_run(d)
     config = read_config(d)
     if config["kind"] == "run":
-        return rebuild(run_config(config.get("run"), str(d / CONFIG_NAME)), _read_tensors(d / WEIGHTS_NAME),
-                       str(d / WEIGHTS_NAME))
+        run = rebuild(run_config(config.get("run"), str(d / CONFIG_NAME)), _read_tensors(d / WEIGHTS_NAME),
+                      str(d / WEIGHTS_NAME))
+        built = run.model.cfg.to_dict() if isinstance(run.model, Transformer) else None
+        if config.get("transformer") != built:
+            raise ValueError(f"{d / CONFIG_NAME}: its run config builds another transformer than the one saved "
+                             "(config differs); it was saved by another version")
+        return run
     try:
         cfg = TransformerConfig.from_dict(config["transformer"])
         channels = ChannelMap(tuple(config["channels"])) if config.get("channels") is not None else None
