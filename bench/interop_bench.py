@@ -28,6 +28,16 @@ def models():
     plain.reset_parameters(seed=0)
     plain64 = Transformer(TransformerConfig(**{**plain.cfg.to_dict(), "dtype": "float64"}))
     plain64.load_state_dict({k: v.double() for k, v in plain.state_dict().items()})
+    encoded = []
+    for positional in ("rope", "alibi", "relative", "i_over_n"):
+        m = Transformer(TransformerConfig(**{**plain64.cfg.to_dict(), "positional": positional, "n_heads": 3,
+                                             "causal": positional != "i_over_n"}))
+        m.reset_parameters(seed=0)
+        if positional == "relative":  # its bias tables start at zero
+            with torch.no_grad():
+                for block in m.blocks:
+                    block.attn.W_rel.normal_(generator=torch.Generator().manual_seed(1))
+        encoded.append((f"plain pre-LN, {positional}, 3 heads, float64", m))
     return net, [
         ("compiled 2→[8,8] rank 3, hardmax", compile_maxout(net, (-1.0, 1.0))),
         ("compiled 2→[8,8] rank 3, softmax λ=1e3", compile_maxout(net, (-1.0, 1.0), "softmax", lam=1e3)),
@@ -38,6 +48,7 @@ def models():
         ("dyck-(2,2) depth-lookup, hardmax", constructions.get("dyck")),
         ("plain pre-LN causal, float32", plain),
         ("plain pre-LN causal, float64", plain64),
+        *encoded,
     ]
 
 
@@ -60,7 +71,7 @@ def main() -> None:
         try:
             tl = to_transformer_lens(m, lam=1e4 if tr.cfg.attention == "hardmax" else None, n_ctx=min(tr.cfg.n_ctx, 64))
         except ValueError as exc:
-            print(f"| {name} | refused: {exc} | | | |")
+            print(f"| {name} | refused: {str(exc).split(';')[0]} | | | |")
             continue
         if hasattr(m, "lo"):
             x = np.random.default_rng(0).uniform(-1, 1, (1000, 2))

@@ -161,6 +161,29 @@ def test_api_hub_bad_kind_record(tmp_path):
     api_rejects(from_pretrained, tmp_path / "c", mentions=("config.json", "construction"))
 
 
+def test_api_hub_bad_run_record(tmp_path):
+    """A "run" hub directory whose RunConfig is damaged, or whose weights are not that model's."""
+    from expressivity.interop import TrainedRun, load_run
+    from expressivity.train import RunConfig, build_model
+
+    cfg = RunConfig(task="parity", model="lstm", d_model=4, heads=1, layers=1, steps=1, train_lengths=(2, 3),
+                    test_lengths=(4,))
+    task = cfg.make_task()
+    save_pretrained(TrainedRun(build_model(cfg, len(task.vocab), task.n_outputs), cfg), tmp_path / "r")
+    assert from_pretrained(tmp_path / "r").kind == "lstm"  # the intact directory loads
+    doc = json.loads((tmp_path / "r" / "config.json").read_text())
+    (tmp_path / "r" / "config.json").write_text(json.dumps({**doc, "run": {**doc["run"], "model": "gru"}}))
+    api_rejects(from_pretrained, tmp_path / "r", mentions=("config.json", "run config", "model"))
+    (tmp_path / "r" / "config.json").write_text(json.dumps({**doc, "run": {**doc["run"], "d_model": 6}}))
+    api_rejects(from_pretrained, tmp_path / "r", mentions=("model.safetensors", "does not fit", "lstm"))
+    doc["transformer"] = {"d_model": 4}
+    (tmp_path / "r" / "config.json").write_text(json.dumps(doc))
+    api_rejects(from_pretrained, tmp_path / "r", mentions=("config.json", "another transformer"))
+    api_rejects(load_run, tmp_path / "nope", mentions=("model.safetensors", "training output"))
+    api_rejects(load_run, tmp_path / "r", mentions=("run_config", "expressivity.train"))
+    api_rejects(TrainedRun, build_model(cfg, 4, 2), {"task": "parity"}, mentions=("config", "RunConfig"))
+
+
 def test_api_hub_weights_not_matching_config(tmp_path):
     from expressivity.transformer import Transformer, TransformerConfig
 
@@ -196,7 +219,15 @@ def compiled_file(tmp: Path):
     compile_maxout(MaxoutNetwork.random(in_dim=1, widths=[2], ranks=2, seed=0), (0.0, 1.0)).save(tmp / "m.safetensors")
 
 
+def rnn_run(tmp: Path):
+    from expressivity.train import RunConfig, train_run
+
+    train_run(RunConfig(task="parity", model="rnn", d_model=4, heads=1, layers=1, steps=1, batch_size=2,
+                        train_lengths=(2, 3), test_lengths=(4,), eval_batch=2, checkpoint_every=1), out_dir=tmp / "run")
+
+
 EXPORT_CASES = [
+    Case("recurrent run to onnx", ["export", "run", "--onnx", "o.onnx"], ("rnn", "not a transformer", "--hub"), rnn_run),
     Case("layer norm eps 0 to onnx", ["export", "ln0", "--onnx", "out.onnx"], ("eps = 0", "onnx", "--allow-zero-eps"),
          zero_eps_hub),
     Case("no target", ["export", "m.safetensors"], ("--onnx", "--hub"), compiled_file),

@@ -1,5 +1,7 @@
-"""Analyses and exports that read positions as the table W_pos refuse rope / alibi / relative /
-i_over_n models instead of silently analysing a different model (regression: they ignored them)."""
+"""Analyses that read positions as the table W_pos refuse rope / alibi / relative / i_over_n
+models instead of silently analysing a different model (regression: they ignored them); the
+exports express what their target can (ONNX: every encoding; TransformerLens: tables and
+rope) and refuse the rest, naming the encoding."""
 
 from __future__ import annotations
 
@@ -38,16 +40,25 @@ def test_depth_reduction_refuses(positional):
     api_rejects(depth_reduction, model(positional, "hardmax"), 8, mentions=("depth_reduction", positional))
 
 
-@pytest.mark.parametrize("positional", OTHERS)
-def test_exports_refuse(positional):
-    from expressivity.interop.onnx_export import preflight
+TL_REFUSED = ("alibi", "relative", "i_over_n")  # TransformerLens's native model: a table or rotary only
 
-    api_rejects(preflight, model(positional), mentions=("ONNX", positional))
-    tl = pytest.importorskip("transformer_lens", reason="TransformerLens export needs the extra: pip install 'expressivity[tl]'")
-    assert tl
+
+@pytest.mark.parametrize("positional", TL_REFUSED)
+def test_transformer_lens_refuses_what_it_cannot_express(positional):
+    """ONNX expresses every encoding (tests/test_interop_onnx.py); TransformerLens 4's native
+    model has a position table or rotary only, so these are refused, naming the encoding."""
+    pytest.importorskip("transformer_lens", reason="TransformerLens export needs the extra: pip install 'expressivity[tl]'")
     from expressivity.interop.transformer_lens import to_transformer_lens
 
-    api_rejects(to_transformer_lens, model(positional), mentions=("TransformerLens", positional))
+    api_rejects(to_transformer_lens, model(positional), mentions=("TransformerLens", positional, "ONNX"))
+
+
+@pytest.mark.parametrize("positional", OTHERS)
+def test_onnx_preflight_accepts_every_encoding(positional):
+    pytest.importorskip("onnxruntime", reason="ONNX export needs the extra: pip install 'expressivity[onnx]'")
+    from expressivity.interop.onnx_export import preflight
+
+    assert preflight(model(positional)) is not None  # the onnx module: nothing refused
 
 
 def test_table_positions_still_pass():

@@ -51,6 +51,20 @@ def test_plain_transformer_round_trip(tmp_path, layer_norm, attention, dtype):
         assert _same(model(ids), fresh(ids))
 
 
+def test_plain_transformer_with_a_channel_map(tmp_path):
+    from expressivity.transformer import ChannelMap
+
+    cfg = TransformerConfig(d_model=3, n_layers=1, n_heads=1, d_head=2, d_mlp=4, d_input=2, n_ctx=4, dtype="float64")
+    model = Transformer(cfg, ChannelMap(("x[0]", "x[1]", "one")))
+    model.reset_parameters(seed=1)
+    save_pretrained(model, tmp_path / "m")
+    back = from_pretrained(tmp_path / "m")
+    assert back.channels == model.channels and back.channels.names == ("x[0]", "x[1]", "one")
+    x = torch.randn(5, 4, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        assert _same(model(x), back(x))
+
+
 @pytest.mark.parametrize("attention,lam", [("hardmax", None), ("softmax", 100.0)])
 def test_compiled_round_trip_keeps_net_domain_and_bound(tmp_path, attention, lam):
     net = _net()
@@ -93,6 +107,7 @@ def test_construction_round_trip(tmp_path, name, params, strings):
     save_pretrained(c, tmp_path / "c")
     back = from_pretrained(tmp_path / "c")
     assert model_kind(back) == "construction" and back.name == name and back.params == c.params
+    assert back.transformer.channels is not None and back.transformer.channels == c.transformer.channels
     assert _same(c.logits(strings), back.logits(strings))
 
 
@@ -107,28 +122,91 @@ def test_construction_keeps_edited_weights(tmp_path):
     assert not _same(constructions.get("first").logits(["01", "10"]), back.logits(["01", "10"]))
 
 
-def _tiny_trained(tmp_path):
+TINY = dict(task="parity", layers=1, heads=2, d_model=8, d_mlp=8, steps=2, batch_size=4, train_lengths=(2, 4),
+            test_lengths=(6,), eval_batch=4, checkpoint_every=1)
+
+
+def _run_cases():
+    """Every model kind of the training registry (a kind added there is covered with no
+    change here), and the transformer with every position encoding."""
+    from expressivity.train import MODELS
+    from expressivity.transformer.positions import POSITIONALS
+
+    cases = [(name, {}) for name in MODELS if name != "transformer"]
+    cases += [("transformer", {"positional": p}) for p in POSITIONALS]
+    cases += [("transformer", {"positional": "rope", "kind": "next_symbol", "layer_norm": "post"})]
+    return cases
+
+
+RUN_CASES = _run_cases()
+
+
+@pytest.mark.parametrize("name,over", RUN_CASES, ids=[f"{n}-{'-'.join(map(str, o.values()))}" for n, o in RUN_CASES])
+def test_every_trained_model_kind_round_trips(tmp_path, name, over):
+    """A training output directory → hub layout → back: identical outputs, for every kind."""
+    from expressivity.interop import TrainedRun, load_run
+    from expressivity.train import RunConfig, train_run
+
+    cfg = RunConfig(**{**TINY, "model": name, **over})
+    train_run(cfg, out_dir=tmp_path / "run")
+    run = from_pretrained(tmp_path / "run")  # a train output directory loads as it is
+    assert isinstance(run, TrainedRun) and run.kind == name and run.config == cfg
+    save_pretrained(run, tmp_path / "hub")
+    doc = read_config(tmp_path / "hub")
+    assert doc["kind"] == "run" and doc["run"]["model"] == name
+    assert (doc["transformer"] is not None) == (name == "transformer")
+    back = from_pretrained(tmp_path / "hub")
+    assert isinstance(back, TrainedRun) and back.config == cfg and type(back.model) is type(run.model)
+    ids = run.sample_inputs(16, seed=3)
+    assert _same(run(ids), back(ids))
+    assert _same(load_run(tmp_path / "run" / "model.safetensors")(ids), back(ids))
+    state = {k: v for k, v in back.model.state_dict().items()}
+    from safetensors.torch import load_file
+
+    saved = load_file(str(tmp_path / "run" / "model.safetensors"))
+    assert state.keys() == saved.keys() and all(_same(state[k], saved[k]) for k in state)
+    # and again: the bytes of a re-save are the same
+    save_pretrained(back, tmp_path / "hub2")
+    for f in ("config.json", "model.safetensors"):
+        assert (tmp_path / "hub" / f).read_bytes() == (tmp_path / "hub2" / f).read_bytes()
+
+
+def test_cli_exports_a_run_dir_to_the_hub(tmp_path, monkeypatch):
+    """`expressivity export RUN_DIR --hub DIR` for a recurrent run (no transformer inside)."""
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+    from expressivity.train import RunConfig, train_run
+
+    cfg = RunConfig(**{**TINY, "model": "lstm"})
+    train_run(cfg, out_dir=tmp_path / "run")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["export", "run", "--hub", "hub"])
+    assert r.exit_code == 0, r.output
+    back = from_pretrained(tmp_path / "hub")
+    ids = back.sample_inputs(8)
+    assert _same(from_pretrained(tmp_path / "run")(ids), back(ids))
+
+
+def test_trained_model_kind_and_encoder(tmp_path):
+    """A TrainedModel (the limits analyses' Encoder) still saves as kind "trained"; a
+    transformer run gives one with .encoder()."""
     from expressivity.train import RunConfig, train_run
 
     cfg = RunConfig(task="dyck", task_params={"k": 1, "max_depth": 3}, layers=1, heads=1, d_model=8, d_mlp=8,
                     steps=2, batch_size=4, train_lengths=(2, 4), test_lengths=(6,), eval_batch=4,
                     checkpoint_every=1)
     train_run(cfg, out_dir=tmp_path / "run")
-    return tmp_path / "run"
-
-
-def test_trained_round_trip_and_train_dir(tmp_path):
-    run = _tiny_trained(tmp_path)
-    from_run = from_pretrained(run)  # a train output directory loads as it is
-    assert isinstance(from_run, TrainedModel) and from_run.language.k == 1 and from_run.language.max_depth == 3
-    save_pretrained(from_run, tmp_path / "hub")
+    enc = from_pretrained(tmp_path / "run").encoder()
+    assert isinstance(enc, TrainedModel) and enc.language.k == 1 and enc.language.max_depth == 3
+    save_pretrained(enc, tmp_path / "hub")
     back = from_pretrained(tmp_path / "hub")
-    assert isinstance(back, TrainedModel) and back.kind == from_run.kind
+    assert isinstance(back, TrainedModel) and back.kind == enc.kind
     assert back.language.k == 1 and back.language.max_depth == 3
-    enc = from_run.encode(["()()", "(())"])
+    x = enc.encode(["()()", "(())"]).inputs
     with torch.no_grad():
-        assert _same(from_run.transformer(enc.inputs), back.transformer(back.encode(["()()", "(())"]).inputs))
-    assert _same(load_transformer(run / "model.safetensors").W_E, back.transformer.W_E)
+        assert _same(enc.transformer(x), back.transformer(back.encode(["()()", "(())"]).inputs))
+    assert _same(load_transformer(tmp_path / "run" / "model.safetensors").W_E, back.transformer.W_E)
 
 
 def test_bytes_are_deterministic_and_config_sorted(tmp_path):

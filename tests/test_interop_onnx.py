@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -89,6 +91,47 @@ def test_float32_transformers(tmp_path, layer_norm, causal, log_scaling):
     ids = torch.randint(0, 5, (3, 5), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         assert np.abs(_run(tmp_path / "t.onnx", ids) - m(ids).numpy()).max() <= 1e-4
+
+
+POSITIONALS = ("learned", "sinusoidal", "none", "rope", "alibi", "relative", "i_over_n")
+
+
+@pytest.mark.parametrize("positional", POSITIONALS)
+@pytest.mark.parametrize("causal", [False, True], ids=["bidirectional", "causal"])
+def test_every_position_encoding(tmp_path, positional, causal):
+    """Hardmax, float64, no LN: the graph computes our forward to round-off, at lengths past
+    the 128 offsets of the relative-bucket table and with 3 heads (ALiBi's non-power-of-2
+    slopes). A dropped or misplaced encoding would be off by O(1)."""
+    cfg = TransformerConfig(d_model=12, n_layers=2, n_heads=3, d_head=4, d_mlp=16, d_vocab=5, d_out=3, n_ctx=150,
+                            positional=positional, causal=causal, attention="hardmax", dtype="float64")
+    m = Transformer(cfg)
+    m.reset_parameters(seed=4)
+    if positional == "relative":  # its tables start at zero
+        with torch.no_grad():
+            for block in m.blocks:
+                block.attn.W_rel.normal_(generator=torch.Generator().manual_seed(5))
+    export_onnx(m, tmp_path / "p.onnx")
+    res = check_onnx(m, tmp_path / "p.onnx", n_inputs=200)
+    assert res.max_abs_error < 1e-12, res.line()
+    ids = torch.randint(0, 5, (2, 150), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        ours = m(ids).numpy()
+        if positional != "none":  # the encoding matters: without it the output differs
+            plain = Transformer(dataclasses.replace(cfg, positional="none"))
+            plain.load_state_dict({k: v for k, v in m.state_dict().items() if k in plain.state_dict()})
+            assert np.abs(plain(ids).numpy() - ours).max() > 1e-3
+    assert np.abs(_run(tmp_path / "p.onnx", ids) - ours).max() < 1e-12
+
+
+@pytest.mark.parametrize("positional", ["rope", "alibi", "relative", "i_over_n"])
+def test_new_encodings_in_float32_softmax_pre_ln(tmp_path, positional):
+    cfg = TransformerConfig(d_model=8, n_layers=2, n_heads=2, d_head=4, d_mlp=16, d_vocab=5, d_out=3, n_ctx=24,
+                            positional=positional, layer_norm="pre", lam=0.5)
+    m = Transformer(cfg)
+    m.reset_parameters(seed=2)
+    export_onnx(m, tmp_path / "p.onnx")
+    res = check_onnx(m, tmp_path / "p.onnx", n_inputs=300)
+    assert res.dtype == "float32" and res.max_abs_error <= 1e-5 * max(1.0, res.max_abs_output), res.line()
 
 
 def test_cli_export_prints_the_measured_error(tmp_path, monkeypatch):

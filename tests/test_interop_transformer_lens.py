@@ -40,6 +40,8 @@ CASES = [  # name, config overrides
     ("attention only, no unembed", {"d_mlp": 0, "d_out": None}),
     ("sinusoidal", {"positional": "sinusoidal", "causal": True}),
     ("no positions, LN ε = 0", {"positional": "none", "layer_norm": "pre", "ln_eps": 0.0}),
+    ("rope (TL rotary)", {"positional": "rope"}),
+    ("rope, pre-LN causal", {"positional": "rope", "layer_norm": "pre", "causal": True}),
 ]
 
 
@@ -80,6 +82,18 @@ def test_hardmax_compiled_model_as_softmax_within_its_bound():
     measured = np.abs(tl.logits(inputs)[:, 0, :].numpy() - net(x)).max()
     assert measured <= tl.error_bound
     assert _compare(tl, soft.transformer, inputs[:50]) < 1e-6  # the bridge is that σ_λ model
+
+
+def test_rope_is_tl_rotary_with_exact_tables():
+    """RoPE maps onto TL's rotary (adjacent pairs, θ_i = 10000^(−2i/d_head)); TL's own tables are
+    float32, so ours replace them: at length 60 the logits agree to float64 round-off."""
+    m = Transformer(TransformerConfig(d_model=8, n_layers=2, n_heads=2, d_head=4, d_mlp=16, d_vocab=5, d_out=3,
+                                      n_ctx=64, positional="rope", causal=True, dtype="float64", lam=0.5))
+    m.reset_parameters(seed=3)
+    tl = to_transformer_lens(m)
+    assert tl.bridge.cfg.positional_embedding_type == "rotary"
+    ids = torch.randint(0, 5, (3, 60), generator=torch.Generator().manual_seed(2))
+    assert _compare(tl, m, ids) < 1e-12
 
 
 def test_float32_model_compared_in_float64():

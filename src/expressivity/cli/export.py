@@ -12,13 +12,16 @@ from ._common import console, output_path, user_errors
 
 @app.command("export")
 def export_cmd(
-    model: Path = typer.Argument(..., help="a model: .safetensors (compile/train output) or a hub directory"),
+    model: Path = typer.Argument(..., help="a model: .safetensors (compile/train output), a train output directory (any model kind) or a hub directory"),
     onnx: Path | None = typer.Option(None, "--onnx", help="write ONNX here (checked with onnxruntime)"),
     hub: Path | None = typer.Option(None, "--hub", help="write the hub layout here (config.json + model.safetensors)"),
     check: int = typer.Option(10_000, "--check", help="inputs on which onnxruntime is compared with our forward (0: skip)"),
     allow_zero_eps: bool = typer.Option(False, "--allow-zero-eps", help="export layer norm with eps = 0 to ONNX anyway"),
 ) -> None:
-    """Export MODEL to ONNX (hardmax as an exact one-hot over ties) and/or the hub layout."""
+    """Export MODEL to ONNX (hardmax as an exact one-hot over ties) and/or the hub layout.
+
+    ONNX takes transformers (every position encoding); the hub layout every model kind,
+    recurrent training runs included (``expressivity export RUN_DIR --hub DIR``)."""
     from ..checks import check_int
     from ..interop import load_any, save_pretrained
 

@@ -4,6 +4,8 @@ One module per format:
 
 * :mod:`.hub` — ``save_pretrained(model, dir)`` / ``from_pretrained(dir)``: config.json +
   model.safetensors for every model kind (plain, compiled, hand-built, trained);
+* :mod:`.runs` — ``TrainedRun(model, config)`` and ``load_run(run_dir)``: a trained model of
+  any registered kind (transformer, rnn, lstm, …) rebuilt from its RunConfig;
 * :mod:`.torch_in` — ``load_sequential(weights, layers_json)``: a saved ``nn.Sequential`` of
   Linear/ReLU (plain state dict in ``.pt`` or ``.safetensors``) for ``compile`` and ``regions``;
 * :mod:`.onnx_export` — ``export_onnx(model, path)`` and ``check_onnx`` (onnxruntime; extra
@@ -25,14 +27,17 @@ from .hub import (
     transformer_of,
 )
 from .onnx_export import check_onnx, export_onnx
+from .runs import TrainedRun, load_run
 from .torch_in import load_network, load_sequential, save_sequential
 from .transformer_lens import TLExport, to_transformer_lens
 
 __all__ = [
     "TLExport",
+    "TrainedRun",
     "check_onnx",
     "export_onnx",
     "load_network",
+    "load_run",
     "to_transformer_lens",
     "from_pretrained",
     "is_hub_dir",

@@ -17,9 +17,14 @@ kind               what ``config.json`` adds to the transformer's config and cha
                    weights)
 ``trained``        the language (name and parameters) and the read-out kind of a
                    :class:`~expressivity.limits.trained.TrainedModel`
+``run``            a :class:`~expressivity.interop.runs.TrainedRun` — a trained model of any
+                   registered kind (transformer, rnn, lstm, stack_rnn, tape_rnn, …): its
+                   whole RunConfig (``"run"``), from which ``train.build_model`` rebuilds
+                   it; ``"transformer"`` is that transformer's config, or null for the
+                   recurrent models
 =================  ========================================================================
 
-``model.safetensors`` holds exactly the transformer's ``state_dict`` (metadata
+``model.safetensors`` holds exactly the transformer's (for ``run``: the model's) ``state_dict`` (metadata
 ``{"format": "pt"}``, as the hub writes it), so it loads into our ``Transformer`` with
 ``strict=True``. Bytes are deterministic: JSON with sorted keys, tensors in safetensors'
 fixed order. Files are created with ``open`` (mode 0o666 filtered by the umask; safetensors'
@@ -45,20 +50,23 @@ from ..constructions import Construction
 from ..cpwl import MaxoutNetwork
 from ..languages import REGISTRY as LANGUAGES
 from ..languages import Language
-from ..limits.trained import TrainedModel, load_trained
+from ..limits.trained import TrainedModel
 from ..transformer import ChannelMap, Transformer, TransformerConfig, read_metadata
+from .runs import TrainedRun, checkpoint_metadata, is_checkpoint, load_run, rebuild, run_config
 
 FORMAT = "expressivity.hub/1"
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
 SOURCE_NET_NAME = "source_net.safetensors"
-KINDS = ("transformer", "compiled", "construction", "trained")
+KINDS = ("transformer", "compiled", "construction", "trained", "run")
 
-Model = Transformer | CompiledModel | Construction | TrainedModel
+Model = Transformer | CompiledModel | Construction | TrainedModel | TrainedRun
 
 
 def model_kind(model) -> str:
-    """``"transformer"`` | ``"compiled"`` | ``"construction"`` | ``"trained"``."""
+    """``"transformer"`` | ``"compiled"`` | ``"construction"`` | ``"trained"`` | ``"run"``."""
+    if isinstance(model, TrainedRun):
+        return "run"
     if isinstance(model, CompiledModel):
         return "compiled"
     if isinstance(model, Construction):
@@ -68,12 +76,19 @@ def model_kind(model) -> str:
     if isinstance(model, Transformer):
         return "transformer"
     raise ValueError(f"model: cannot save a {type(model).__name__}; expected a Transformer, CompiledModel, "
-                     "Construction or TrainedModel")
+                     "Construction, TrainedModel or TrainedRun (a trained model of train.MODELS with its RunConfig: "
+                     "TrainedRun(model, config))")
 
 
 def transformer_of(model) -> Transformer:
-    """The :class:`Transformer` inside any model kind."""
-    return model if model_kind(model) == "transformer" else model.transformer
+    """The :class:`Transformer` inside any model kind (a ValueError for a recurrent run)."""
+    kind = model_kind(model)
+    if kind == "run":
+        if not isinstance(model.model, Transformer):
+            raise ValueError(f"a {model.kind} model is not a transformer: the ONNX and TransformerLens exports take "
+                             "transformers (the hub layout, save_pretrained / --hub, takes every model kind)")
+        return model.model
+    return model if kind == "transformer" else model.transformer
 
 
 # --------------------------------------------------------------------------- saving
@@ -87,18 +102,21 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
         assert (from_pretrained("my-model").evaluate(x) == cm.evaluate(x)).all()
     """
     kind = model_kind(model)
-    tr = transformer_of(model)
+    module = model.model if kind == "run" else transformer_of(model)
+    tr = module if isinstance(module, Transformer) else None
     out = Path(directory)
     if out.exists() and not out.is_dir():
         raise ValueError(f"directory {out} is a file; give a directory for the hub layout")
     config: dict = {
         "format": FORMAT,
         "kind": kind,
-        "transformer": tr.cfg.to_dict(),
-        "channels": list(tr.channels.names) if tr.channels is not None else None,
+        "transformer": tr.cfg.to_dict() if tr is not None else None,
+        "channels": list(tr.channels.names) if tr is not None and tr.channels is not None else None,
     }
     source_net = None
-    if kind == "compiled":
+    if kind == "run":
+        config["run"] = model.config.to_dict()
+    elif kind == "compiled":
         config["compiled"] = model.metadata()
         if model.net is not None:
             source_net = _net_tensors(model.net)
@@ -111,7 +129,7 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
         config["trained"] = {"language": _language_record(model.language), "kind": model.kind}
     out.mkdir(parents=True, exist_ok=True)
     # safetensors' save_file creates its file with mode 0o600; writing its bytes ourselves keeps the umask
-    weights = safetensors_bytes(_state(tr), metadata={"format": "pt"})
+    weights = safetensors_bytes(_state(module), metadata={"format": "pt"})
     write_atomic(out / WEIGHTS_NAME, lambda p: p.write_bytes(weights))
     if source_net is not None:
         net_bytes = safetensors_bytes(source_net, metadata={"format": "pt"})
@@ -123,8 +141,8 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
     return out
 
 
-def _state(tr: Transformer) -> dict[str, torch.Tensor]:
-    return {k: v.detach().contiguous().cpu() for k, v in tr.state_dict().items()}
+def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()}
 
 
 def _net_tensors(net: MaxoutNetwork) -> dict[str, torch.Tensor]:
@@ -190,11 +208,19 @@ def from_pretrained(directory: str | Path) -> Model:
     """Rebuild the model written by :func:`save_pretrained`, of the kind it was saved as.
 
     An output directory of ``train_run(out_dir=...)`` / ``expressivity train --out`` (its own
-    config.json + model.safetensors) loads too, as a :class:`TrainedModel`."""
+    config.json + model.safetensors) loads too, as a :class:`TrainedRun` of any model kind."""
     d = Path(directory)
     if _is_train_run_dir(d):
-        return load_trained(d / WEIGHTS_NAME)
+        return load_run(d)
     config = read_config(d)
+    if config["kind"] == "run":
+        run = rebuild(run_config(config.get("run"), str(d / CONFIG_NAME)), _read_tensors(d / WEIGHTS_NAME),
+                      str(d / WEIGHTS_NAME))
+        built = run.model.cfg.to_dict() if isinstance(run.model, Transformer) else None
+        if config.get("transformer") != built:
+            raise ValueError(f"{d / CONFIG_NAME}: its run config builds another transformer than the one saved "
+                             "(config differs); it was saved by another version")
+        return run
     try:
         cfg = TransformerConfig.from_dict(config["transformer"])
         channels = ChannelMap(tuple(config["channels"])) if config.get("channels") is not None else None
@@ -236,13 +262,13 @@ def load_any(path: str | Path) -> Model:
         raise ValueError(f"model {p} does not exist (expected a .safetensors file or a hub directory)")
     if p.suffix != ".safetensors":
         raise ValueError(f"model {p}: expected a .safetensors file or a hub directory, got {p.suffix or 'no suffix'}")
+    if "run_config" in checkpoint_metadata(p):  # a training checkpoint, of any model kind
+        return load_run(p)
     meta = read_metadata(p)
     if "compiled" in meta:
         from ..compile import load_compiled
 
         return load_compiled(p)
-    if "run_config" in meta:
-        return load_trained(p)
     from ..transformer import load_transformer
 
     return load_transformer(p)
@@ -250,15 +276,8 @@ def load_any(path: str | Path) -> Model:
 
 def _is_train_run_dir(d: Path) -> bool:
     """An output directory of ``train_run``: its config.json is the RunConfig, and its
-    model.safetensors (our transformer format) carries the run config as metadata."""
-    if not (d / CONFIG_NAME).is_file() or not (d / WEIGHTS_NAME).is_file():
-        return False
-    try:
-        if json.loads((d / CONFIG_NAME).read_text(encoding="utf-8")).get("format") == FORMAT:
-            return False
-        return "run_config" in read_metadata(d / WEIGHTS_NAME)
-    except (ValueError, OSError, AttributeError, UnicodeDecodeError):
-        return False
+    model.safetensors carries the run config as metadata (ours carries ``{"format": "pt"}``)."""
+    return (d / CONFIG_NAME).is_file() and is_checkpoint(d)
 
 
 def _read_tensors(path: Path) -> dict[str, torch.Tensor]:

@@ -13,7 +13,19 @@ Hardmax is exact: ``Equal`` against ``ReduceMax`` is the one-hot of the maximum,
 number of tied maxima — the tie rule of our model. The batch and token axes are dynamic
 (T ≤ n_ctx); the input is ``inputs`` — token ids (B, T) int64 or vectors (B, T, d_input) — and
 the output ``output`` is what ``Transformer.forward`` returns. There is no key-mask input
-(every construction and compiled model runs without one).
+(every construction and compiled model runs without one), so n = T.
+
+Every position encoding of :mod:`expressivity.transformer.positions` is written as tensor
+ops on the positions t = 0..T−1 (with r = s − t the key's offset from the query):
+
+- ``learned`` / ``sinusoidal``: the table W_pos[:T] added to y^(0);
+- ``i_over_n``: (i/T)·W_frac added to y^(0), i = t + 1 (``Range``, ``Div``);
+- ``rope``: q, k ↦ q·C_t + swap(q)·S_t with the tables of ``positions.rope_factors`` and
+  ``swap`` a ``Gather`` that exchanges coordinates 2i and 2i+1;
+- ``alibi``: b_h = −m_h·dist(r) added to the scores, dist = −r (causal) or |r| − ½·[r < 0];
+- ``relative``: b_h = W_rel[bucket(r), h], the bucket read from a table of T5's buckets for
+  |r| ≤ 128 (``positions.relative_buckets``; every longer offset is in the last bucket), so
+  the buckets are ours exactly.
 
 Refused, each with a one-line reason: layer norm with ε = 0 unless ``allow_zero_eps=True``
 (LN is then undefined — NaN — on a constant residual vector and not Lipschitz; onnxruntime
@@ -31,7 +43,7 @@ import numpy as np
 import torch
 
 from ..transformer import Transformer
-from ..transformer.positions import require_position_table
+from ..transformer import positions as P
 from ._optional import need
 from .hub import model_kind, transformer_of
 
@@ -92,11 +104,77 @@ def _np(t: torch.Tensor, dtype) -> np.ndarray:
     return t.detach().cpu().numpy().astype(dtype)
 
 
+class _Positions:
+    """The position encodings as graph pieces, on the dynamic token count ``T`` (a (1,) int64)."""
+
+    def __init__(self, g: _Graph, tr: Transformer, T: str) -> None:
+        self.g, self.tr, self.T = g, tr, T
+        self._offsets: str | None = None
+        self._buckets: str | None = None
+
+    def rows(self, table: np.ndarray, hint: str) -> str:
+        """table[:T] of a per-position table (n_ctx, …)."""
+        zero = self.g.shared("zero", [0], np.int64)
+        return self.g.op("Slice", [self.g.const(table, hint), zero, self.T, zero], hint + "_rows")
+
+    def index(self, start: int) -> str:
+        """start, start + 1, …, start + T − 1: (T,) int64."""
+        g, i64 = self.g, np.int64
+        stop = g.op("Squeeze", [g.op("Add", [self.T, g.const([start], f"plus{start}", i64)])])
+        return g.op("Range", [g.const(start, f"from{start}", i64), stop, g.shared("step", 1, i64)], f"index{start}")
+
+    def offsets(self) -> str:
+        """r[t, s] = s − t, the key's offset from the query: (T, T) int64."""
+        if self._offsets is None:
+            g, i64, t = self.g, np.int64, self.index(0)
+            self._offsets = g.op("Sub", [g.op("Unsqueeze", [t, g.shared("axis0", [0], i64)]),
+                                         g.op("Unsqueeze", [t, g.shared("axis1", [1], i64)])], "offsets")
+        return self._offsets
+
+    def rope(self) -> tuple[str, str, str]:
+        """RoPE: the (T, d_head) factors C, S of positions.rope_factors and the swap indices."""
+        cfg = self.tr.cfg
+        C, S = P.rope_factors(cfg.n_ctx, cfg.d_head, self.tr.dtype)
+        swap = np.arange(cfg.d_head).reshape(-1, 2)[:, ::-1].reshape(-1)  # 1, 0, 3, 2, …
+        return (self.rows(_np(C, self.g.dtype), "rope_C"), self.rows(_np(S, self.g.dtype), "rope_S"),
+                self.g.const(swap, "rope_swap", np.int64))
+
+    def rotate(self, x: str, rope: tuple[str, str, str], hint: str) -> str:
+        """x·C + swap(x)·S on x (B, H, T, d_head), as positions.rope_apply."""
+        C, S, swap = rope
+        g = self.g
+        return g.op("Add", [g.op("Mul", [x, C]), g.op("Mul", [g.op("Gather", [x, swap], axis=3), S])], hint)
+
+    def alibi(self) -> str:
+        """ALiBi's b_h(t, s) = −m_h·dist: (H, T, T), computed in float64, then the model's dtype."""
+        g, cfg = self.g, self.tr.cfg
+        r = g.op("Cast", [self.offsets()], to=g.onnx.TensorProto.DOUBLE)
+        if cfg.causal:
+            dist = g.op("Neg", [r])  # t − s
+        else:  # |t − s| − ½·[s < t]
+            behind = g.op("Cast", [g.op("Less", [r, g.const(0.0, "zero_f64", np.float64)])], to=g.onnx.TensorProto.DOUBLE)
+            dist = g.op("Sub", [g.op("Abs", [r]), g.op("Mul", [behind, g.const(0.5, "half", np.float64)])])
+        m = -np.asarray(P.alibi_slopes(cfg.n_heads), dtype=np.float64)[:, None, None]
+        return g.op("Cast", [g.op("Mul", [g.const(m, "alibi_slopes", np.float64), dist])], "alibi", to=g.elem)
+
+    def relative(self, W_rel: np.ndarray, k: int) -> str:
+        """T5's b_h = W_rel[bucket(s − t), h]: (H, T, T). The buckets of offsets |r| ≤ R = 128 come
+        from positions.relative_buckets; every longer offset shares the bucket of ±R."""
+        g, i64, R = self.g, np.int64, P.REL_MAX_DISTANCE
+        if self._buckets is None:  # (T, T) int64, shared by the layers
+            b = P.relative_buckets(R + 1, self.tr.cfg.causal).numpy()  # b[t, s] of offset s − t
+            table = np.concatenate([b[R, :R], b[0, :]])  # offsets −R..−1 (row R), then 0..R (row 0)
+            idx = g.op("Add", [g.op("Clip", [self.offsets(), g.const(-R, "minus_R", i64), g.const(R, "R", i64)]),
+                               g.const(R, "R_shift", i64)])
+            self._buckets = g.op("Gather", [g.const(table, "bucket_table", i64), idx], "rel_bucket", axis=0)
+        bias = g.op("Gather", [g.const(W_rel, f"b{k}_W_rel"), self._buckets], axis=0)  # (T, T, H)
+        return g.op("Transpose", [bias], f"b{k}_rel_bias", perm=[2, 0, 1])
+
+
 def preflight(model, allow_zero_eps: bool = False):
     """Refuse what the export cannot write (before any file is touched); returns ``onnx``."""
     model_kind(model)  # refuses what is not one of our models
     cfg = transformer_of(model).cfg
-    require_position_table(cfg, "the ONNX export")
     if cfg.layer_norm != "none" and cfg.ln_eps == 0 and not allow_zero_eps:
         raise ValueError("layer norm with eps = 0 is not exported to ONNX: LN(x) = (x - mean)/sqrt(var) is undefined "
                          "(NaN) where var = 0 and not Lipschitz, while ONNX LayerNormalization's epsilon exists to avoid "
@@ -106,7 +184,8 @@ def preflight(model, allow_zero_eps: bool = False):
 
 
 def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
-    """Write ``model`` (Transformer, CompiledModel, Construction or TrainedModel) as ONNX.
+    """Write ``model`` (Transformer, CompiledModel, Construction, TrainedModel or a transformer
+    TrainedRun) as ONNX.
 
     Example::
 
@@ -131,9 +210,13 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
     else:
         y = g.op("MatMul", ["inputs", g.const(_np(tr.W_E, dtype), "W_E")], "embed")
         in_info = h.make_tensor_value_info("inputs", g.elem, ["batch", "tokens", cfg.d_input])
+    pos = _Positions(g, tr, T)
     if tr.W_pos is not None:
-        pos = g.op("Slice", [g.const(_np(tr.W_pos, dtype), "W_pos"), zero(), T, zero()], "pos")
-        y = g.op("Add", [y, pos], "resid_pre")
+        y = g.op("Add", [y, pos.rows(_np(tr.W_pos, dtype), "W_pos")], "resid_pre")
+    elif cfg.positional == "i_over_n":  # p_t = (i/n)·W_frac, i = t + 1, n = T
+        frac = g.op("Div", [g.op("Cast", [pos.index(1)], to=g.elem), g.op("Cast", [T], to=g.elem)], "i_over_n")
+        frac = g.op("Unsqueeze", [frac, g.shared("axis1", [1], i64)])  # (T, 1)
+        y = g.op("Add", [y, g.op("Mul", [frac, g.const(_np(tr.W_frac, dtype), "W_frac")])], "resid_pre")
 
     mask = None
     if cfg.causal:
@@ -148,6 +231,8 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
             scale = g.op("Slice", [g.const(logn, "lam_log_n"), zero(), T, zero()], "scale")
         else:  # every query sees T keys
             scale = g.op("Mul", [g.const(cfg.lam, "lam"), g.op("Log", [g.op("Cast", [T], to=g.elem)])], "scale")
+    rope = pos.rope() if cfg.positional == "rope" else None
+    alibi = pos.alibi() if cfg.positional == "alibi" else None
 
     def layer_norm(x: str, ln, hint: str) -> str:
         return g.op("LayerNormalization", [x, g.const(_np(ln.w, dtype), hint + "_w"), g.const(_np(ln.b, dtype), hint + "_b")],
@@ -161,8 +246,13 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
             return g.op("Transpose", [z], hint + "_t", perm=[0, 2, 1, 3])
 
         q, kk, v = proj(attn.W_Q, attn.b_Q, f"b{k}_Q"), proj(attn.W_K, attn.b_K, f"b{k}_K"), proj(attn.W_V, attn.b_V, f"b{k}_V")
+        if rope is not None:
+            q, kk = pos.rotate(q, rope, f"b{k}_Q_rope"), pos.rotate(kk, rope, f"b{k}_K_rope")
         a = g.op("MatMul", [q, g.op("Transpose", [kk], perm=[0, 1, 3, 2])])  # (B, H, T, T)
         a = g.op("Mul", [a, scale], f"b{k}_scores")
+        bias = pos.relative(_np(attn.W_rel, dtype), k) if cfg.positional == "relative" else alibi
+        if bias is not None:  # b_h(t, s): (H, T, T)
+            a = g.op("Add", [a, bias], f"b{k}_biased")
         if mask is not None:
             a = g.op("Where", [mask, a, g.shared("neg_inf", -math.inf)], f"b{k}_masked")
         if cfg.attention == "softmax":
@@ -181,20 +271,18 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
         return g.op("Add", [g.op("MatMul", [hid, g.const(_np(m.W_out, dtype), f"b{k}_out")]),
                             g.const(_np(m.b_out, dtype), f"b{k}_out_b")], f"b{k}_mlp_out")
 
-    for k, block in enumerate(tr.blocks):
+    def residual(y: str, sublayer, ln, hint: str) -> str:
+        """y + sublayer(LN(y)) (pre-LN), LN(y + sublayer(y)) (post-LN) or y + sublayer(y)."""
         if cfg.layer_norm == "pre":
-            y = g.op("Add", [y, attention(layer_norm(y, block.ln1, f"b{k}_ln1"), block.attn, k)], f"b{k}_resid_mid")
-        else:
-            y = g.op("Add", [y, attention(y, block.attn, k)], f"b{k}_resid_mid")
-            if cfg.layer_norm == "post":
-                y = layer_norm(y, block.ln1, f"b{k}_ln1")
+            return g.op("Add", [y, sublayer(layer_norm(y, ln, hint + "_ln"))], hint)
+        y = g.op("Add", [y, sublayer(y)], hint)
+        return layer_norm(y, ln, hint + "_ln") if cfg.layer_norm == "post" else y
+
+    for k, block in enumerate(tr.blocks):
+        ln1, ln2 = (block.ln1, block.ln2) if cfg.layer_norm != "none" else (None, None)
+        y = residual(y, lambda x, b=block, k=k: attention(x, b.attn, k), ln1, f"b{k}_resid_mid")
         if block.mlp is not None:
-            if cfg.layer_norm == "pre":
-                y = g.op("Add", [y, mlp(layer_norm(y, block.ln2, f"b{k}_ln2"), block.mlp, k)], f"b{k}_resid_post")
-            else:
-                y = g.op("Add", [y, mlp(y, block.mlp, k)], f"b{k}_resid_post")
-                if cfg.layer_norm == "post":
-                    y = layer_norm(y, block.ln2, f"b{k}_ln2")
+            y = residual(y, lambda x, b=block, k=k: mlp(x, b.mlp, k), ln2, f"b{k}_resid_post")
     if cfg.layer_norm == "pre":
         y = layer_norm(y, tr.ln_final, "ln_final")
     if cfg.d_out is not None:
@@ -213,13 +301,16 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
 
 def sample_inputs(model, n_inputs: int, seed: int = 0) -> torch.Tensor:
     """Inputs our model is meant to read: points of a compiled model's domain, encoded random
-    strings for constructions and trained models, random ids or Gaussian vectors otherwise."""
+    strings for constructions and trained models, a batch of its task for a training run,
+    random ids or Gaussian vectors otherwise."""
     rng = np.random.default_rng(seed)
     kind = model_kind(model)
     tr = transformer_of(model)
     cfg = tr.cfg
     if kind == "compiled":
         return model.inputs(rng.uniform(model.lo, model.hi, (n_inputs, len(model.lo))))
+    if kind == "run":
+        return model.sample_inputs(n_inputs, seed)
     if kind in ("construction", "trained"):
         alphabet = model.language.alphabet
         n = min(8, cfg.n_ctx - 1)

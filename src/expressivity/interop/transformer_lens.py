@@ -42,7 +42,7 @@ import torch
 from ..checks import check_choice, check_int, check_memory
 from ..compile import CompiledModel, compile_maxout
 from ..transformer import Transformer
-from ..transformer.positions import require_position_table
+from ..transformer import positions as P
 from ._optional import need
 from .hub import model_kind, transformer_of
 
@@ -104,7 +104,7 @@ def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = Non
     """
     kind = model_kind(model)
     tr = transformer_of(model)
-    require_position_table(tr.cfg, "the TransformerLens export")
+    _check_positions(tr.cfg)
     bound = 0.0
     if tr.cfg.attention == "hardmax":
         if lam is None:
@@ -140,6 +140,24 @@ def _cast(tr: Transformer, dtype: str) -> Transformer:
     return out.eval()
 
 
+TL_POSITIONS = {"learned": "standard", "sinusoidal": "standard", "none": "standard", "rope": "rotary"}
+WHY_NOT = {  # positional -> why TransformerLens's native model cannot compute it
+    "alibi": "its native model has positions as a table (standard) or rotary only, no score bias b_h(t, s)",
+    "relative": "its native model has positions as a table (standard) or rotary only, no learned bias "
+                "table W_rel[bucket(s − t), h]",
+    "i_over_n": "its native model has positions as a fixed table (standard) or rotary only, and i/n changes "
+                "with the length n",
+}
+
+
+def _check_positions(cfg) -> None:
+    """learned/sinusoidal/none → TL's ``standard`` table (zeros for none), rope → ``rotary``;
+    the others are refused with the reason."""
+    if cfg.positional not in TL_POSITIONS:
+        raise ValueError(f"the TransformerLens export cannot express positional={cfg.positional!r}: "
+                         f"{WHY_NOT[cfg.positional]}; export it to ONNX, which expresses every encoding")
+
+
 def _check_expressible(tr: Transformer) -> None:
     cfg = tr.cfg
     if cfg.layer_norm == "post":
@@ -168,15 +186,30 @@ def _boot(tr: Transformer, n_ctx: int):
         d_mlp=cfg.d_mlp if cfg.d_mlp > 0 else None, attn_only=cfg.d_mlp == 0, act_fn="relu",
         normalization_type="LN" if cfg.layer_norm == "pre" else None, eps=cfg.ln_eps,
         attention_dir="causal" if cfg.causal else "bidirectional",
-        use_attn_scale=True, attn_scale=fold / cfg.lam, positional_embedding_type="standard",
+        use_attn_scale=True, attn_scale=fold / cfg.lam, positional_embedding_type=TL_POSITIONS[cfg.positional],
+        rotary_dim=e if cfg.positional == "rope" else None, rotary_base=P.ROPE_BASE,
         init_weights=False, dtype=tr.dtype,
     )
     bridge = TransformerBridge.boot_native(tl_cfg, dtype=tr.dtype)
+    if cfg.positional == "rope":
+        _exact_rotary(bridge.original_model.rotary, n_ctx, e, tr.dtype)
     state = _native_state(tr, fold, n_ctx)
     result = bridge.load_state_dict(state, strict=False)
     _check_loaded(bridge, state, result.unexpected_keys)
     bridge.eval()
     return bridge
+
+
+def _exact_rotary(rotary, n_ctx: int, d_head: int, dtype: torch.dtype) -> None:
+    """TL's rotary tables are computed in float32 (angles t·θ_i off by ~1e-7·t); ours are
+    float64 (positions.rope_tables). Its layout is ours — adjacent pairs (2i, 2i+1), θ_i =
+    10000^{−2i/d_head}, (x_{2i}, x_{2i+1}) ↦ (x_{2i} cos − x_{2i+1} sin, x_{2i+1} cos + x_{2i} sin) —
+    so our tables, each repeated per pair, replace its buffers and the rotation is exact."""
+    cos, sin = P.rope_tables(n_ctx, d_head, dtype)
+    if rotary is None or tuple(rotary.cos_cached.shape) != (n_ctx, d_head):
+        raise RuntimeError("TransformerLens's native rotary module is not where this export expects it")
+    rotary.cos_cached = cos.repeat_interleave(2, dim=-1)
+    rotary.sin_cached = sin.repeat_interleave(2, dim=-1)
 
 
 def _check_loaded(bridge, state: dict[str, torch.Tensor], unexpected: list[str]) -> None:
@@ -198,7 +231,8 @@ def _native_state(tr: Transformer, fold: float, n_ctx: int) -> dict[str, torch.T
     with torch.no_grad():
         s: dict[str, torch.Tensor] = {}
         s["tok_embed.weight"] = tr.W_E.detach().clone() if cfg.d_vocab is not None else torch.zeros(1, d, dtype=dt)
-        s["pos.weight"] = tr.W_pos[:n_ctx].detach().clone() if tr.W_pos is not None else torch.zeros(n_ctx, d, dtype=dt)
+        if cfg.positional != "rope":  # rotary: TL's native model has no pos table
+            s["pos.weight"] = tr.W_pos[:n_ctx].detach().clone() if tr.W_pos is not None else torch.zeros(n_ctx, d, dtype=dt)
         for k, block in enumerate(tr.blocks):
             a, p = block.attn, f"layers.{k}."
 

@@ -51,7 +51,7 @@ def require_position_table(cfg, what: str) -> None:
     """Refuse a model whose positions are not the fixed table W_pos (``TABLE``).
 
     Code that reads W_E + W_pos, or re-derives q·k from the weights (Lemma 5's bound, the
-    incremental flip measurement, the depth reduction, ONNX and TransformerLens exports),
+    incremental flip measurement, the depth reduction),
     would silently drop rope's rotations, alibi/relative score biases or the length-dependent
     i/n feature; it must say so instead of answering for a different model."""
     if cfg.positional not in TABLE:
