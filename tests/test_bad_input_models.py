@@ -13,7 +13,7 @@ TRAIN = ["train", "--task", "parity", "--steps", "1", "--train-lengths", "2-4", 
 
 CASES = [
     Case("unknown model", [*TRAIN, "--model", "gru"],
-         ("model", "'gru'", "transformer, rnn, lstm, stack_rnn, tape_rnn")),
+         ("model", "'gru'", "transformer", "stack_lstm", "tape_rnn")),
     Case("model name in the wrong case", [*TRAIN, "--model", "Stack_RNN"], ("model", "stack_rnn")),
     Case("unknown encoding", [*TRAIN, "--positional", "xpos"],
          ("positional", "'xpos'", "learned, sinusoidal, none, relative, rope, alibi, i_over_n")),
