@@ -13,7 +13,7 @@ TRAIN = ["train", "--task", "parity", "--steps", "1", "--train-lengths", "2-4", 
 
 CASES = [
     Case("unknown model", [*TRAIN, "--model", "gru"],
-         ("model", "'gru'", "transformer", "stack_lstm", "tape_rnn")),
+         ("model", "'gru'", "transformer, rnn, lstm, stack_rnn, stack_lstm, tape_rnn")),
     Case("model name in the wrong case", [*TRAIN, "--model", "Stack_RNN"], ("model", "stack_rnn")),
     Case("unknown encoding", [*TRAIN, "--positional", "xpos"],
          ("positional", "'xpos'", "learned, sinusoidal, none, relative, rope, alibi, i_over_n")),
@@ -35,7 +35,7 @@ BASE = dict(task="parity", train_lengths=(2, 4), test_lengths=(6,))
 
 
 def test_api_unknown_model_lists_the_models():
-    api_rejects(RunConfig, **BASE, model="gru", mentions=("RunConfig.model", "stack_rnn", "tape_rnn"))
+    api_rejects(RunConfig, **BASE, model="gru", mentions=("RunConfig.model", "stack_rnn", "stack_lstm", "tape_rnn"))
     api_rejects(RunConfig, **BASE, model=None, mentions=("RunConfig.model", "rnn"))
 
 

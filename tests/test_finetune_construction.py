@@ -9,7 +9,7 @@ import torch
 
 from expressivity import constructions as C
 from expressivity.train import RunConfig, build_model, expand_grid, memory_estimate, train_run
-from expressivity.train.models.construction import ConstructionModel
+from expressivity.train.models.construction import ConstructionModel, get_construction
 
 
 def cfg_for(init: str = "construction:parity", task: str = "parity", **kw) -> RunConfig:
@@ -79,6 +79,10 @@ def test_fine_tuning_trains_resumes_and_records(tmp_path):
     from safetensors.torch import load_file
     saved = load_file(str(tmp_path / "run" / "model.safetensors"))
     assert any(not torch.equal(saved[k], v) for k, v in start.state_dict().items())
+    # ... while the construction the run started from (cached for every run) is untouched
+    cached = get_construction("parity", {})
+    fresh = C.get("parity")
+    assert all(torch.equal(p, q) for p, q in zip(cached.transformer.parameters(), fresh.transformer.parameters()))
 
 
 def test_run_ids_of_random_init_configs_are_unchanged_and_init_is_in_the_json():

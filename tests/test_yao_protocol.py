@@ -175,3 +175,14 @@ def test_results_command_shows_the_distance_bins(tmp_path):
     out = CliRunner().invoke(app, ["results", "--db", str(tmp_path / "r.sqlite")], env={"COLUMNS": "250"})
     assert out.exit_code == 0, out.output
     assert "close_1_20" in out.output
+
+
+def test_the_example_sweep_runs_their_three_alphabets():
+    from pathlib import Path
+
+    from expressivity.train import load_sweep
+
+    cfgs = load_sweep(Path(__file__).resolve().parents[1] / "examples" / "sweeps" / "yao.yaml")
+    assert sorted({c.task_params["k"] for c in cfgs}) == [8, 32, 128]
+    assert all(c.protocol == "yao" and c.kind == "next_symbol" and c.task_params["max_depth"] == 3
+               and c.train_lengths == (1, 84) and max(c.test_lengths) == 168 for c in cfgs)

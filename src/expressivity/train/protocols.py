@@ -70,7 +70,7 @@ PROTOCOLS: dict[str, Protocol] = {
     "deletang": Protocol("deletang", (1, 40), tuple(range(41, 501)), ((41, 500),), "per_position",
                          (("batch_size", 128),)),
     "bhattamishra": Protocol("bhattamishra", (2, 50), tuple(range(51, 151)), ((51, 100), (101, 150)), "per_string"),
-    "yao": Protocol("yao", (1, 84), tuple(range(85, 169)), ((85, 168),), "per_position",
+    "yao": Protocol("yao", (1, 84), tuple(range(85, 169)), ((85, 168), (181, 360)), "per_position",
                     (("kind", "next_symbol"), ("batch_size", 10)), tasks=("dyck",),
                     task_params=(("k", 8), ("max_depth", 3)), depth_windows=YAO_WINDOWS),
     "quick": Protocol("quick", (2, 12), tuple(range(14, 41, 2)), ((14, 40),), "per_string",
