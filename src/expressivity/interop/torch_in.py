@@ -145,30 +145,31 @@ def build_sequential(layers: list, dtype: torch.dtype = torch.float64) -> nn.Seq
     (weights uninitialised)."""
     mods: list[nn.Module] = []
     width = None
+
+    def shape_of(i: int, entry: dict, kind: str, names: str) -> list[int]:
+        shape = entry[kind]
+        n = names.count(",") + 1
+        if (not isinstance(shape, list) or len(shape) != n
+                or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in shape)):
+            raise ValueError(f"layers[{i}]: {kind} needs [{names}] with positive ints, got {shape!r}")
+        if width is not None and shape[0] != width:
+            raise ValueError(f"layers[{i}]: {kind} has {shape[0]} inputs but the previous layer has {width} outputs")
+        return shape
+
     for i, entry in enumerate(layers):
         if entry == "relu":
             mods.append(nn.ReLU())
         elif entry == "identity":
             mods.append(nn.Identity())
         elif isinstance(entry, dict) and "linear" in entry and set(entry) <= {"linear", "bias"}:
-            shape = entry["linear"]
-            if (not isinstance(shape, list) or len(shape) != 2
-                    or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape)):
-                raise ValueError(f"layers[{i}]: linear needs [in, out] with positive ints, got {shape!r}")
-            if width is not None and shape[0] != width:
-                raise ValueError(f"layers[{i}]: linear has {shape[0]} inputs but the previous linear has {width} outputs")
+            shape = shape_of(i, entry, "linear", "in, out")
             bias = entry.get("bias", True)
             if not isinstance(bias, bool):
                 raise ValueError(f"layers[{i}]: bias must be true or false, got {bias!r}")
             mods.append(nn.Linear(shape[0], shape[1], bias=bias, dtype=dtype))
             width = shape[1]
         elif isinstance(entry, dict) and set(entry) == {"maxout"}:
-            shape = entry["maxout"]
-            if (not isinstance(shape, list) or len(shape) != 3
-                    or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape)):
-                raise ValueError(f"layers[{i}]: maxout needs [in, out, rank] with positive ints, got {shape!r}")
-            if width is not None and shape[0] != width:
-                raise ValueError(f"layers[{i}]: maxout has {shape[0]} inputs but the previous layer has {width} outputs")
+            shape = shape_of(i, entry, "maxout", "in, out, rank")
             mods.append(Maxout(*shape, dtype=dtype))
             width = shape[1]
         else:
