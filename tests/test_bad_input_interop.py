@@ -90,7 +90,25 @@ def int_weights(tmp: Path):
     _layers(tmp)
 
 
+def maxout_bad_spec(tmp: Path):
+    from expressivity.interop.torch_in import Maxout
+
+    torch.save(nn.Sequential(nn.Linear(2, 3), Maxout(3, 2, 2)).state_dict(), tmp / "net.pt")
+    _layers(tmp, {"layers": [{"linear": [2, 3]}, {"maxout": [3, 2]}], "domain": {"lo": -1, "hi": 1}})
+
+
+def maxout_wrong_rank(tmp: Path):
+    from expressivity.interop.torch_in import Maxout
+
+    torch.save(nn.Sequential(nn.Linear(2, 3), Maxout(3, 2, 2)).state_dict(), tmp / "net.pt")
+    _layers(tmp, {"layers": [{"linear": [2, 3]}, {"maxout": [3, 2, 4]}], "domain": {"lo": -1, "hi": 1}})
+
+
 TORCH_CASES = [
+    Case("maxout without rank", ["compile", "net.pt", "--out", "m.safetensors"], ("layers[1]", "maxout", "rank"),
+         maxout_bad_spec),
+    Case("maxout rank mismatch", ["regions", "net.pt", "--segment", "0,0", "1,1"], ("1.weight", "shape"),
+         maxout_wrong_rank),
     Case("pickled module", ["compile", "net.pt", "--out", "m.safetensors"], ("not a plain state dict", "weights_only"),
          pickled_module),
     Case("checkpoint dict", ["compile", "net.pt", "--out", "m.safetensors"], ("not a plain state dict", "model"),

@@ -3,6 +3,7 @@ regions — and the worked example of docs/compile.md, run from the docs themsel
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shlex
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 from expressivity.cli import app
 from expressivity.cpwl import from_relu_mlp
 from expressivity.interop.torch_in import (
+    Maxout,
     is_torch_weights,
     load_network,
     load_sequential,
@@ -42,6 +44,46 @@ def test_save_load_round_trip(tmp_path, suffix):
     assert domain[0] == -1.0 and domain[1] == 1.0
     net, _ = load_network(w)
     assert np.abs(net(x.numpy()) - from_relu_mlp(mlp)(x.numpy())).max() == 0.0
+
+
+def _maxout_net(seed: int = 0) -> nn.Sequential:
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(2, 5), Maxout(5, 4, 3), Maxout(4, 3, 2), nn.ReLU(), nn.Linear(3, 6),
+                         nn.Linear(6, 4), nn.ReLU(), nn.Linear(4, 2))
+
+
+@pytest.mark.parametrize("suffix", [".pt", ".safetensors"])
+def test_our_maxout_module_round_trips_and_converts_exactly(tmp_path, suffix):
+    """Maxout(in, out, rank) in a Sequential: saved as {"maxout": [in, out, rank]}, loaded back,
+    and converted to the MaxoutNetwork that computes the same function (Linear maps folded into
+    the next layer's pieces, a ReLU after a Maxout, two Linears in a row)."""
+    mlp = _maxout_net()
+    w, layers = save_sequential(mlp, tmp_path / f"m{suffix}", domain=(-1.0, 1.0))
+    assert json.loads(layers.read_text())["layers"][1] == {"maxout": [5, 4, 3]}
+    back, _ = load_sequential(w)
+    x = torch.rand(2000, 2, dtype=torch.float64) * 4 - 2
+    with torch.no_grad():
+        ref = mlp.double()(x)
+        assert torch.equal(back(x), ref)
+    net, _ = load_network(w)
+    assert [layer.rank for layer in net.layers] == [3, 2, 2, 2] and net.readout[0].shape == (2, 4)
+    assert np.abs(net(x.numpy()) - ref.numpy()).max() < 1e-12
+
+
+def test_maxout_net_compiles_verifies_and_counts_regions(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    save_sequential(_maxout_net(1), tmp_path / "m.pt", domain=(-1.0, 1.0))
+    run = CliRunner()
+    r = run.invoke(app, ["compile", "m.pt", "--out", "m.safetensors"])
+    assert r.exit_code == 0 and "wrote m.safetensors" in r.output, r.output
+    r = run.invoke(app, ["verify", "m.safetensors", "m.pt", "--points", "2000"])
+    assert r.exit_code == 0 and "verified" in r.output, r.output
+    counts = []
+    for model in ("m.pt", "m.safetensors"):
+        r = run.invoke(app, ["regions", model, "--plane=0,0", "1,0", "0,1", "--json"])
+        assert r.exit_code == 0, r.output
+        counts.append(json.loads(r.stdout)["linear_regions"])
+    assert counts[0] == counts[1] >= 2
 
 
 def test_our_own_safetensors_are_not_torch_weights(tmp_path):
@@ -115,8 +157,9 @@ def test_worked_example_of_the_docs_runs(tmp_path, monkeypatch):
     for command, shown in steps[1:]:
         args = shlex.split(command)
         assert args[0] == "expressivity", command
-        if "--onnx" in args:
-            pytest.importorskip("onnxruntime", reason="ONNX export needs the extra: pip install 'expressivity[onnx]'")
+        if "--onnx" in args and importlib.util.find_spec("onnxruntime") is None:
+            args = args[:args.index("--onnx")] + args[args.index("--onnx") + 2:]  # the extra is absent: hub only
+            shown = ""
         r = CliRunner().invoke(app, args[1:])
         assert r.exit_code == 0, (command, r.output)
         assert _reads_as(r.output, shown), (command, shown, r.output)

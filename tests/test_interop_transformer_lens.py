@@ -106,3 +106,18 @@ def test_float32_model_compared_in_float64():
     assert _compare(tl, tl.transformer, ids) < 1e-6
     with torch.no_grad():  # and against the float32 model itself: float32 round-off
         assert (tl.logits(ids) - m(ids).double()).abs().max().item() < 1e-4
+
+
+def test_trained_run_with_rope(tmp_path):
+    """A training output directory (float32, pre-LN, RoPE) → TrainedRun → TransformerLens in
+    float64, compared hook by hook with the same weights in float64."""
+    from expressivity.interop import from_pretrained
+    from expressivity.train import RunConfig, train_run
+
+    cfg = RunConfig(task="parity", layers=2, heads=2, d_model=8, d_mlp=8, steps=2, batch_size=4,
+                    train_lengths=(2, 6), test_lengths=(8,), eval_batch=4, checkpoint_every=1, positional="rope")
+    train_run(cfg, out_dir=tmp_path / "run")
+    run = from_pretrained(tmp_path / "run")
+    tl = to_transformer_lens(run, dtype="float64")
+    assert tl.bridge.cfg.positional_embedding_type == "rotary" and run.model.cfg.dtype == "float32"
+    assert _compare(tl, tl.transformer, run.sample_inputs(8)) < 1e-12

@@ -34,7 +34,7 @@ def load_model(path: Path, compile_it: bool = False, layers: Path | None = None)
     """A model object that :func:`expressivity.regions.lower` accepts. A constructed family
     whose known number of pieces cannot be held in memory is refused before counting."""
     path = Path(path)
-    from ..interop.torch_in import is_torch_weights, load_network, load_sequential
+    from ..interop.torch_in import is_torch_weights, load_network, torch_model
 
     if is_torch_weights(path):  # a saved nn.Sequential (+ its layers JSON)
         if compile_it:
@@ -42,7 +42,7 @@ def load_model(path: Path, compile_it: bool = False, layers: Path | None = None)
 
             net, domain = load_network(path, layers, need_domain=True)
             return compile_maxout(net, domain=domain)
-        return load_sequential(path, layers)[0]
+        return torch_model(path, layers)
     if path.suffix == ".safetensors":
         from ..transformer import load_transformer, read_metadata
 

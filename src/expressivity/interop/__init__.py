@@ -7,7 +7,8 @@ One module per format:
 * :mod:`.runs` — ``TrainedRun(model, config)`` and ``load_run(run_dir)``: a trained model of
   any registered kind (transformer, rnn, lstm, …) rebuilt from its RunConfig;
 * :mod:`.torch_in` — ``load_sequential(weights, layers_json)``: a saved ``nn.Sequential`` of
-  Linear/ReLU (plain state dict in ``.pt`` or ``.safetensors``) for ``compile`` and ``regions``;
+  Linear/ReLU/``Maxout`` (plain state dict in ``.pt`` or ``.safetensors``) for ``compile`` and
+  ``regions``;
 * :mod:`.onnx_export` — ``export_onnx(model, path)`` and ``check_onnx`` (onnxruntime; extra
   ``expressivity[onnx]``);
 * :mod:`.transformer_lens` — ``to_transformer_lens(model)`` (TransformerLens 4.x
@@ -28,10 +29,11 @@ from .hub import (
 )
 from .onnx_export import check_onnx, export_onnx
 from .runs import TrainedRun, load_run
-from .torch_in import load_network, load_sequential, save_sequential
+from .torch_in import Maxout, load_network, load_sequential, network_of, save_sequential
 from .transformer_lens import TLExport, to_transformer_lens
 
 __all__ = [
+    "Maxout",
     "TLExport",
     "TrainedRun",
     "check_onnx",
@@ -44,6 +46,7 @@ __all__ = [
     "load_any",
     "load_sequential",
     "model_kind",
+    "network_of",
     "read_config",
     "save_pretrained",
     "save_sequential",

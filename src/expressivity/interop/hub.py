@@ -40,7 +40,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
 from ..checks import write_atomic
@@ -52,7 +51,15 @@ from ..languages import REGISTRY as LANGUAGES
 from ..languages import Language
 from ..limits.trained import TrainedModel
 from ..transformer import ChannelMap, Transformer, TransformerConfig, read_metadata
-from .runs import TrainedRun, checkpoint_metadata, is_checkpoint, load_run, rebuild, run_config
+from .runs import (
+    TrainedRun,
+    checkpoint_metadata,
+    is_checkpoint,
+    load_run,
+    read_tensors,
+    rebuild,
+    run_config,
+)
 
 FORMAT = "expressivity.hub/1"
 CONFIG_NAME = "config.json"
@@ -214,7 +221,7 @@ def from_pretrained(directory: str | Path) -> Model:
         return load_run(d)
     config = read_config(d)
     if config["kind"] == "run":
-        run = rebuild(run_config(config.get("run"), str(d / CONFIG_NAME)), _read_tensors(d / WEIGHTS_NAME),
+        run = rebuild(run_config(config.get("run"), str(d / CONFIG_NAME)), read_tensors(d / WEIGHTS_NAME),
                       str(d / WEIGHTS_NAME))
         built = run.model.cfg.to_dict() if isinstance(run.model, Transformer) else None
         if config.get("transformer") != built:
@@ -227,7 +234,7 @@ def from_pretrained(directory: str | Path) -> Model:
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{d / CONFIG_NAME}: bad transformer config ({exc})") from None
     tr = Transformer(cfg, channels)
-    state = _read_tensors(d / WEIGHTS_NAME)
+    state = read_tensors(d / WEIGHTS_NAME)
     try:
         with torch.no_grad():
             tr.load_state_dict(state, strict=True)
@@ -280,19 +287,11 @@ def _is_train_run_dir(d: Path) -> bool:
     return (d / CONFIG_NAME).is_file() and is_checkpoint(d)
 
 
-def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            return {k: f.get_tensor(k) for k in f.keys()}
-    except Exception as exc:  # safetensors raises its own error types
-        raise ValueError(f"{path} is not a safetensors file: {exc}") from None
-
-
 def _compiled(tr: Transformer, config: dict, d: Path) -> CompiledModel:
     rec = config["compiled"]
     net = None
     if config.get("source_net") is not None:
-        t = {k: v.double().numpy() for k, v in _read_tensors(d / SOURCE_NET_NAME).items()}
+        t = {k: v.double().numpy() for k, v in read_tensors(d / SOURCE_NET_NAME).items()}
         depth = int(config["source_net"]["depth"])
         layers = [(t[f"layers.{k}.W"], t[f"layers.{k}.b"]) for k in range(depth)]
         readout = (t["readout.A"], t["readout.c"]) if config["source_net"]["readout"] else None

@@ -131,7 +131,13 @@ def load_run(path: str | Path) -> TrainedRun:
         data = json.loads(meta["run_config"])
     except json.JSONDecodeError as exc:
         raise ValueError(f"{f}: its run_config metadata is not JSON ({exc})") from None
-    config = run_config(data, str(f))
-    with safe_open(str(f), framework="pt") as sf:
-        state = {k: sf.get_tensor(k) for k in sf.keys()}
-    return rebuild(config, state, str(f))
+    return rebuild(run_config(data, str(f)), read_tensors(f), str(f))
+
+
+def read_tensors(path: Path) -> dict[str, torch.Tensor]:
+    """Every tensor of a safetensors file, or a one-line error."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return {k: f.get_tensor(k) for k in f.keys()}
+    except Exception as exc:  # safetensors raises its own error types
+        raise ValueError(f"{path} is not a safetensors file: {exc}") from None

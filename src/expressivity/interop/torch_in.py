@@ -1,4 +1,4 @@
-"""Torch models in: a saved ``nn.Sequential`` of Linear/ReLU for ``compile`` and ``regions``.
+"""Torch models in: a saved ``nn.Sequential`` of Linear/ReLU/Maxout for ``compile`` and ``regions``.
 
 A state dict does not say where the ReLUs are, so the weights come with a small JSON of the
 layer shapes (by default beside them: ``net.pt`` → ``net.json``)::
@@ -6,9 +6,11 @@ layer shapes (by default beside them: ``net.pt`` → ``net.json``)::
     {"layers": [{"linear": [2, 8]}, "relu", {"linear": [8, 8]}, "relu", {"linear": [8, 1]}],
      "domain": {"lo": -1, "hi": 1}}
 
-``{"linear": [in, out]}`` is ``nn.Linear(in, out)`` (``"bias": false`` for none); ``"relu"``
-and ``"identity"`` have no weights. The Sequential's state-dict keys are then ``"0.weight"``,
-``"0.bias"``, ``"2.weight"``, … (the module index in the list). ``domain`` (numbers or
+``{"linear": [in, out]}`` is ``nn.Linear(in, out)`` (``"bias": false`` for none);
+``{"maxout": [in, out, rank]}`` is our :class:`Maxout` module, h_i = max_{j<rank} (W_ij·x +
+b_ij) (weight (out, rank, in), bias (out, rank)); ``"relu"`` and ``"identity"`` have no
+weights. The Sequential's state-dict keys are then ``"0.weight"``, ``"0.bias"``,
+``"2.weight"``, … (the module index in the list). ``domain`` (numbers or
 per-coordinate lists, as in the compile spec) is needed by ``compile`` only.
 
 The weights are a *plain* state dict (names → tensors) in a ``.pt`` file, read with
@@ -28,8 +30,34 @@ from torch import nn
 
 from ..checks import as_real_array
 from ..cpwl import MaxoutNetwork, from_relu_mlp
+from ..cpwl.relu import linear_weights
 
 SUFFIXES = (".pt", ".pth", ".safetensors")
+
+
+class Maxout(nn.Module):
+    """A maxout layer as a torch module: h_i(x) = max_{j < rank} (W[i, j]·x + b[i, j]).
+
+    ``weight`` (out, rank, in) and ``bias`` (out, rank) are the W, b of
+    :class:`~expressivity.cpwl.MaxoutLayer`, so the conversion is exact. Save a Sequential that
+    holds it with :func:`save_sequential` (layers JSON entry ``{"maxout": [in, out, rank]}``)."""
+
+    def __init__(self, in_features: int, out_features: int, rank: int, dtype: torch.dtype | None = None) -> None:
+        super().__init__()
+        for name, n in (("in_features", in_features), ("out_features", out_features), ("rank", rank)):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"Maxout {name} must be a positive int, got {n!r}")
+        self.in_features, self.out_features, self.rank = in_features, out_features, rank
+        self.weight = nn.Parameter(torch.empty(out_features, rank, in_features, dtype=dtype))
+        self.bias = nn.Parameter(torch.zeros(out_features, rank, dtype=dtype))
+        with torch.no_grad():
+            self.weight.uniform_(-in_features ** -0.5, in_features ** -0.5)  # nn.Linear's scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (torch.einsum("...d,mpd->...mp", x, self.weight) + self.bias).amax(-1)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, rank={self.rank}"
 _OURS = "expressivity."  # metadata "format" prefix of our own safetensors files
 
 
@@ -113,30 +141,42 @@ def read_layers(path: str | Path) -> tuple[list, tuple[np.ndarray, np.ndarray] |
 
 
 def build_sequential(layers: list, dtype: torch.dtype = torch.float64) -> nn.Sequential:
-    """``[{"linear": [in, out]}, "relu", …]`` → an ``nn.Sequential`` (weights uninitialised)."""
+    """``[{"linear": [in, out]}, "relu", {"maxout": [in, out, rank]}, …]`` → an ``nn.Sequential``
+    (weights uninitialised)."""
     mods: list[nn.Module] = []
     width = None
+
+    def shape_of(i: int, entry: dict, kind: str, names: str) -> list[int]:
+        shape = entry[kind]
+        n = names.count(",") + 1
+        if (not isinstance(shape, list) or len(shape) != n
+                or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in shape)):
+            raise ValueError(f"layers[{i}]: {kind} needs [{names}] with positive ints, got {shape!r}")
+        if width is not None and shape[0] != width:
+            raise ValueError(f"layers[{i}]: {kind} has {shape[0]} inputs but the previous layer has {width} outputs")
+        return shape
+
     for i, entry in enumerate(layers):
         if entry == "relu":
             mods.append(nn.ReLU())
         elif entry == "identity":
             mods.append(nn.Identity())
         elif isinstance(entry, dict) and "linear" in entry and set(entry) <= {"linear", "bias"}:
-            shape = entry["linear"]
-            if (not isinstance(shape, list) or len(shape) != 2
-                    or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in shape)):
-                raise ValueError(f"layers[{i}]: linear needs [in, out] with positive ints, got {shape!r}")
-            if width is not None and shape[0] != width:
-                raise ValueError(f"layers[{i}]: linear has {shape[0]} inputs but the previous linear has {width} outputs")
+            shape = shape_of(i, entry, "linear", "in, out")
             bias = entry.get("bias", True)
             if not isinstance(bias, bool):
                 raise ValueError(f"layers[{i}]: bias must be true or false, got {bias!r}")
             mods.append(nn.Linear(shape[0], shape[1], bias=bias, dtype=dtype))
             width = shape[1]
+        elif isinstance(entry, dict) and set(entry) == {"maxout"}:
+            shape = shape_of(i, entry, "maxout", "in, out, rank")
+            mods.append(Maxout(*shape, dtype=dtype))
+            width = shape[1]
         else:
-            raise ValueError(f"layers[{i}]: expected {{\"linear\": [in, out]}}, \"relu\" or \"identity\", got {entry!r}")
+            raise ValueError(f"layers[{i}]: expected {{\"linear\": [in, out]}}, {{\"maxout\": [in, out, rank]}}, "
+                             f"\"relu\" or \"identity\", got {entry!r}")
     if width is None:
-        raise ValueError("layers: no linear layer (input dimension unknown)")
+        raise ValueError("layers: no linear or maxout layer (input dimension unknown)")
     return nn.Sequential(*mods)
 
 
@@ -176,7 +216,49 @@ def load_network(weights: str | Path, layers: str | Path | None = None, need_dom
         where = Path(layers) if layers is not None else default_layers_path(weights)
         raise ValueError(f"layers file {where} has no domain; compiling needs one: add "
                          '"domain": {"lo": -1, "hi": 1} (numbers or per-coordinate lists)')
-    return from_relu_mlp(mlp), domain
+    return network_of(mlp), domain
+
+
+def network_of(mlp: nn.Sequential) -> MaxoutNetwork:
+    """The exact :class:`MaxoutNetwork` of a Sequential of Linear/ReLU/Maxout/Identity.
+
+    Linear maps fold into the next layer's pieces — Maxout(W, b) after x ↦ A x + c has the
+    pieces W_ij A, W_ij c + b_ij, and ReLU(A x + c) = max(A x + c, 0) is rank 2 — and the
+    Linear maps after the last of them are the read-out. Without a Maxout this is
+    :func:`~expressivity.cpwl.from_relu_mlp`."""
+    if not any(isinstance(m, Maxout) for m in mlp):
+        return from_relu_mlp(mlp)
+    A = c = None  # the affine map x ↦ A x + c since the last nonlinearity (None: the identity)
+    layers: list[tuple[np.ndarray, np.ndarray]] = []
+    for idx, mod in enumerate(mlp):
+        if isinstance(mod, nn.Linear):
+            W, b = linear_weights(mod, f"module {idx} (Linear)")
+            A, c = (W, b) if A is None else (W @ A, W @ c + b)
+        elif isinstance(mod, (nn.ReLU, Maxout)):
+            if isinstance(mod, nn.ReLU):
+                if A is None and not layers:
+                    raise ValueError(f"module {idx}: ReLU must follow a Linear or Maxout layer")
+                if A is None:  # ReLU right after a Maxout: max(h, 0) of its outputs
+                    A, c = np.eye(layers[-1][0].shape[0]), np.zeros(layers[-1][0].shape[0])
+                W = np.stack([np.eye(A.shape[0]), np.zeros((A.shape[0], A.shape[0]))], axis=1)  # (m, 2, m)
+                b = np.zeros((A.shape[0], 2))
+            else:
+                W = as_real_array(mod.weight, f"module {idx} (Maxout).weight")
+                b = as_real_array(mod.bias, f"module {idx} (Maxout).bias")
+            if A is not None:
+                W, b = np.einsum("mpk,kd->mpd", W, A), np.einsum("mpk,k->mp", W, c) + b
+            layers.append((W, b))
+            A = c = None
+        elif not isinstance(mod, (nn.Identity, nn.Flatten)):
+            raise ValueError(f"module {idx} ({type(mod).__name__}) is not Linear, ReLU, Maxout or Identity")
+    return MaxoutNetwork.from_weights(layers, (A, c) if A is not None else None)
+
+
+def torch_model(weights: str | Path, layers: str | Path | None = None):
+    """What ``regions`` counts for torch weights: the Sequential itself when it is Linear/ReLU
+    (the counters read it directly), else its exact MaxoutNetwork (:func:`network_of`)."""
+    mlp, _ = load_sequential(weights, layers)
+    return network_of(mlp) if any(isinstance(m, Maxout) for m in mlp) else mlp
 
 
 def load_source(path: str | Path, layers: str | Path | None = None, need_domain: bool = False,
@@ -193,7 +275,7 @@ def load_source(path: str | Path, layers: str | Path | None = None, need_domain:
 
 
 def layers_of(mlp: nn.Sequential) -> list:
-    """The layers JSON list of a Sequential of Linear/ReLU/Identity."""
+    """The layers JSON list of a Sequential of Linear/ReLU/Maxout/Identity."""
     if not isinstance(mlp, nn.Sequential):
         raise ValueError(f"model must be a torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
     out: list = []
@@ -203,12 +285,14 @@ def layers_of(mlp: nn.Sequential) -> list:
             if mod.bias is None:
                 entry["bias"] = False
             out.append(entry)
+        elif isinstance(mod, Maxout):
+            out.append({"maxout": [mod.in_features, mod.out_features, mod.rank]})
         elif isinstance(mod, nn.ReLU):
             out.append("relu")
         elif isinstance(mod, nn.Identity):
             out.append("identity")
         else:
-            raise ValueError(f"model: module {i} ({type(mod).__name__}) is not Linear, ReLU or Identity")
+            raise ValueError(f"model: module {i} ({type(mod).__name__}) is not Linear, ReLU, Maxout or Identity")
     return out
 
 
