@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..checks import check_int, parse_lengths, parse_params
+from ..checks import check_int, check_memory, parse_lengths, parse_params
 from . import app
 from ._common import console, output_path, user_errors
 
@@ -198,7 +198,9 @@ def dyck_ce_cmd(
             over["lengths"] = parse_lengths(lengths, "--lengths")
         if steps is not None:
             over["steps"] = steps
-        cfg = replace(cfg, **over)  # dyck_ce refuses a length over the memory budget before training
+        cfg = replace(cfg, **over)
+        for n in cfg.lengths:  # before the first model trains
+            check_memory(cfg.bytes_needed(n), f"dyck-ce at n = {n}", hint="use smaller --lengths")
         with _progress() as prog:
             task = prog.add_task("training", total=len(cfg.lengths) * len(cfg.models))
             rows = dyck_ce(cfg, progress=lambda *_: prog.advance(task))
