@@ -85,6 +85,8 @@ def regions_cmd(
     plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
     bounds: str = typer.Option("-1,1,-1,1", "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane"),
     box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (d ≤ 6; subdivision counter)"),
+    domain: str | None = typer.Option(None, "--domain", help='any registered domain as JSON, e.g. '
+                                      '\'{"type": "segment", "a": [0, 0], "b": [1, 1]}\' (see docs/extending.md)'),
     lo: float = typer.Option(-1.0, "--lo", help="box lower bound (every coordinate)"),
     hi: float = typer.Option(1.0, "--hi", help="box upper bound (every coordinate)"),
     compile_it: bool = typer.Option(False, "--compile", help="compile a JSON network to a hardmax transformer first"),
@@ -94,15 +96,15 @@ def regions_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
-    from ..regions import Box, Plane, Segment, count_regions
+    from ..regions import Box, Plane, Segment, count_regions, domain_from_spec
     from ..regions.plot import plot_domain
 
     output_path(plot, "--plot")
     with user_errors():
-        chosen = sum(x is not None and x is not False for x in (segment, plane, box or None))
+        chosen = sum(x is not None and x is not False for x in (segment, plane, box or None, domain))
         if chosen != 1:
-            raise ValueError("give exactly one of --segment A B, --plane O U V, --box")
-        if plot is not None and plane is None and not box:
+            raise ValueError("give exactly one of --segment A B, --plane O U V, --box, --domain JSON")
+        if plot is not None and plane is None and not box and domain is None:
             raise ValueError("--plot draws a plane slice or slices through a box: use it with --plane or --box")
         if plot is not None and plot.suffix.lower() != ".png":
             raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
@@ -110,7 +112,13 @@ def regions_cmd(
             raise ValueError(f"--color-by must be 'linear' or 'activation', got {color_by!r}")
         m = load_model(model, compile_it, layers)
         kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
-        if segment is not None:
+        if domain is not None:
+            try:
+                spec = json.loads(domain)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"--domain: not JSON ({exc.msg} at character {exc.pos})") from None
+            dom = domain_from_spec(spec)
+        elif segment is not None:
             dom = Segment(_vec(segment[0], "segment A"), _vec(segment[1], "segment B"))
         elif plane is not None:
             dom = Plane(_vec(plane[0], "plane O"), _vec(plane[1], "plane U"), _vec(plane[2], "plane V"),
@@ -122,10 +130,11 @@ def regions_cmd(
             dom = Box(np.full(d, lo), np.full(d, hi))
         with Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
                       TimeElapsedColumn(), console=console, transient=True, disable=as_json) as prog:
-            task = prog.add_task("counting regions", total=None if segment is not None else 1.0)
+            by_pieces = isinstance(dom, Segment)  # the 1-D counter reports pieces, the others a fraction
+            task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
 
             def tick(*args):
-                if segment is not None:
+                if by_pieces:
                     prog.update(task, advance=args[0], description=f"counting regions ({args[0]} pieces)")
                 else:
                     prog.update(task, completed=float(args[0]))

@@ -229,10 +229,7 @@ class MaxoutNetwork:
         lo, hi = box(lo, hi, self.in_dim)
         out = []
         for layer in self.layers:
-            c, r = (lo + hi) / 2, (hi - lo) / 2
-            centre = np.einsum("mpd,d->mp", layer.W, c) + layer.b
-            radius = np.einsum("mpd,d->mp", np.abs(layer.W), r)
-            pre_lo, pre_hi = centre - radius, centre + radius
+            pre_lo, pre_hi = affine_bounds(layer.W, layer.b, lo, hi)
             lo, hi = pre_lo.max(axis=1), pre_hi.max(axis=1)
             out.append(Bounds(pre_lo, pre_hi, lo, hi))
         return out
@@ -265,6 +262,15 @@ def box(lo, hi, dim: int) -> tuple[np.ndarray, np.ndarray]:
     if np.any(lo >= hi):
         raise ValueError("domain is empty: need lo < hi in every coordinate")
     return lo, hi
+
+
+def affine_bounds(W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Interval of u = W h + b over h ∈ [lo, hi] by centre/radius arithmetic, W (m, p, d), b (m, p):
+    u ∈ W·c ± |W|·r with c = (lo + hi)/2, r = (hi − lo)/2. Exact per entry (each is attained)."""
+    c, r = (lo + hi) / 2, (hi - lo) / 2
+    centre = np.einsum("mpd,d->mp", W, c) + b
+    radius = np.einsum("mpd,d->mp", np.abs(W), r)
+    return centre - radius, centre + radius
 
 
 def sample_box(lo, hi, points: int, seed: int = 0) -> np.ndarray:

@@ -78,6 +78,23 @@ LEVELS: dict[str, str] = {name: ("regular" if name in _REGULAR else "context-fre
 LEVELS["majority"] = "context-free"
 
 
+def register(name: str, cls: type[Language] | type[FunctionTask], level: str) -> None:
+    """Add a language or function task under ``name`` at Chomsky ``level`` (regular |
+    context-free | context-sensitive): :func:`get`, :func:`get_task`, training (``--task``) and
+    the limits commands (``--language``) see it at once. In-tree languages are entries of
+    :data:`REGISTRY` and the level tuples above instead (see docs/extending.md)."""
+    if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
+        raise ValueError(f"register: name must be a non-empty string without spaces, got {name!r}")
+    if not (isinstance(cls, type) and issubclass(cls, (Language, FunctionTask))):
+        raise ValueError(f"register: {cls!r} is not a Language or FunctionTask subclass")
+    if level not in ("regular", "context-free", "context-sensitive"):
+        raise ValueError(f"register: level must be regular, context-free or context-sensitive, got {level!r}")
+    if name in REGISTRY and REGISTRY[name] is not cls:
+        raise ValueError(f"register: {name!r} is taken by {REGISTRY[name].__name__}")
+    REGISTRY[name] = cls
+    LEVELS[name] = level
+
+
 def get(name: str, **params) -> Language | FunctionTask:
     """The language or function task ``name`` built with ``params``; one-line ValueError
     naming the allowed names or parameters."""
@@ -112,4 +129,4 @@ def get_task(name: str, kind: str = "recognition", **params) -> Task:
 __all__ = ["BOS", "CLS", "EOS", "EOS_TOKEN", "KINDS", "LEVELS", "PAD", "PAIRS", "REGISTRY", "Classification",
            "ClassificationTask", "Dyck", "First", "FunctionTask", "Language", "Majority", "NextSymbolTask", "Parity",
            "RecognitionTask", "Task", "Transduction", "TransductionTask", "Vocab", "get", "get_task", "kinds_of",
-           "make_task"]
+           "make_task", "register"]

@@ -52,14 +52,18 @@ def cls_batch(vocab: Vocab, ids: np.ndarray, labels: np.ndarray, n_classes: int)
             "label": torch.from_numpy(labels)}
 
 
-class RecognitionTask(Task):
-    kind = "recognition"
+class _LanguageTask(Task):
+    """A task over a :class:`Language`: the vocabulary of its alphabet."""
 
     def __init__(self, language: Language) -> None:
         self.language = language
         self.name = language.name
         self.vocab = Vocab(language.alphabet)
-        self.n_outputs = 2
+
+
+class RecognitionTask(_LanguageTask):
+    kind = "recognition"
+    n_outputs = 2
 
     def valid_length(self, length: int) -> bool:
         lang = self.language
@@ -68,23 +72,19 @@ class RecognitionTask(Task):
     def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
         if not self.valid_length(length):
             raise ValueError(f"{self.name} recognition: length {length} lacks positive or negative strings")
-        lang = self.language
+        ids = self.language.sample_mixed_ids(generator, batch_size, length)  # ⌈B/2⌉ members first
         n_pos = (batch_size + 1) // 2
-        ids = np.concatenate([lang.sample_ids(generator, n_pos, length, True),
-                              lang.sample_ids(generator, batch_size - n_pos, length, False)])
         labels = np.concatenate([np.ones(n_pos, dtype=np.int64), np.zeros(batch_size - n_pos, dtype=np.int64)])
         order = generator.permutation(batch_size)
         ids, labels = ids[order], labels[order]
         return cls_batch(self.vocab, ids, labels, 2)
 
 
-class NextSymbolTask(Task):
+class NextSymbolTask(_LanguageTask):
     kind = "next_symbol"
 
     def __init__(self, language: Language) -> None:
-        self.language = language
-        self.name = language.name
-        self.vocab = Vocab(language.alphabet)
+        super().__init__(language)
         self.n_outputs = len(language.alphabet) + 1
 
     def valid_length(self, length: int) -> bool:

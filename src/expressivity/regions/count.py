@@ -1,5 +1,12 @@
 """count_regions(model, domain) → Regions: lower the model, dispatch on the domain type through
-:data:`COUNTERS` (one entry per domain type: the result kind and its counter)."""
+:data:`COUNTERS` (one entry per domain type: the result kind and its counter).
+
+A new domain type is one module: the domain class (a frozen dataclass with ``dim`` and
+``corners(in_dim)``, the points whose bounding box is the domain's — the compile-domain check
+reads them) and its counter, registered with :func:`register_domain`; then one import line in
+``regions/__init__.py``. ``domain_from_spec({"type": name, ...})`` builds any registered domain
+from JSON (the CLI's ``--domain``). See docs/extending.md.
+"""
 
 from __future__ import annotations
 
@@ -114,13 +121,50 @@ def _box(prog, domain: Box, progress, general: bool, method: str) -> Counted:
     return Counted(len(pieces["A"]), len(pieces["A"]), pieces, {"radius_tol": RADIUS_TOL, "linear_rtol": LINEAR_RTOL})
 
 
-COUNTERS: dict[type, Counter] = {
-    Segment: Counter("segment", _segment),
-    Plane: Counter("plane", _plane),
-    Box: Counter("box", _box, compiled=lambda method: method == "subdivide"),
-    Slice: Counter("box", _slice),  # a Slice's cells are reported like a Box's
-}
-"""Domain type → counter. A new domain type is one counter module and one entry here."""
+COUNTERS: dict[type, Counter] = {}
+"""Domain type → counter (filled by :func:`register_domain`)."""
+
+DOMAIN_NAMES: dict[str, type] = {}
+"""Name in a JSON domain spec (``{"type": name, ...}``) → domain type."""
+
+
+def register_domain(domain_type: type, name: str, count: Callable[..., Counted], kind: str | None = None,
+                    compiled: Callable[[str], bool] = lambda method: True) -> None:
+    """Make ``domain_type`` countable: ``count(prog, domain, progress, general, method) ->
+    Counted`` counts on it; ``kind`` (default ``name``) is the :class:`Regions` kind of its
+    result — "segment" and "plane" pieces have their own layouts (see :class:`Regions`); any
+    other kind needs pieces ``"linear"`` (linear-region id per activation region) and
+    ``"points"`` (one interior point each). ``name`` is the spec's ``"type"``."""
+    if not isinstance(domain_type, type):
+        raise ValueError(f"register_domain: domain_type must be a class, got {domain_type!r}")
+    if not callable(getattr(domain_type, "corners", None)):
+        raise ValueError(f"register_domain: {domain_type.__name__} needs a corners(in_dim) method "
+                         "(the compile-domain check reads it)")
+    if name in DOMAIN_NAMES and DOMAIN_NAMES[name] is not domain_type:
+        raise ValueError(f"register_domain: the name {name!r} is taken by {DOMAIN_NAMES[name].__name__}")
+    COUNTERS[domain_type] = Counter(kind or name, count, compiled)
+    DOMAIN_NAMES[name] = domain_type
+
+
+register_domain(Segment, "segment", _segment)
+register_domain(Plane, "plane", _plane)
+register_domain(Box, "box", _box, compiled=lambda method: method == "subdivide")
+register_domain(Slice, "slice", _slice, kind="box")  # a Slice's cells are reported like a Box's
+
+
+def domain_from_spec(spec) -> object:
+    """A domain from its JSON form ``{"type": name, **fields}`` (fields: the class's own, e.g.
+    ``{"type": "segment", "a": [0, 0], "b": [1, 1]}``); unknown names list the known ones."""
+    if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
+        raise ValueError(f"domain: expected a JSON object with a 'type' field, got {spec!r:.60}")
+    fields = {k: v for k, v in spec.items() if k != "type"}
+    cls = DOMAIN_NAMES.get(spec["type"])
+    if cls is None:
+        raise ValueError(f"domain: unknown type {spec['type']!r}; choose one of {', '.join(sorted(DOMAIN_NAMES))}")
+    try:
+        return cls(**fields)
+    except TypeError as exc:
+        raise ValueError(f"domain {spec['type']}: {exc}") from None
 
 
 def count_regions(model, domain, progress=None, general: bool = False, method: str = "subdivide",
@@ -142,7 +186,8 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
     check_compile_domain(prog, domain)
     counter = next((COUNTERS[t] for t in type(domain).__mro__ if t in COUNTERS), None)
     if counter is None:
-        raise ValueError(f"domain must be a Segment, Plane, Box or Slice, got {type(domain).__name__}")
+        known = ", ".join(t.__name__ for t in COUNTERS)
+        raise ValueError(f"domain must be one of the registered types ({known}), got {type(domain).__name__}")
     if counter.compiled(method):
         _load_kernels()
     start = time.perf_counter()
@@ -164,30 +209,15 @@ def check_compile_domain(prog, domain) -> None:
     A compiled transformer equals its source network only on its compile domain [lo, hi]
     (``Program.meta["compile_domain"]``, set by :func:`lower` for compiled models); outside it
     the big-M gadgets are not exact, so a count there would describe neither the net nor the
-    construction. The domains are convex and so is the box, so checking the corners (segment
-    ends, polygon vertices, box corners) suffices. Same slack as ``CompiledModel.evaluate``.
+    construction. The domains are convex and so is the box, so checking ``domain.corners``
+    (segment ends, polygon vertices, box corners) suffices. Same slack as ``CompiledModel.evaluate``.
     """
     box = prog.meta.get("compile_domain") if isinstance(getattr(prog, "meta", None), dict) else None
     if box is None:
         return
     lo, hi = box
-    if isinstance(domain, Segment):
-        pts = np.stack([domain.a, domain.b])
-    elif isinstance(domain, Plane):
-        pts = domain.points(domain.polygon)
-    elif isinstance(domain, Slice):  # the corners of its parameter box, mapped into the input space
-        k = domain.k
-        corners = np.array([[domain.hi[i] if (c >> i) & 1 else domain.lo[i] for i in range(k)]
-                            for c in range(2**k)])
-        pts = domain.points(corners)
-    elif isinstance(domain, Box):
-        if domain.dim not in (1, len(lo)):
-            return  # the counter reports the dimension mismatch
-        b = domain.with_dim(len(lo))
-        pts = np.stack([b.lo, b.hi])
-    else:
-        return
-    if pts.shape[1] != len(lo):
+    pts = domain.corners(len(lo)) if callable(getattr(domain, "corners", None)) else None
+    if pts is None or pts.shape[1] != len(lo):
         return  # dimension mismatch: reported by the counter
     slack = COMPILE_DOMAIN_SLACK * (1 + np.maximum(np.abs(lo), np.abs(hi)))
     if np.any(pts < lo - slack) or np.any(pts > hi + slack):

@@ -44,6 +44,10 @@ class Segment:
         if np.allclose(self.a, self.b, rtol=0, atol=1e-12 * (1 + np.abs(self.a).max())):
             raise ValueError("Segment is degenerate: a == b")
 
+    def corners(self, in_dim: int) -> np.ndarray:
+        """Points whose bounding box is the domain's (here: the two ends), for the compile-domain check."""
+        return np.stack([self.a, self.b])
+
     @property
     def dim(self) -> int:
         return self.a.size
@@ -86,6 +90,10 @@ class Plane:
         """x(α, β) for ab (N, 2) → (N, dim)."""
         ab = np.asarray(ab, dtype=np.float64)
         return self.origin + ab[:, :1] * self.u + ab[:, 1:2] * self.v
+
+    def corners(self, in_dim: int) -> np.ndarray:
+        """The polygon's vertices in the input space."""
+        return self.points(self.polygon)
 
     @classmethod
     def square(cls, size: float = 1.0, dim: int = 2) -> Plane:
@@ -145,6 +153,13 @@ class Box:
     @property
     def dim(self) -> int:
         return self.lo.size
+
+    def corners(self, in_dim: int) -> np.ndarray | None:
+        """lo and hi in the model's dimension (None on a dimension mismatch, which the counter reports)."""
+        if self.dim not in (1, in_dim):
+            return None
+        b = self.with_dim(in_dim)
+        return np.stack([b.lo, b.hi])
 
     def with_dim(self, d: int) -> Box:
         if self.dim == d:
@@ -206,6 +221,12 @@ class Slice:
     def points(self, alpha: np.ndarray) -> np.ndarray:
         """x(α) for α (N, k) → (N, n)."""
         return self.origin + np.asarray(alpha, dtype=np.float64) @ self.basis
+
+    def corners(self, in_dim: int) -> np.ndarray:
+        """The 2^k corners of the parameter box, mapped into the input space."""
+        k = self.k
+        bits = (np.arange(2 ** k)[:, None] >> np.arange(k)) & 1
+        return self.points(np.where(bits == 1, self.hi, self.lo))
 
     @classmethod
     def of_box(cls, box: Box) -> Slice:

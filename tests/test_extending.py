@@ -1,0 +1,157 @@
+"""docs/extending.md, exercised: a throwaway language, region domain and report claim, each
+defined here, are seen by the registries and the command line without editing anything else."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from expressivity import languages
+from expressivity.languages.binary import BinaryLanguage
+from expressivity.regions import count as count_mod
+
+
+class EndsInOne(BinaryLanguage):
+    """Toy language: bit strings whose last symbol is 1 (regular)."""
+
+    name = "ends_in_one"
+
+    def accepts(self, s: str) -> bool:
+        return set(s) <= {"0", "1"} and s.endswith("1")
+
+    def accepts_ids(self, ids: np.ndarray) -> np.ndarray:
+        return ids[:, -1] == 1 if ids.shape[1] else np.zeros(len(ids), dtype=bool)
+
+    def supports(self, length: int, positive: bool) -> bool:
+        return length >= 1
+
+    def _sample_positive_ids(self, rng, count, length):
+        ids = rng.integers(0, 2, size=(count, length))
+        ids[:, -1] = 1
+        return ids
+
+    def _initial_state(self, count):
+        return np.zeros(count, dtype=np.int64)
+
+    def _advance(self, state, sym):
+        return np.asarray(sym == 1, dtype=np.int64)
+
+    def _accepting(self, state):
+        return state == 1
+
+
+@pytest.fixture
+def toy_language(monkeypatch):
+    monkeypatch.setattr(languages, "REGISTRY", dict(languages.REGISTRY))
+    monkeypatch.setattr(languages, "LEVELS", dict(languages.LEVELS))
+    languages.register("ends_in_one", EndsInOne, level="regular")
+    return "ends_in_one"
+
+
+def test_a_registered_language_is_a_task_and_a_cli_language(toy_language):
+    lang = languages.get(toy_language)
+    rng = np.random.default_rng(0)
+    ids = lang.sample_mixed_ids(rng, 6, 5)
+    assert lang.accepts_ids(ids).tolist() == [True] * 3 + [False] * 3
+    batch = languages.get_task(toy_language, "recognition").sample_batch(rng, 4, 6)
+    assert batch["input"].shape == (4, 7)
+    assert languages.LEVELS[toy_language] == "regular"
+    from expressivity.cli import app
+
+    res = CliRunner().invoke(app, ["sensitivity", "--model", "random", "--language", toy_language,
+                                   "--lengths", "4,6", "--strings", "2"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "Lemma 5 applies" in res.output
+
+
+def test_register_refuses_a_taken_name_and_bad_levels(toy_language):
+    with pytest.raises(ValueError, match="taken by"):
+        languages.register("parity", EndsInOne, level="regular")
+    with pytest.raises(ValueError, match="level must be"):
+        languages.register("other", EndsInOne, level="regularish")
+
+
+@dataclass(frozen=True)
+class Diagonal:
+    """Toy domain: the diagonal {t·(1, …, 1) : t ∈ [−size, size]} of R^dim."""
+
+    size: float = 1.0
+    dim: int = 2
+
+    def points(self, t: np.ndarray) -> np.ndarray:  # t ∈ [0, 1] → the input space
+        return (2 * np.asarray(t, dtype=np.float64)[:, None] - 1) * self.size * np.ones(self.dim)
+
+    def corners(self, in_dim: int) -> np.ndarray:
+        return self.points(np.array([0.0, 1.0]))
+
+
+def _count_diagonal(prog, domain, progress, general, method):
+    """Counted on the segment with the same ends: the pieces and kind of a segment."""
+    from expressivity.regions import Segment
+
+    ends = domain.corners(prog.in_dim)
+    return count_mod.COUNTERS[Segment].count(prog, Segment(ends[0], ends[1]), progress, general, method)
+
+
+@pytest.fixture
+def toy_domain(monkeypatch):
+    monkeypatch.setattr(count_mod, "COUNTERS", dict(count_mod.COUNTERS))
+    monkeypatch.setattr(count_mod, "DOMAIN_NAMES", dict(count_mod.DOMAIN_NAMES))
+    count_mod.register_domain(Diagonal, "diagonal", _count_diagonal, kind="segment")
+    return Diagonal
+
+
+def test_a_registered_domain_is_counted_and_reachable_from_the_cli(toy_domain, tmp_path):
+    from expressivity.cli import app
+    from expressivity.cpwl import MaxoutNetwork
+    from expressivity.regions import Segment, count_regions, domain_from_spec
+
+    net = MaxoutNetwork.random(2, [4, 4], 2, seed=0)
+    got = count_regions(net, toy_domain(size=1.0))
+    ref = count_regions(net, Segment([-1.0, -1.0], [1.0, 1.0]))
+    assert (got.activation_regions, got.linear_regions) == (ref.activation_regions, ref.linear_regions)
+    assert np.allclose(got.interior_points(), ref.interior_points())
+    assert domain_from_spec({"type": "diagonal", "size": 0.5}) == toy_domain(size=0.5)
+    spec = tmp_path / "net.json"
+    spec.write_text(json.dumps({"type": "random", "in_dim": 2, "widths": [4], "ranks": 2, "seed": 0}))
+    res = CliRunner().invoke(app, ["regions", str(spec), "--domain", '{"type": "diagonal"}', "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["kind"] == "segment"
+
+
+def test_domain_registration_and_spec_errors(toy_domain):
+    from expressivity.regions import domain_from_spec
+
+    class NoCorners:
+        pass
+
+    with pytest.raises(ValueError, match="corners"):
+        count_mod.register_domain(NoCorners, "nocorners", _count_diagonal)
+    with pytest.raises(ValueError, match="taken by"):
+        count_mod.register_domain(toy_domain, "segment", _count_diagonal)
+    with pytest.raises(ValueError, match="unknown type 'ray'; choose one of .*diagonal"):
+        domain_from_spec({"type": "ray"})
+    with pytest.raises(ValueError, match="domain diagonal"):
+        domain_from_spec({"type": "diagonal", "width": 3})
+
+
+def test_a_new_claim_group_is_seen_by_the_registry(monkeypatch):
+    """The claim path of docs/extending.md against the current report registry (re-check after
+    the report refactoring): a group module with SPECS, named in GROUPS."""
+    import sys
+    import types
+
+    from expressivity.report import registry
+    from expressivity.report.claims import ClaimSpec
+
+    mod = types.ModuleType("expressivity.report.toy_claims")
+    mod.SPECS = [ClaimSpec(id="toy.answer", title="The answer is 42", source="none", bound="= 42",
+                           bound_value=42.0, run=lambda ctx: None, depends=("report",))]
+    monkeypatch.setitem(sys.modules, "expressivity.report.toy_claims", mod)
+    monkeypatch.setattr(registry, "GROUPS", (*registry.GROUPS, "toy_claims"))
+    assert [s.id for s in registry.select(["toy"])] == ["toy.answer"]
+    assert registry.by_id("toy.answer").bound_value == 42.0
