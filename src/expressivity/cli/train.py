@@ -254,7 +254,7 @@ def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
     with user_errors():
         comparison = compare(rows, name)
     table = comparison.table
-    console.print(f"best score (%) on lengths 41–500, ours beside {table.citation()}", highlight=False,
+    console.print(f"best score (%) on lengths 41–500, ours beside {table.citation(short=True)}", highlight=False,
                   soft_wrap=True)
     out = Table()
     for col in ("", "task", "model", "ours", "paper", "Δ", "n"):
@@ -277,6 +277,7 @@ def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
             for e in extra.get(c.task, []):
                 out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
     console.print(out)
+    console.print(f"paper: {table.paper}", highlight=False, soft_wrap=True)
     missing = sum(c.published is None for c in comparison.cells)
     if missing:
         console.print(f"{missing} of {len(comparison.cells)} published cells are not available (—): "
