@@ -43,23 +43,23 @@ class Budget:
     steps: int
     seeds: tuple[int, ...]
     eval_batch: int
-    d_model: int
-    layers: int  # transformer blocks
+    d_model: int  # recurrent models' width
+    transformer: tuple[int, int, int]  # transformer blocks, heads, d_model
     batch_size: int = 32
     lr: float = 3e-3
 
 
-_TEST = Budget((1, 6), (8, 12), 4, (0,), 4, 8, 1)
+_TEST = Budget((1, 6), (8, 12), 4, (0,), 4, 8, (1, 2, 8))
 # the paper's protocol and sizes (§4, §A.2: RNN controllers of 256 units, Transformer 5 × 64) at
 # the deletang preset's batch 128 and lr 1e-3, 10 000 steps (their example script), 3 seeds
-_FULL = Budget((1, 40), tuple(range(41, 501, 23)), 10_000, (0, 1, 2), 32, 256, 5, 128, 1e-3)
+_FULL = Budget((1, 40), tuple(range(41, 501, 23)), 10_000, (0, 1, 2), 32, 256, (5, 8, 64), 128, 1e-3)
 LEVELS = {
     # id suffix: (task, memory model, level name, budgets by size; None = not measured at that size)
     "regular": ("parity_check", "stack_rnn", "regular", {
-        "test": _TEST, "quick": Budget((1, 10), (12, 20, 30, 40, 60, 80, 100), 500, (0,), 32, 32, 2),
+        "test": _TEST, "quick": Budget((1, 10), (12, 20, 30, 40, 60, 80, 100), 500, (0,), 32, 32, (2, 2, 32)),
         "full": _FULL}),
     "dcf": ("reverse_string", "stack_rnn", "deterministic context-free", {
-        "test": _TEST, "quick": Budget((1, 10), (12, 16, 20, 25, 30, 40), 500, (0,), 32, 32, 2),
+        "test": _TEST, "quick": Budget((1, 10), (12, 16, 20, 25, 30, 40), 500, (0,), 32, 32, (2, 2, 32)),
         "full": _FULL}),
     "cs": ("duplicate_string", "tape_rnn", "context-sensitive", {"test": _TEST, "quick": None, "full": _FULL}),
 }
@@ -76,9 +76,9 @@ def _train(ctx: Context, task: str, model: str, b: Budget, k: int, total: int) -
     from ..train import preset, train_run
 
     torch.set_num_threads(1)
-    size = ({"layers": b.layers, "heads": 2 if b is not _FULL else 8, "positional": "sinusoidal",
-             "d_model": b.d_model if b is not _FULL else 64} if model == "transformer" else
-            {"layers": 1, "d_model": b.d_model})
+    layers, heads, d_model = b.transformer
+    size = ({"layers": layers, "heads": heads, "d_model": d_model, "positional": "sinusoidal"}
+            if model == "transformer" else {"layers": 1, "d_model": b.d_model})
     runs = []
     for i, seed in enumerate(b.seeds):
         cfg = preset("deletang", task, model=model, steps=b.steps, eval_batch=b.eval_batch, batch_size=b.batch_size,
