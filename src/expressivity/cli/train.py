@@ -194,7 +194,8 @@ def sweep(
 @app.command()
 def results(
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
-    plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG)"),
+    plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG; with --compare: "
+                                     "our scores beside the paper's)"),
     compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
                                        "per task × model beside a published table: deletang"),
 ) -> None:
