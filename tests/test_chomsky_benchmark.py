@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -26,13 +27,18 @@ RECURRENT = ("rnn", "lstm", "stack_rnn", "tape_rnn")
 QUICK_BUDGET_S = 30 * 60
 
 
+@cache
+def _load(name: str):
+    return tuple(load_sweep(SWEEPS / name))
+
+
 def _variants(cfg):
     return (cfg.model, cfg.positional if cfg.model == "transformer" else "")
 
 
 @pytest.mark.parametrize("name", ["chomsky.yaml", "chomsky-quick.yaml"])
 def test_sweep_covers_every_task_model_and_encoding(name):
-    configs = load_sweep(SWEEPS / name)
+    configs = _load(name)
     table = published("deletang")
     seeds = sorted({c.seed for c in configs})
     expected = {(t, m, p, s) for t in table.tasks for s in seeds
@@ -51,7 +57,7 @@ def test_sweep_covers_every_task_model_and_encoding(name):
 
 
 def test_full_sweep_tests_every_length_and_uses_the_paper_sizes():
-    configs = load_sweep(SWEEPS / "chomsky.yaml")
+    configs = _load("chomsky.yaml")
     assert all(c.test_lengths == tuple(range(41, 501)) and c.batch_size == 128 for c in configs)
     tr = next(c for c in configs if c.model == "transformer")
     rec = next(c for c in configs if c.model != "transformer")
@@ -59,11 +65,11 @@ def test_full_sweep_tests_every_length_and_uses_the_paper_sizes():
 
 
 def test_quick_grid_fits_its_budget_on_two_cores():
-    configs = load_sweep(SWEEPS / "chomsky-quick.yaml")
+    configs = _load("chomsky-quick.yaml")
     wall = estimate_sweep(configs, workers=2)
     # half the budget: the estimate is good to about a factor of 2 (docs/benchmark.md)
     assert 0 < wall <= QUICK_BUDGET_S / 2, wall
-    full = load_sweep(SWEEPS / "chomsky.yaml")
+    full = _load("chomsky.yaml")
     assert estimate_sweep(full, workers=2) > 10 * wall  # the full budget is for a cluster
 
 

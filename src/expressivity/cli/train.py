@@ -202,7 +202,8 @@ def sweep(
 @app.command()
 def results(
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
-    plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG)"),
+    plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG; with --compare: "
+                                     "our scores beside the paper's)"),
     compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
                                        "per task × model beside a published table: deletang"),
 ) -> None:
@@ -262,7 +263,7 @@ def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
     with user_errors():
         comparison = compare(rows, name)
     table = comparison.table
-    console.print(f"best score (%) on lengths 41–500, ours beside {table.citation()}", highlight=False,
+    console.print(f"best score (%) on lengths 41–500, ours beside {table.citation(short=True)}", highlight=False,
                   soft_wrap=True)
     out = Table()
     for col in ("", "task", "model", "ours", "paper", "Δ", "n"):
@@ -285,6 +286,7 @@ def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
             for e in extra.get(c.task, []):
                 out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
     console.print(out)
+    console.print(f"paper: {table.paper}", highlight=False, soft_wrap=True)
     missing = sum(c.published is None for c in comparison.cells)
     if missing:
         console.print(f"{missing} of {len(comparison.cells)} published cells are not available (—): "

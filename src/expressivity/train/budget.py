@@ -9,7 +9,9 @@ on this project's CPU (bench: ``docs/benchmark.md`` lists the measurements):
   evaluating (no backward pass);
 * the transformer costs ``c₀ + k·B·T`` per training step (B strings of T tokens) plus the
   attention's ``k_attn·B·T²`` at long evaluation lengths;
-* widths past 64 scale the per-step cost by (d_model/64)², layers multiply it.
+* widths past 64 scale the per-step cost by (d_model/64)², layers multiply it;
+* every run pays ``RUN_OVERHEAD_S`` once: a sweep starts each run in a fresh process, whose
+  first torch calls, task and model construction take about that long.
 
 ``T`` is the task's token count for input length n (``n + 1``; ``n + 1 + output_length(n)``
 for transduction). ``estimate_seconds(cfg)`` and ``estimate_sweep(configs, workers)``
@@ -30,6 +32,7 @@ EVAL_FRACTION = 0.25  # forward only, per time step, relative to a training step
 TRANSFORMER_STEP_S = 0.012  # c₀: fixed cost of one transformer training step (2 layers)
 TRANSFORMER_TOKEN_S = 7e-6  # k: per token of a batch (2 layers, d_model ≤ 64)
 TRANSFORMER_ATTN_S = 1.1e-8  # k_attn: per string × T² at evaluation (2 layers, 2 heads)
+RUN_OVERHEAD_S = 1.5  # per run: a fresh worker's torch warm-up, task and model construction
 
 
 def _tokens(task, n: int) -> int:
@@ -62,7 +65,7 @@ def estimate_seconds(cfg: RunConfig) -> float:
         k = RECURRENT_STEP_S[cfg.model]
         step = k * t_train
         evaluation = sum(EVAL_FRACTION * k * t for t in tests)
-    return s * (cfg.steps * step + evaluation)
+    return RUN_OVERHEAD_S + s * (cfg.steps * step + evaluation)
 
 
 def estimate_sweep(configs: Iterable[RunConfig], workers: int = 2) -> float:

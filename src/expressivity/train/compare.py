@@ -131,7 +131,7 @@ def plot_comparison(comparison: Comparison, path: str | Path) -> None:
         ax.set_ylabel(f"{model}\nscore (%)", fontsize=8)
     axes = np.atleast_1d(axes)
     axes[0].legend(fontsize=7, loc="lower right")
-    axes[0].set_title(f"accuracy on lengths {_LO}–{_HI}, best run, beside {table.citation()}", fontsize=8)
+    axes[0].set_title(f"accuracy on lengths {_LO}–{_HI}, best run, beside {table.citation(short=True)}", fontsize=9)
     axes[-1].set_xticks(x, [f"{t} ({table.tasks[t].level})" for t in tasks], rotation=40, ha="right", fontsize=7)
     fig.tight_layout()
     path = Path(path)

@@ -38,6 +38,7 @@ class PublishedTask:
 class PublishedTable:
     name: str
     paper: str
+    short: str  # e.g. "Delétang et al. 2023"
     arxiv: str
     table: str
     metric: str
@@ -51,8 +52,8 @@ class PublishedTable:
         """The published score (percent) of ``model`` on ``task``; None if not available."""
         return self.tasks[task].scores.get(model) if task in self.tasks else None
 
-    def citation(self) -> str:
-        return f"{self.paper}, {self.table} (arXiv {self.arxiv})"
+    def citation(self, short: bool = False) -> str:
+        return f"{self.short if short else self.paper}, {self.table} (arXiv {self.arxiv})"
 
 
 def published(name: str) -> PublishedTable:
@@ -74,5 +75,5 @@ def _load(name: str) -> PublishedTable:
             raise ValueError(f"{COMPARISONS[name]}: task {task}: every number needs a known source and "
                              f"every source a number")
         tasks[task] = PublishedTask(task, t["level"], t["paper_name"], scores, dict(t["sources"]))
-    return PublishedTable(d["name"], d["paper"], d["arxiv"], d["table"], d["metric"], models,
+    return PublishedTable(d["name"], d["paper"], d["short"], d["arxiv"], d["table"], d["metric"], models,
                           dict(d["levels"]), dict(d["sources"]), d["missing"], tasks)
