@@ -1,0 +1,109 @@
+"""The one weight builder on named channels (``transformer.Weights``): what each piece writes,
+how the model grows by name, and the docstring examples (run as doctests)."""
+
+from __future__ import annotations
+
+import doctest
+
+import numpy as np
+import pytest
+import torch
+
+from expressivity.transformer import ChannelMap, Weights, channels, each
+
+
+def test_docstring_examples_hold():
+    result = doctest.testmod(channels, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 2 and result.failed == 0
+
+
+def test_build_names_bare_and_indexed_groups():
+    ch = ChannelMap.build(("x", 2), ("one!", 1), ("z", 1))
+    assert ch.names == ("x[0]", "x[1]", "one", "z[0]")
+    assert ch.names_of("x") == ["x[0]", "x[1]"] and ch.group("z") == [3]
+
+
+def _small() -> Weights:
+    ch = ChannelMap.build(("bit", 2), ("one!", 1), ("frac!", 1), ("out!", 1))
+    w = Weights(ch, n_layers=1, d_vocab=2, n_ctx=4)
+    w.embed(0, {"bit[0]": 1.0})
+    w.embed(1, {"bit[1]": 1.0})
+    w.position("one", 1.0)
+    w.head(0, 0, value={"bit[1]": 1.0}, out={"frac": 1.0})  # uniform: frac = #1s / T
+    w.unit(0, {"frac": 2.0, "one": -1.0}, {"out": 1.0})  # out = ReLU(2·frac − 1)
+    w.readout({"out": 3.0}, bias=-0.5)
+    return w
+
+
+def _reference(ids: list[int]) -> float:
+    """The small model by hand: z = 3·ReLU(2·k/T − 1) − 0.5 at every token."""
+    k, T = sum(ids), len(ids)
+    return 3.0 * max(2.0 * k / T - 1.0, 0.0) - 0.5
+
+
+@pytest.mark.parametrize("ids", [[0, 0, 1], [1, 1, 1, 0], [1], [0, 1, 1, 1]])
+def test_pieces_compute_what_they_name(ids):
+    model = _small().transformer(positional="learned", attention="hardmax", dtype="float64")
+    with torch.no_grad():
+        z = model(torch.tensor([ids]))[0, :, 0].numpy()
+    np.testing.assert_allclose(z, _reference(ids), rtol=0, atol=1e-12)
+    assert model.cfg.d_mlp == 1 and model.cfg.d_model == 5
+
+
+def test_relabel_moves_weights_by_name_and_keeps_outputs():
+    w = _small()
+    bigger = ChannelMap(("pad",) + tuple(reversed(w.channels.names)) + ("extra",))
+    model = w.transformer(positional="learned", attention="hardmax", dtype="float64")
+    moved = w.relabel(bigger).transformer(positional="learned", attention="hardmax", dtype="float64")
+    ids = torch.tensor([[1, 0, 1, 1]])
+    assert torch.equal(model(ids), moved(ids))
+    i_old, i_new = w.channels.index("frac"), bigger.index("frac")
+    assert torch.equal(model.blocks[0].attn.W_O[0, 0, i_old], moved.blocks[0].attn.W_O[0, 0, i_new])
+    assert not moved.W_E[:, bigger.index("extra")].any()
+    with pytest.raises(ValueError, match="lacks"):
+        w.relabel(ChannelMap(("one",)))
+
+
+def test_doubled_reads_the_first_copy_and_writes_plus_minus():
+    w = _small().doubled()
+    assert w.channels.names[5:] == tuple("−" + n for n in w.channels.names[:5])
+    model = w.transformer(positional="learned", attention="hardmax", dtype="float64")
+    with torch.no_grad():
+        y = model.residuals(torch.tensor([[1, 1, 0]]))  # (L + 1, B, T, d_model)
+    np.testing.assert_array_equal(y[..., :5].numpy(), -y[..., 5:].numpy())
+    assert y[..., :5].abs().sum() > 0
+    W_in = model.blocks[0].mlp.W_in.detach().numpy()
+    assert not W_in[5:].any() and W_in[:5].any()
+
+
+def test_ramp_is_the_exact_step_on_integer_gaps():
+    ch = ChannelMap.build(("x!", 1), ("one!", 1), ("s!", 1))
+    w = Weights(ch, n_layers=1, d_input=2)
+    w.embed(0, {"x": 1.0})
+    w.embed(1, {"one": 1.0})
+    w.ramp(0, {"x": 1.0}, -2.0, {"s": 5.0})  # s = 5·[x ≥ 2] for integer x
+    model = w.transformer(d_mlp=4, n_ctx=8, positional="none", attention="hardmax", dtype="float64")
+    xs = torch.tensor([[[v, 1.0]] for v in range(-3, 6)], dtype=torch.float64)
+    with torch.no_grad():
+        s = model.residuals(xs)[-1][:, 0, 2].numpy()
+    np.testing.assert_array_equal(s, [5.0 * (v >= 2) for v in range(-3, 6)])
+    assert model.cfg.d_mlp == 4 and not model.blocks[0].mlp.W_in[:, 2:].any()
+
+
+def test_units_beyond_a_fixed_width_and_unknown_names_are_refused():
+    w = _small()
+    with pytest.raises(ValueError, match="below the 1 FFN units"):
+        w.transformer(d_mlp=0, positional="learned", attention="hardmax", dtype="float64")
+    with pytest.raises(KeyError, match="nope"):
+        w.unit(0, {"nope": 1.0}, {"out": 1.0})
+    with pytest.raises(ValueError, match="exactly one"):
+        Weights(w.channels, n_layers=1)
+
+
+def test_from_model_round_trips_and_each_sums_a_group():
+    w = _small()
+    model = w.transformer(positional="learned", attention="hardmax", dtype="float64")
+    again = Weights.from_model(model).transformer(positional="learned", attention="hardmax", dtype="float64")
+    for (n, p), (_, q) in zip(model.named_parameters(), again.named_parameters()):
+        assert torch.equal(p, q), n
+    assert each(w.channels.names_of("bit"), -2.0) == {"bit[0]": -2.0, "bit[1]": -2.0}
