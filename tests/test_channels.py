@@ -107,3 +107,37 @@ def test_from_model_round_trips_and_each_sums_a_group():
     for (n, p), (_, q) in zip(model.named_parameters(), again.named_parameters()):
         assert torch.equal(p, q), n
     assert each(w.channels.names_of("bit"), -2.0) == {"bit[0]": -2.0, "bit[1]": -2.0}
+
+
+def _permuted_logits(name: str, params: dict, perm_seed: int, strings: list[str]):
+    from expressivity import constructions
+
+    c = constructions.get(name, **params)
+    names = list(c.transformer.channels.names)
+    order = np.random.default_rng(perm_seed).permutation(len(names))
+    moved = Weights.from_model(c.transformer).relabel(ChannelMap(tuple(names[i] for i in order)))
+    cfg = c.transformer.cfg
+    fields = {k: getattr(cfg, k) for k in ("positional", "attention", "causal", "lam", "dtype")}
+    if cfg.positional != "learned":
+        fields["n_ctx"] = cfg.n_ctx
+    model = moved.transformer(d_mlp=cfg.d_mlp, **fields)
+    with torch.no_grad():
+        z = []
+        for s in strings:
+            enc = c.encode([s])
+            z.append(float(model(enc.inputs, key_mask=enc.key_mask)[0, enc.read[0], 0]))
+    return np.array(z), c.logits(strings)
+
+
+@pytest.mark.parametrize("name, params, strings", [
+    ("dyck", {"k": 2, "max_depth": 2, "max_length": 12}, ["", "()", "([])", "(]", "(()())", "((()))", "())("]),
+    ("dyck", {"k": 2, "max_depth": 3, "max_length": 12, "method": "yao"}, ["", "[()]", "[(])", "((()))", "(("]),
+    ("parity", {}, ["0110", "1", "10101", ""]),
+    ("parity-compiled", {"max_length": 6, "method": "sawtooth"}, ["0110", "1", "101011"]),
+])
+@pytest.mark.parametrize("perm_seed", [0, 1])
+def test_a_permutation_of_the_channels_by_name_keeps_every_logit(name, params, strings, perm_seed):
+    """Weights written by name do not depend on where a channel sits: relabelling a
+    construction onto a random order of its own channel names gives the same logits."""
+    moved, original = _permuted_logits(name, params, perm_seed, strings)
+    np.testing.assert_allclose(moved, original, rtol=0, atol=1e-12)

@@ -62,3 +62,21 @@ def test_default_scale_is_the_unscaled_construction():
         np.testing.assert_array_equal(constructions.get(name).logits(strings),
                                       constructions.get(name, scale=1.0).logits(strings))
         assert "scale" in constructions.allowed_params(name)
+
+
+def test_cli_construct_takes_scale_and_reports_the_smaller_cross_entropy():
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+
+    runner = CliRunner()
+    rows = {}
+    for s in ("1", "8"):
+        res = runner.invoke(app, ["construct", "first", "-p", "layer_norm=true", "-p", f"scale={s}",
+                                  "--lengths", "10", "--samples", "16"], terminal_width=200)
+        assert res.exit_code == 0, res.output
+        assert f"'scale': {float(s)}" in res.output
+        rows[s] = res.output
+    expect = {s: math.log2(1 + math.exp(-float(s) * math.sqrt(6))) for s in ("1", "8")}
+    for s, ce in expect.items():
+        assert f"{ce:.6f}" in rows[s]
