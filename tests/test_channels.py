@@ -8,6 +8,8 @@ import doctest
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from expressivity.transformer import ChannelMap, Weights, channels, each
 
@@ -141,3 +143,41 @@ def test_a_permutation_of_the_channels_by_name_keeps_every_logit(name, params, s
     construction onto a random order of its own channel names gives the same logits."""
     moved, original = _permuted_logits(name, params, perm_seed, strings)
     np.testing.assert_allclose(moved, original, rtol=0, atol=1e-12)
+
+
+_NAMES = ("a", "b", "c[0]", "c[1]", "one")
+_form = st.dictionaries(st.sampled_from(_NAMES), st.integers(-3, 3).map(float), max_size=3)
+
+
+def _numpy_block(x, forms):
+    """An independent reference of one softmax block (λ = 1, no mask) from the linear forms:
+    each form is the vector of its coefficients over the channel names."""
+    vec = lambda f: np.array([f.get(n, 0.0) for n in _NAMES])  # noqa: E731
+    q, k, v = x @ vec(forms["query"]), x @ vec(forms["key"]), x @ vec(forms["value"])
+    s = q[:, None] * k[None, :]
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    y = x + np.outer(p @ v, vec(forms["out"]))
+    ffn = sum((np.outer(np.maximum(y @ vec(read) + bias, 0.0), vec(write))  # units read the same y
+               for read, write, bias in forms["units"]), np.zeros_like(y))
+    return (y + ffn) @ vec(forms["readout"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(query=_form, key=_form, value=_form, out=_form, readout=_form,
+       units=st.lists(st.tuples(_form, _form, st.integers(-2, 2).map(float)), max_size=3),
+       seed=st.integers(0, 2**16))
+def test_builder_forms_match_an_independent_numpy_block(query, key, value, out, readout, units, seed):
+    forms = {"query": query, "key": key, "value": value, "out": out, "units": units, "readout": readout}
+    w = Weights(ChannelMap(_NAMES), n_layers=1, d_input=len(_NAMES))
+    for i, n in enumerate(_NAMES):
+        w.embed(i, {n: 1.0})
+    w.head(0, 0, query=query, key=key, value=value, out=out)
+    for read, write, bias in units:
+        w.unit(0, read, write, bias)
+    w.readout(readout)
+    model = w.transformer(n_ctx=8, positional="none", attention="softmax", lam=1.0, dtype="float64")
+    x = np.random.default_rng(seed).normal(size=(5, len(_NAMES)))
+    with torch.no_grad():
+        z = model(torch.from_numpy(x)[None])[0, :, 0].numpy()
+    np.testing.assert_allclose(z, _numpy_block(x, forms), rtol=1e-10, atol=1e-10)
