@@ -70,6 +70,12 @@ CLI_CASES = [
     Case("construct: negative eps", ["construct", "parity", "--param", "eps=-1"], "eps"),
     Case("construct: NaN eps", ["construct", "first", "--param", "eps=.nan"], "eps"),
     Case("construct: scale zero", ["construct", "dyck", "--param", "scale=0"], "scale"),
+    Case("construct: parity scale zero", ["construct", "parity", "--param", "scale=0"], ("scale", "> 0")),
+    Case("construct: first negative scale", ["construct", "first", "--param", "scale=-2"], ("scale", "> 0")),
+    Case("construct: parity NaN scale", ["construct", "parity", "--param", "scale=.nan"], ("scale", "finite")),
+    Case("construct: first scale as text", ["construct", "first", "--param", "scale=big"], ("scale", "big")),
+    Case("sensitivity: parity scale zero", ["sensitivity", "--model", "parity", "-p", "scale=0", "--lengths", "8"],
+         "scale"),
     Case("construct: max_length zero", ["construct", "dyck", "--param", "max_length=0"], "max_length"),
     Case("construct: letters in --lengths", ["construct", "dyck", "--lengths", "a,b"], "--lengths"),
     Case("construct: fractional length", ["construct", "parity", "--lengths", "8.5"], ("--lengths", "8.5")),
@@ -298,6 +304,11 @@ API_CASES = [
      ("needs about", "lengths")),
     ("DyckCEConfig: unknown model", lambda: DyckCEConfig(models=("gru",)), ("models", "gru")),
     ("dyck_ce: a preset name as config", lambda: dyck_ce("quick"), "config"),
+    # ---- the confidence scale of PARITY and FIRST
+    ("parity: NaN scale", lambda: constructions.get("parity", scale=float("nan")), ("parity", "scale")),
+    ("first: zero scale", lambda: constructions.get("first", scale=0.0), ("first", "scale")),
+    ("first: infinite scale", lambda: constructions.get("first", scale=float("inf")), ("first", "scale")),
+    ("parity: scale a bool", lambda: constructions.get("parity", layer_norm=True, scale=True), ("parity", "scale")),
     ("closing_mass: zero strings", lambda: closing_mass(8, count=0), "count"),
 ]
 

@@ -55,8 +55,8 @@ def test_growth_width_vs_depth():
 
 # ---------------------------------------------------------------------------- registry
 EXPECTED = {
-    "parity": ("softmax", {"layer_norm", "eps"}),
-    "first": ("softmax", {"layer_norm", "eps"}),
+    "parity": ("softmax", {"layer_norm", "eps", "scale"}),
+    "first": ("softmax", {"layer_norm", "eps", "scale"}),
     "parity-compiled": ("hardmax", {"max_length", "method"}),
     "dyck": ("hardmax", {"k", "max_depth", "max_length", "scale", "method"}),
 }
@@ -79,7 +79,7 @@ def test_registry_builds_each_construction(name):
 def test_unknown_name_and_params_list_allowed():
     with pytest.raises(ValueError, match="choose one of"):
         constructions.get("majority")
-    with pytest.raises(ValueError, match=r"allowed parameters: \['layer_norm', 'eps'\]"):
+    with pytest.raises(ValueError, match=r"allowed parameters: \['layer_norm', 'eps', 'scale'\]"):
         constructions.get("parity", max_length=3)
     with pytest.raises(ValueError, match="allowed parameters"):
         constructions.get("dyck", depth=2)

@@ -34,11 +34,10 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from ..checks import check_memory
 from ..cpwl import MaxoutNetwork, box, from_relu_mlp
-from ..transformer import ChannelMap, Transformer, TransformerConfig
+from ..transformer import ChannelMap, Weights
 from .compiled import CompiledModel
 
 _M_SAFETY_REL = 1e-6  # slack on every interval bound: relative …
@@ -168,52 +167,42 @@ def compile_maxout(
     one_sided = any(not p.two.all() for p in plans)
     n_tok_units = T if one_sided else 0
     ch = channel_map(d, T, m)
-    x_idx, oh_idx, one = ch.group("x"), np.asarray(ch.group("onehot")), ch.index("one")
-    z_idx, h_idx = np.asarray(ch.group("z")), np.asarray(ch.group("h"))
-    _check_size(d, T, m, D, max(p.n_cols for p in plans) + n_tok_units, net.out_dim)
-    cfg = TransformerConfig(
-        d_model=len(ch), n_layers=D + 1, n_heads=m, d_head=1,
-        d_mlp=max(p.n_cols for p in plans) + n_tok_units,
-        d_input=d, d_out=net.out_dim, n_ctx=T, positional="learned",
-        attention=attention, lam=lam if lam is not None else 1.0, dtype="float64",
-    )
-    W = {name: np.zeros(tuple(p.shape)) for name, p in Transformer(cfg).named_parameters()}
+    d_mlp = max(p.n_cols for p in plans) + n_tok_units
+    _check_size(d, T, m, D, d_mlp, net.out_dim)
+    w = Weights(ch, n_layers=D + 1, n_heads=m, d_input=d, n_ctx=T, d_out=net.out_dim)
 
     # embedding: x → x channels; positions → onehot[t] and the constant channel
-    W["W_E"][np.arange(d), x_idx] = 1.0
-    W["W_pos"][np.arange(T), oh_idx] = 1.0
-    W["W_pos"][:, one] = 1.0
+    for i in range(d):
+        w.embed(i, {f"x[{i}]": 1.0})
+    for t in range(T):
+        w.position(f"onehot[{t}]", 1.0, rows=t)
+    w.position("one", 1.0)
 
-    in_channels = np.asarray(x_idx)
+    in_channels = w.rows("x")
     for l, (layer, plan) in enumerate(zip(net.layers, plans)):
-        _write_ffn(W, f"blocks.{l}.mlp.", layer.W, layer.b, plan, in_channels, z_idx, oh_idx, T, n_tok_units)
+        _write_ffn(w, l, d_mlp, layer.W, layer.b, plan, in_channels, T, n_tok_units)
         # block l+1 attention: head i computes h_i = max_t z_{i,t} (value z_i − h_i overwrites h_i)
-        attn, heads = f"blocks.{l + 1}.attn.", np.arange(layer.width)
-        W[attn + "W_Q"][heads, one, 0] = 1.0
-        W[attn + "W_K"][heads, z_idx[heads], 0] = 1.0
-        W[attn + "W_V"][heads, z_idx[heads], 0] = 1.0
-        W[attn + "W_V"][heads, h_idx[heads], 0] = -1.0
-        W[attn + "W_O"][heads, 0, h_idx[heads]] = 1.0
-        in_channels = h_idx[: layer.width]
+        for i in range(layer.width):
+            z, h = f"z[{i}]", f"h[{i}]"
+            w.head(l + 1, i, query={"one": 1.0}, key={z: 1.0}, value={z: 1.0, h: -1.0}, out={h: 1.0})
+        in_channels = w.rows("h")[: layer.width]
 
     # read-out: W_U reads h^(D)
-    hD = h_idx[: net.layers[-1].width]
+    hD = ch.names_of("h")[: net.layers[-1].width]
     if net.readout is not None:
         A, cvec = net.readout
-        W["W_U"][hD, :] = A.T
-        W["b_U"][:] = cvec
+        for o in range(net.out_dim):
+            w.readout(dict(zip(hD, A[o])), bias=cvec[o], out=o)
         out_gain = float(np.abs(A).sum(axis=1).max())
         roundoff = out_gain * r_D + _gamma(len(hD) + 2) * (out_gain * h_abs + float(np.abs(cvec).max()))
     else:
-        W["W_U"][hD, np.arange(len(hD))] = 1.0
+        for o, name in enumerate(hD):
+            w.readout({name: 1.0}, out=o)
         out_gain = 1.0
         roundoff = r_D + _gamma(2) * h_abs
 
-    model = Transformer(cfg, ch)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            p.copy_(torch.from_numpy(W[name]))
-    model.eval()
+    model = w.transformer(d_mlp=d_mlp, positional="learned", attention=attention,
+                          lam=lam if lam is not None else 1.0, dtype="float64")
     big_m = tuple(float(np.maximum(p.U - p.L, np.maximum(np.abs(p.L), np.abs(p.U))).max()) for p in plans)
     return CompiledModel(
         transformer=model, net=net, lo=lo, hi=hi, attention=attention, lam=lam,
@@ -232,10 +221,13 @@ def _check_size(d: int, T: int, m: int, D: int, d_mlp: int, out: int) -> None:
                  f"{n:.3g} dense parameters)", hint="compile a narrower network (fewer units per layer or a lower rank)")
 
 
-def _write_ffn(W, mlp, Wl, bl, plan: _LayerPlan, in_channels, z_idx, oh_idx, T: int, n_tok_units: int) -> None:
-    """FFN weights writing z_{i,t} = w_{i,π(t)}·h + b_{i,π(t)} (gadgets of the module docstring)."""
+def _write_ffn(w: Weights, layer: int, d_mlp: int, Wl, bl, plan: _LayerPlan, in_channels, T: int,
+               n_tok_units: int) -> None:
+    """FFN of block ``layer`` writing z_{i,t} = w_{i,π(t)}·h + b_{i,π(t)} (gadgets of the module
+    docstring), vectorised on a slab of ``d_mlp`` units over the channels x|h (read), z, onehot."""
     m_l, p_l, _ = Wl.shape
-    Win, b_in, Wout = W[mlp + "W_in"], W[mlp + "b_in"], W[mlp + "W_out"]
+    Win, b_in, Wout = w.mlp_columns(layer, d_mlp)
+    z_idx, oh_idx = w.rows("z"), w.rows("onehot")
     i_idx = np.broadcast_to(np.arange(m_l)[:, None], (m_l, p_l))
     zi = z_idx[i_idx]  # (m_l, p_l): the z channel of unit i
     two, a = plan.two, plan.col_a
@@ -258,7 +250,7 @@ def _write_ffn(W, mlp, Wl, bl, plan: _LayerPlan, in_channels, z_idx, oh_idx, T: 
         Win[oh_idx[t], plan.col_b[:, off][two[:, off]]] = -M[:, off][two[:, off]]
     # token units c_t = ReLU(onehot[t]) add L_{i,π(t)}·s for one-sided pieces
     if n_tok_units:
-        tok = W[mlp + "W_in"].shape[1] - n_tok_units + np.arange(T)
+        tok = d_mlp - n_tok_units + np.arange(T)
         Win[oh_idx, tok] = 1.0
         offsets = np.where(two, 0.0, plan.L)[:, np.arange(T) % p_l]  # (m_l, T)
         Wout[tok[:, None], z_idx[None, :m_l]] = offsets.T

@@ -3,7 +3,8 @@
 ``get(name, **params) -> Construction`` with
 
 * ``"parity"``  — PARITY (odd number of 1s), 2 layers, softmax, Chiang & Cholak (2022) style;
-  params ``layer_norm: bool = False``, ``eps: float = 0.0`` (post-LN on the doubled stream).
+  params ``layer_norm: bool = False``, ``eps: float = 0.0`` (post-LN on the doubled stream),
+  ``scale: float = 1.0`` (the confidence s > 0: every logit is multiplied by s).
 * ``"first"``   — FIRST (first bit is 1), 2 layers, softmax; same params.
 * ``"parity-compiled"`` — PARITY for every length ≤ ``max_length`` (default 12), a counting
   head plus a compiled CPWL g(k/T) = ±1; hardmax, exact; ``method`` = "interpolate" |

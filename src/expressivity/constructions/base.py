@@ -235,24 +235,3 @@ def check_labels(labels, count: int) -> np.ndarray:
 def ce_bits_closed_form(margin: float) -> float:
     """CE in bits when every string gets logit ±margin on the correct side: log2(1 + e^(−m))."""
     return float(np.logaddexp(0.0, -margin) / math.log(2.0))
-
-
-def load_weights(model: Transformer, weights: dict[str, np.ndarray]) -> Transformer:
-    """Copy numpy arrays into the model's parameters (missing names → 0; LN gains → 1)."""
-    names = dict(model.named_parameters())
-    unknown = set(weights) - set(names)
-    if unknown:
-        raise ValueError(f"unknown parameter names {sorted(unknown)}")
-    with torch.no_grad():
-        for name, p in names.items():
-            if name in weights:
-                w = np.asarray(weights[name], dtype=np.float64)
-                if w.shape != tuple(p.shape):
-                    raise ValueError(f"{name}: shape {w.shape} != {tuple(p.shape)}")
-                p.copy_(torch.from_numpy(w))
-            elif name.endswith(".w"):
-                p.fill_(1.0)
-            else:
-                p.zero_()
-    model.eval()
-    return model

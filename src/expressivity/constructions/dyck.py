@@ -6,6 +6,12 @@ Positional features (learned table, fixed for every length ≤ ``max_length``): 
 and a depth label lab(j): "neg" for j = 0, depth j − 1 for j = 1..D+1, "over" for j ≥ D+2.
 d_i = #open − #close in w up to position i (BOS and CLS count 0).
 
+Channels (names of the ChannelMap; weights are written by these names through
+:class:`~expressivity.transformer.Weights`): open[t], close[t] (the token's bracket of type t),
+bos, cls, one (= 1), pos (= j), pos2 (= j²), lab_neg | lab[0..D] | lab_over (the label lab(j));
+a, b (block 0); dep_neg | dep[0..D] | dep_over (the one-hot depth d_i, block 1); od[m]
+([w_i opens ∧ d_i = m]); mt[t] (type of the matched open bracket, block 2); bad, anybad, acc.
+
 Block 0 — prefix averages (uniform causal attention, two heads):
     a_i = d_i/(i+1),  b_i = 1/(i+1).
 Block 1 — depth as a one-hot by *looking it up* (hardmax): the score
@@ -36,8 +42,8 @@ import torch
 from ..checks import check_float, check_int, check_memory
 from ..languages import BOS, CLS, Language, Vocab
 from ..languages import get as get_language
-from ..transformer import ChannelMap, Transformer, TransformerConfig
-from .base import Construction, Encoded, load_weights
+from ..transformer import ChannelMap, Weights, each
+from .base import Construction, Encoded
 
 
 def _channels(k: int, D: int) -> ChannelMap:
@@ -62,14 +68,14 @@ def check_dyck_params(label: str, k, max_depth, max_length, scale) -> tuple[int,
             check_float(scale, named("scale"), min=0.0, min_open=True))
 
 
-def embed_brackets(E: np.ndarray, vocab: Vocab, opens: list[int], closes: list[int], bos: int, cls: int) -> None:
-    """Write the token embedding W_E (d_vocab, d_model) in place: pair type t's open symbol
-    → channel opens[t], its close symbol → closes[t]; BOS → bos, CLS → cls."""
-    for t in range(len(opens)):
-        E[vocab.ids_of(2 * t), opens[t]] = 1.0
-        E[vocab.ids_of(2 * t + 1), closes[t]] = 1.0
-    E[BOS, bos] = 1.0
-    E[CLS, cls] = 1.0
+def embed_brackets(w: Weights, vocab: Vocab, k: int) -> None:
+    """Token embedding by name: pair type t's open symbol → open[t], its close symbol →
+    close[t]; BOS → bos, CLS → cls."""
+    for t in range(k):
+        w.embed(int(vocab.ids_of(2 * t)), {f"open[{t}]": 1.0})
+        w.embed(int(vocab.ids_of(2 * t + 1)), {f"close[{t}]": 1.0})
+    w.embed(BOS, {"bos": 1.0})
+    w.embed(CLS, {"cls": 1.0})
 
 
 def bracket_encoder(label: str, language: Language, vocab: Vocab, max_length: int,
@@ -102,95 +108,49 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
     vocab = Vocab(language.alphabet)
     ch = _channels(k, D)
     M = 4.0 * n_ctx  # matching bonus, larger than any position
-    d_head = max(2, D + 3, k)
-    cfg = TransformerConfig(
-        d_model=len(ch), n_layers=4, n_heads=2, d_head=d_head, d_mlp=2 * (D + 1) + 2 * k + 4,
-        d_vocab=len(vocab), d_out=1, n_ctx=n_ctx, positional="learned", attention="hardmax",
-        causal=True, dtype="float64",
-    )
-    model = Transformer(cfg, ch)
-    W = {name: np.zeros(tuple(p.shape)) for name, p in model.named_parameters()}
-    c = ch.index
-    g = ch.group
-    opens, closes = g("open"), g("close")
+    w = Weights(ch, n_layers=4, n_heads=2, d_head=max(2, D + 3, k), d_vocab=len(vocab), n_ctx=n_ctx)
+    opens, closes = ch.names_of("open"), ch.names_of("close")
+    lab, dep, od, mt = (ch.names_of(base) for base in ("lab", "dep", "od", "mt"))
 
     # ---- embedding: tokens and positions
-    embed_brackets(W["W_E"], vocab, opens, closes, c("bos"), c("cls"))
-    P = W["W_pos"]
+    embed_brackets(w, vocab, k)
     j = np.arange(n_ctx, dtype=np.float64)
-    P[:, c("one")] = 1.0
-    P[:, c("pos")] = j
-    P[:, c("pos2")] = j**2
-    P[0, c("lab_neg")] = 1.0
-    P[np.arange(1, D + 2), np.asarray(g("lab"))] = 1.0  # j = m + 1 ↦ depth m
-    P[D + 2:, c("lab_over")] = 1.0
+    w.position("one", 1.0)
+    w.position("pos", j)
+    w.position("pos2", j**2)
+    w.position("lab_neg", 1.0, rows=0)
+    for m in range(D + 1):
+        w.position(lab[m], 1.0, rows=m + 1)  # j = m + 1 ↦ depth m
+    w.position("lab_over", 1.0, rows=slice(D + 2, None))
 
     # ---- block 0: a = d/(i+1), b = 1/(i+1) (Q = K = 0: uniform over the causal prefix)
-    a0 = "blocks.0.attn."
-    W[a0 + "W_V"][0, opens, 0] = 1.0
-    W[a0 + "W_V"][0, closes, 0] = -1.0
-    W[a0 + "W_O"][0, 0, c("a")] = 1.0
-    W[a0 + "W_V"][1, c("lab_neg"), 0] = 1.0  # 1 at j = 0 only
-    W[a0 + "W_O"][1, 0, c("b")] = 1.0
+    w.head(0, 0, value={**each(opens), **each(closes, -1.0)}, out={"a": 1.0})
+    w.head(0, 1, value={"lab_neg": 1.0}, out={"b": 1.0})  # 1 at j = 0 only
 
-    # ---- block 1: look up lab(d + 1)
-    a1 = "blocks.1.attn."
-    W[a1 + "W_Q"][0, c("a"), 0] = 1.0
-    W[a1 + "W_Q"][0, c("b"), 0] = 1.0
-    W[a1 + "W_Q"][0, c("b"), 1] = 1.0
-    W[a1 + "W_K"][0, c("pos"), 0] = 2.0
-    W[a1 + "W_K"][0, c("pos2"), 1] = -1.0
-    labs = [c("lab_neg")] + g("lab") + [c("lab_over")]
-    deps = [c("dep_neg")] + g("dep") + [c("dep_over")]
-    for e, (src, dst) in enumerate(zip(labs, deps)):
-        W[a1 + "W_V"][0, src, e] = 1.0
-        W[a1 + "W_O"][0, e, dst] = 1.0
-    f1 = "blocks.1.mlp."
-    u = 0
-    for dm, odm in zip(g("dep"), g("od")):  # od[m] = ReLU(open + dep[m] − one)
-        W[f1 + "W_in"][opens, u] = 1.0
-        W[f1 + "W_in"][dm, u] = 1.0
-        W[f1 + "W_in"][c("one"), u] = -1.0
-        W[f1 + "W_out"][u, odm] = 1.0
-        u += 1
-    for src in (c("dep_neg"), c("dep_over")):  # bad += ReLU(flag − bos)
-        W[f1 + "W_in"][src, u] = 1.0
-        W[f1 + "W_in"][c("bos"), u] = -1.0
-        W[f1 + "W_out"][u, c("bad")] = 1.0
-        u += 1
+    # ---- block 1: look up lab(d + 1), score (a + b)·2j − b·j²
+    labs = ["lab_neg", *lab, "lab_over"]
+    deps = ["dep_neg", *dep, "dep_over"]
+    w.head(1, 0, query=[{"a": 1.0, "b": 1.0}, {"b": 1.0}], key=[{"pos": 2.0}, {"pos2": -1.0}],
+           value=[{src: 1.0} for src in labs], out=[{dst: 1.0} for dst in deps])
+    for m in range(D + 1):  # od[m] = ReLU(open + dep[m] − one)
+        w.unit(1, {**each(opens), dep[m]: 1.0, "one": -1.0}, {od[m]: 1.0})
+    for src in ("dep_neg", "dep_over"):  # bad += ReLU(flag − bos)
+        w.unit(1, {src: 1.0, "bos": -1.0}, {"bad": 1.0})
 
     # ---- block 2: match a closing bracket (depth-after m) to the latest open with depth-after m+1
-    a2 = "blocks.2.attn."
-    W[a2 + "W_Q"][0, c("one"), 0] = 1.0
-    W[a2 + "W_K"][0, c("pos"), 0] = 1.0
-    for m in range(D):
-        W[a2 + "W_Q"][0, g("dep")[m], m + 1] = M
-        W[a2 + "W_K"][0, g("od")[m + 1], m + 1] = 1.0
-    for t in range(k):
-        W[a2 + "W_V"][0, opens[t], t] = 1.0
-        W[a2 + "W_O"][0, t, g("mt")[t]] = 1.0
-    f2 = "blocks.2.mlp."
-    W[f2 + "W_in"][closes, 0] = 1.0  # bad += [closes]
-    W[f2 + "W_out"][0, c("bad")] = 1.0
+    w.head(2, 0, query=[{"one": 1.0}] + [{dep[m]: M} for m in range(D)],
+           key=[{"pos": 1.0}] + [{od[m + 1]: 1.0} for m in range(D)],
+           value=[{o: 1.0} for o in opens], out=[{t: 1.0} for t in mt])
+    w.unit(2, each(closes), {"bad": 1.0})  # bad += [closes]
     for t in range(k):  # bad −= ReLU(mt[t] + close[t] − one)
-        W[f2 + "W_in"][g("mt")[t], 1 + t] = 1.0
-        W[f2 + "W_in"][closes[t], 1 + t] = 1.0
-        W[f2 + "W_in"][c("one"), 1 + t] = -1.0
-        W[f2 + "W_out"][1 + t, c("bad")] = -1.0
+        w.unit(2, {mt[t]: 1.0, closes[t]: 1.0, "one": -1.0}, {"bad": -1.0})
 
     # ---- block 3: anybad = max_j bad_j (hardmax), acc = ReLU(dep[0] − anybad)
-    a3 = "blocks.3.attn."
-    W[a3 + "W_Q"][0, c("one"), 0] = 1.0
-    W[a3 + "W_K"][0, c("bad"), 0] = 1.0
-    W[a3 + "W_V"][0, c("bad"), 0] = 1.0
-    W[a3 + "W_O"][0, 0, c("anybad")] = 1.0
-    f3 = "blocks.3.mlp."
-    W[f3 + "W_in"][g("dep")[0], 0] = 1.0
-    W[f3 + "W_in"][c("anybad"), 0] = -1.0
-    W[f3 + "W_out"][0, c("acc")] = 1.0
-    W["W_U"][c("acc"), 0] = 2.0 * scale
-    W["b_U"][0] = -scale
-    load_weights(model, W)
+    w.head(3, 0, query={"one": 1.0}, key={"bad": 1.0}, value={"bad": 1.0}, out={"anybad": 1.0})
+    w.unit(3, {dep[0]: 1.0, "anybad": -1.0}, {"acc": 1.0})
+    w.readout({"acc": 2.0 * scale}, bias=-scale)
+    model = w.transformer(d_mlp=2 * (D + 1) + 2 * k + 4, positional="learned", attention="hardmax",
+                          causal=True, dtype="float64")
 
     encode = bracket_encoder("dyck", language, vocab, N, n_bos=D + 2)
 

@@ -13,6 +13,9 @@ Positional features (table fixed for every length ≤ ``max_length``): ``one``, 
 ι_j = 1/(j+1). d_i = #open − #close in w up to position i (BOS and CLS count 0). The level
 of a pair is the depth after its open bracket, 1..D; a closing bracket of level m has
 depth-after m − 1.
+Channels (written by name through :class:`~expressivity.transformer.Weights`): open[t],
+close[t], bos, cls, one, pos = j, pos2 = j², inv = ι_j; alpha = α_i, pt[t] (block 0's heads);
+od[m − 1], cd[m − 1] (levels m = 1..D−1), mt[t] (matched type), bad, dep0, anybad, acc.
 
 Block 0 — depth and level D (two heads):
     head "avg" (uniform causal attention): α_i = d_i/(i+1);
@@ -47,12 +50,9 @@ import numpy as np
 from ..checks import check_memory
 from ..languages import Vocab
 from ..languages import get as get_language
-from ..transformer import ChannelMap, Transformer, TransformerConfig
-from .base import Construction, load_weights
+from ..transformer import ChannelMap, Weights, each
+from .base import Construction
 from .dyck import bracket_encoder, check_dyck_params, embed_brackets
-
-# one FFN unit: (reads {channel: coef}, bias, writes {channel: coef})
-_Unit = tuple[dict[int, float], float, dict[int, float]]
 
 
 def _channels(k: int, D: int) -> ChannelMap:
@@ -63,21 +63,17 @@ def _channels(k: int, D: int) -> ChannelMap:
     )
 
 
-def _step(units: list[_Unit], c_alpha: int, c_inv: int, gate: list[list[int]], m: int, K: float, L: float,
-          writes: dict[int, float]) -> None:
-    """Two units adding coef·[every gate sum = 1 ∧ d ≥ m] to each written channel.
+def _step(w: Weights, gate: list[list[str]], m: int, K: float, L: float, write: dict[str, float]) -> None:
+    """coef·[every gate sum = 1 ∧ d ≥ m] added to each written channel of block 0, as the
+    ramp clip(y + 1, 0, 1) of y = K(α − (m − ½)ι) + L(Σ gate sums − |gate|) (two units).
 
     Each gate is a list of channels whose sum is 0 or 1 (e.g. all open-bracket channels).
     """
-    if not writes:
-        return
-    reads = {c_alpha: K, c_inv: -K * (m - 0.5)}
+    read = {"alpha": K, "inv": -K * (m - 0.5)}
     for group in gate:
-        for ch in group:
-            reads[ch] = reads.get(ch, 0.0) + L
-    bias = -L * len(gate)
-    units.append((reads, bias + 1.0, dict(writes)))
-    units.append((reads, bias, {c: -v for c, v in writes.items()}))
+        for name in group:
+            read[name] = read.get(name, 0.0) + L
+    w.ramp(0, read, -L * len(gate), write)
 
 
 def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float = 10.0) -> Construction:
@@ -88,114 +84,71 @@ def build(k: int = 2, max_depth: int = 2, max_length: int = 2048, scale: float =
     language = get_language("dyck", k=k, max_depth=D)
     vocab = Vocab(language.alphabet)
     ch = _channels(k, D)
-    c, g = ch.index, ch.group
-    opens, closes, pt, od, cd, mt = g("open"), g("close"), g("pt"), g("od"), g("cd"), g("mt")
+    opens, closes, pt, od, cd, mt = (ch.names_of(base) for base in ("open", "close", "pt", "od", "cd", "mt"))
     n_ctx = N + 2
     M = 4.0 * n_ctx  # level bonus in the matching score, larger than any position
     K = 4.0 * n_ctx  # step sharpness: K·ι_i/2 ≥ 2
     L = K * (D + 2) + 2.0  # gate: pushes y ≤ −1 when a gate channel is 0
+    w = Weights(ch, n_layers=D + 1, n_heads=2, d_head=max(2, k), d_vocab=len(vocab), n_ctx=n_ctx)
 
-    # ---- FFN units per block
-    units: list[list[_Unit]] = [[] for _ in range(D + 1)]
-    u0 = units[0]
-    one, bad = c("one"), c("bad")
-    u0.append(({one: 1.0}, 0.0, {bad: 1.0}))  # bad += 1 − [d ≥ 0]
-    _step(u0, c("alpha"), c("inv"), [], 0, K, L, {bad: -1.0, c("dep0"): 1.0})
-    _step(u0, c("alpha"), c("inv"), [], 1, K, L, {c("dep0"): -1.0})
-    _step(u0, c("alpha"), c("inv"), [], D + 1, K, L, {bad: 1.0})  # bad += [d > D]
+    # ---- block 0 FFN: range check, one-hot levels, level D
+    w.unit(0, {"one": 1.0}, {"bad": 1.0})  # bad += 1 − [d ≥ 0]
+    _step(w, [], 0, K, L, {"bad": -1.0, "dep0": 1.0})
+    _step(w, [], 1, K, L, {"dep0": -1.0})
+    _step(w, [], D + 1, K, L, {"bad": 1.0})  # bad += [d > D]
     for m in range(1, D + 1):  # od[m] = [open ∧ d ≥ m] − [open ∧ d ≥ m + 1], m = 1..D−1
-        w = {}
+        write = {}
         if m <= D - 1:
-            w[od[m - 1]] = 1.0
+            write[od[m - 1]] = 1.0
         if 1 <= m - 1 <= D - 1:
-            w[od[m - 2]] = -1.0
-        _step(u0, c("alpha"), c("inv"), [opens], m, K, L, w)
+            write[od[m - 2]] = -1.0
+        _step(w, [opens], m, K, L, write)
     for m in range(D + 1):  # cd[m], m = 0..D−2; level D: bad += cd[D−1]
-        w = {}
+        write = {}
         if m <= D - 2:
-            w[cd[m]] = 1.0
+            write[cd[m]] = 1.0
         if 0 <= m - 1 <= D - 2:
-            w[cd[m - 1]] = -1.0
+            write[cd[m - 1]] = -1.0
         if m == D - 1:
-            w[bad] = 1.0
+            write["bad"] = 1.0
         if m == D:
-            w[bad] = -1.0
-        _step(u0, c("alpha"), c("inv"), [closes], m, K, L, w)
+            write["bad"] = -1.0
+        _step(w, [closes], m, K, L, write)
     for t in range(k):  # level D: bad −= [close_t ∧ pt_t ∧ d = D − 1]
-        _step(u0, c("alpha"), c("inv"), [[closes[t]], [pt[t]]], D - 1, K, L, {bad: -1.0})
-        _step(u0, c("alpha"), c("inv"), [[closes[t]], [pt[t]]], D, K, L, {bad: 1.0})
-    for b in range(1, D):  # level m = D − b
-        m = D - b
-        cdm = cd[m - 1]
-        units[b].append(({cdm: 1.0}, 0.0, {bad: 1.0}))
+        _step(w, [[closes[t]], [pt[t]]], D - 1, K, L, {"bad": -1.0})
+        _step(w, [[closes[t]], [pt[t]]], D, K, L, {"bad": 1.0})
+    # ---- blocks 1..D−1 FFN: level m = D − b
+    for b in range(1, D):
+        cdm = cd[D - b - 1]
+        w.unit(b, {cdm: 1.0}, {"bad": 1.0})
         for t in range(k):
-            units[b].append(({mt[t]: 1.0, closes[t]: 1.0, cdm: 1.0}, -2.0, {bad: -1.0}))
-            units[b].append(({mt[t]: 1.0}, 0.0, {mt[t]: -1.0}))  # clear mt
-    units[D].append(({c("dep0"): 1.0, c("anybad"): -1.0}, 0.0, {c("acc"): 1.0}))
-
-    d_head = max(2, k)
-    cfg = TransformerConfig(
-        d_model=len(ch), n_layers=D + 1, n_heads=2, d_head=d_head, d_mlp=max(len(u) for u in units),
-        d_vocab=len(vocab), d_out=1, n_ctx=n_ctx, positional="learned", attention="hardmax",
-        causal=True, dtype="float64",
-    )
-    model = Transformer(cfg, ch)
-    W = {name: np.zeros(tuple(p.shape)) for name, p in model.named_parameters()}
+            w.unit(b, {mt[t]: 1.0, closes[t]: 1.0, cdm: 1.0}, {"bad": -1.0}, bias=-2.0)
+            w.unit(b, {mt[t]: 1.0}, {mt[t]: -1.0})  # clear mt
+    w.unit(D, {"dep0": 1.0, "anybad": -1.0}, {"acc": 1.0})
 
     # ---- embedding: tokens and positions
-    embed_brackets(W["W_E"], vocab, opens, closes, c("bos"), c("cls"))
-    P = W["W_pos"]
+    embed_brackets(w, vocab, k)
     j = np.arange(n_ctx, dtype=np.float64)
-    P[:, one] = 1.0
-    P[:, c("pos")] = j
-    P[:, c("pos2")] = j**2
-    P[:, c("inv")] = 1.0 / (j + 1.0)
+    w.position("one", 1.0)
+    w.position("pos", j)
+    w.position("pos2", j**2)
+    w.position("inv", 1.0 / (j + 1.0))
 
     # ---- block 0 attention: α = d/(i+1) (Q = K = 0: uniform), pt = type of w_{i−1} if open
-    a0 = "blocks.0.attn."
-    W[a0 + "W_V"][0, opens, 0] = 1.0
-    W[a0 + "W_V"][0, closes, 0] = -1.0
-    W[a0 + "W_O"][0, 0, c("alpha")] = 1.0
-    W[a0 + "W_Q"][1, c("pos"), 0] = 1.0
-    W[a0 + "W_Q"][1, one, 0] = -1.0
-    W[a0 + "W_Q"][1, one, 1] = 1.0
-    W[a0 + "W_K"][1, c("pos"), 0] = 2.0
-    W[a0 + "W_K"][1, c("pos2"), 1] = -1.0
-    for t in range(k):
-        W[a0 + "W_V"][1, opens[t], t] = 1.0
-        W[a0 + "W_O"][1, t, pt[t]] = 1.0
+    w.head(0, 0, value={**each(opens), **each(closes, -1.0)}, out={"alpha": 1.0})
+    w.head(0, 1, query=[{"pos": 1.0, "one": -1.0}, {"one": 1.0}], key=[{"pos": 2.0}, {"pos2": -1.0}],
+           value=[{o: 1.0} for o in opens], out=[{p: 1.0} for p in pt])
 
     # ---- blocks 1..D−1 attention: level m = D − b, closer of level m → latest open of depth m
     for b in range(1, D):
         m = D - b
-        a = f"blocks.{b}.attn."
-        W[a + "W_Q"][0, cd[m - 1], 0] = M
-        W[a + "W_K"][0, od[m - 1], 0] = 1.0
-        W[a + "W_Q"][0, one, 1] = 1.0
-        W[a + "W_K"][0, c("pos"), 1] = 1.0
-        for t in range(k):
-            W[a + "W_V"][0, opens[t], t] = 1.0
-            W[a + "W_O"][0, t, mt[t]] = 1.0
+        w.head(b, 0, query=[{cd[m - 1]: M}, {"one": 1.0}], key=[{od[m - 1]: 1.0}, {"pos": 1.0}],
+               value=[{o: 1.0} for o in opens], out=[{t: 1.0} for t in mt])
 
     # ---- block D attention: anybad = max_j bad_j
-    a = f"blocks.{D}.attn."
-    W[a + "W_Q"][0, one, 0] = 1.0
-    W[a + "W_K"][0, bad, 0] = 1.0
-    W[a + "W_V"][0, bad, 0] = 1.0
-    W[a + "W_O"][0, 0, c("anybad")] = 1.0
-
-    # ---- FFNs
-    for b, block_units in enumerate(units):
-        f = f"blocks.{b}.mlp."
-        for u, (reads, bias, writes) in enumerate(block_units):
-            for src, v in reads.items():
-                W[f + "W_in"][src, u] += v
-            W[f + "b_in"][u] = bias
-            for dst, v in writes.items():
-                W[f + "W_out"][u, dst] += v
-    W["W_U"][c("acc"), 0] = 2.0 * scale
-    W["b_U"][0] = -scale
-    load_weights(model, W)
+    w.head(D, 0, query={"one": 1.0}, key={"bad": 1.0}, value={"bad": 1.0}, out={"anybad": 1.0})
+    w.readout({"acc": 2.0 * scale}, bias=-scale)
+    model = w.transformer(positional="learned", attention="hardmax", causal=True, dtype="float64")
 
     encode = bracket_encoder("dyck (yao)", language, vocab, N, n_bos=1)
 

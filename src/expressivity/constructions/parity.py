@@ -23,6 +23,10 @@ LN (embedding: 1 + p² + q² + fill² + 1 = 4; after FFN 1: + frac² + a²), so 
 positions alike and the computation survives; the final CLS stream is ±m·e_sgn, which LN
 maps to ±√(d/2) = ±√10: CE = log2(1 + e^(−√10)) = 0.0598 bits at every n. With ε > 0,
 LN(x) = x/√(‖x‖²/d + ε) and the tiny m ∝ 1/n² lets ε win: CE → 1 bit again.
+
+Confidence ``scale`` s > 0 (Chiang & Cholak's ``--big``): the read-out is z = s·sgn, so every
+logit and margin is multiplied by s: ±s/(2(n+1)²) without layer norm, ±s·√10 with it; on every
+string the model classifies correctly CE = log2(1 + e^(−margin)) falls strictly as s grows.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ import math
 import numpy as np
 
 from ..languages import get as get_language
-from ._stream import IdealStream, encode_bits_cls, softmax_construction
+from ..transformer import Weights
+from ._stream import encode_bits_cls, ideal_stream, softmax_construction
 from .base import Construction, Encoded
 
 CHANNELS = ["is0", "is1", "cls", "p", "q", "cos", "fill", "frac", "sgn", "f"]
@@ -42,9 +47,9 @@ D_HALF = 10  # ideal width; the layer-norm model has d_model = 20
 _C = 2.0  # p² + q² + fill² = C on every token
 
 
-def logit_margin(n: int) -> float:
-    """|z| of the model without layer norm on any string of length n: 1/(2(n+1)²)."""
-    return 1.0 / (2.0 * (n + 1) ** 2)
+def logit_margin(n: int, scale: float = 1.0) -> float:
+    """|z| of the model without layer norm on any string of length n: s/(2(n+1)²), s = ``scale``."""
+    return scale / (2.0 * (n + 1) ** 2)
 
 
 def _positional(n: int) -> np.ndarray:
@@ -61,10 +66,11 @@ def encode(strings: list[str]) -> Encoded:
     return encode_bits_cls(_LANGUAGE, strings, _positional)
 
 
-def _ideal() -> IdealStream:
-    s = IdealStream(CHANNELS, FEATURES, n_layers=2, n_heads=1, d_mlp=9)
-    for f in FEATURES:
-        s.embed(f, f)
+def _ideal(scale: float = 1.0) -> Weights:
+    """The ideal stream (module docstring); read-out z = scale·y_{sgn} at CLS."""
+    s = ideal_stream(CHANNELS, FEATURES, n_layers=2)
+    for i, f in enumerate(FEATURES):
+        s.embed(i, {f: 1.0})
     one = {"is0": 1.0, "is1": 1.0, "cls": 1.0}
 
     def plus(*terms: dict[str, float]) -> dict[str, float]:
@@ -80,7 +86,7 @@ def _ideal() -> IdealStream:
     even = plus(scaled(one, 0.5), {"cos": 0.5})  # [j even]
     odd = plus(scaled(one, 0.5), {"cos": -0.5})  # [j odd]
     # block 0: frac = k/(n+1) by uniform attention
-    s.head(0, 0, read={"is1": 1.0}, write={"frac": 1.0})
+    s.head(0, 0, value={"is1": 1.0}, out={"frac": 1.0})
     # sgn_j = (−1)^(j+1)·a·I[j ≤ k]
     s.unit(0, plus({"frac": 1.0, "q": -1.0}, scaled(even, -1.0)), {"sgn": 1.0})
     s.unit(0, plus({"frac": 1.0, "p": -1.0}, scaled(even, -1.0)), {"sgn": -1.0})
@@ -93,7 +99,7 @@ def _ideal() -> IdealStream:
     a_at_cls = plus({"p": 1.0, "q": -1.0}, scaled(one, -1.0), {"cls": 1.0})
     s.unit(0, a_at_cls, {"sgn": -0.5, "f": math.sqrt(3.0) / 2.0})
     # block 1: CLS averages sgn
-    s.head(1, 0, read={"sgn": 1.0}, write={"sgn": 1.0})
+    s.head(1, 0, value={"sgn": 1.0}, out={"sgn": 1.0})
     # FFN at CLS: undo the −a/2 offset, clear every other channel (gate G = 2·(one − cls))
     s.unit(1, a_at_cls, {"sgn": 0.5})
     gate = plus(scaled(one, -2.0), {"cls": 2.0})
@@ -101,14 +107,15 @@ def _ideal() -> IdealStream:
         s.unit(1, plus({c: 1.0}, gate), {c: -1.0})
     s.unit(1, plus({"cos": 1.0}, gate), {"cos": -1.0})
     s.unit(1, plus({"cos": -1.0}, gate), {"cos": 1.0})
-    s.readout("sgn")
+    s.readout({"sgn": scale})
     return s
 
 
-def build(layer_norm: bool = False, eps: float = 0.0) -> Construction:
-    """The PARITY construction; ``layer_norm`` = post-LN(ε) on the doubled stream (d = 20)."""
+def build(layer_norm: bool = False, eps: float = 0.0, scale: float = 1.0) -> Construction:
+    """The PARITY construction; ``layer_norm`` = post-LN(ε) on the doubled stream (d = 20);
+    ``scale`` s > 0 multiplies the logit (the confidence): z = s·z_1, margin s·|z_1|."""
     return softmax_construction(
-        "parity", _ideal, _LANGUAGE, encode, layer_norm, eps, plain_logit="±1/(2(n+1)²)",
+        "parity", _ideal, _LANGUAGE, encode, layer_norm, eps, scale, plain_logit="±1/(2(n+1)²)",
         description="Chiang & Cholak-style 2-layer PARITY: uniform attention counts 1s, "
                     "FFN marks j ≤ k with sign (−1)^(j+1), CLS averages",
     )

@@ -33,8 +33,8 @@ from ..compile import compile_maxout
 from ..cpwl import MaxoutNetwork, interpolate_1d
 from ..languages import CLS, PAD, Vocab
 from ..languages import get as get_language
-from ..transformer import ChannelMap, Transformer, TransformerConfig
-from .base import Construction, Encoded, load_weights
+from ..transformer import ChannelMap, Weights
+from .base import Construction, Encoded
 
 METHODS = ("interpolate", "sawtooth")
 VOCAB = Vocab("01")
@@ -81,38 +81,15 @@ def build(max_length: int = 12, method: str = "interpolate") -> Construction:
     net, T = parity_net(N, method)
     compiled = compile_maxout(net, domain=(0.0, 1.0), attention="hardmax")
     src = compiled.transformer
-    sc = src.cfg
-    names = list(src.channels.names) + ["bit1"]
-    ch = ChannelMap(tuple(names))
-    cfg = TransformerConfig(
-        d_model=len(names), n_layers=sc.n_layers, n_heads=sc.n_heads, d_head=sc.d_head, d_mlp=sc.d_mlp,
-        d_vocab=len(VOCAB), d_out=sc.d_out, n_ctx=T, positional="learned", attention="hardmax",
-        dtype="float64",
-    )
-    d_src = sc.d_model
-    W: dict[str, np.ndarray] = {}
-    for name, p in src.named_parameters():
-        a = p.detach().cpu().numpy()
-        if name in ("W_E", "W_pos"):
-            continue
-        shape = list(a.shape)
-        full = np.zeros([d_src + 1 if s == d_src else s for s in shape])  # grow every d_model axis
-        full[tuple(slice(0, s) for s in shape)] = a
-        W[name] = full
-    bit1, x0 = ch.index("bit1"), ch.index("x[0]")
-    W["W_E"] = np.zeros((len(VOCAB), len(names)))
-    W["W_E"][VOCAB.ids_of(1), bit1] = 1.0
-    pos = src.W_pos.detach().cpu().numpy()  # (T_c, d_src)
-    W["W_pos"] = np.zeros((T, len(names)))
-    W["W_pos"][: len(pos), :d_src] = pos
-    W["W_pos"][len(pos):, :d_src] = pos[0]  # extra tokens behave like token 0
+    # the compiled model on one more channel, bit1 = [w_j = 1], read from token ids
+    w = Weights.from_model(src).relabel(ChannelMap(src.channels.names + ("bit1",)))
+    w.reset_embedding(d_vocab=len(VOCAB))
+    w.embed(int(VOCAB.ids_of(1)), {"bit1": 1.0})
+    w.repeat_position(T, row=0)  # extra tokens behave like token 0
     # block 0 attention (empty in the compiled model): head 0 averages bit1 into x[0]
-    for part in ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"):
-        W[f"blocks.0.attn.{part}"][0] = 0.0
-    W["blocks.0.attn.W_V"][0, bit1, 0] = 1.0
-    W["blocks.0.attn.W_O"][0] = 0.0
-    W["blocks.0.attn.W_O"][0, 0, x0] = 1.0
-    model = load_weights(Transformer(cfg, ch), W)
+    w.head(0, 0, value={"bit1": 1.0}, out={"x[0]": 1.0})
+    model = w.transformer(d_mlp=src.cfg.d_mlp, positional="learned", attention="hardmax", dtype="float64")
+    cfg = model.cfg
     info = {
         "method": method,
         "n_tokens": T,

@@ -1,6 +1,6 @@
 """The one transformer model of the project (see :mod:`.model` for the math)."""
 
-from .channels import ChannelMap
+from .channels import ChannelMap, Weights, each
 from .config import TransformerConfig
 from .io import load_transformer, read_metadata, save_transformer
 from .model import LayerNorm, Transformer, sinusoidal_positions
@@ -10,6 +10,8 @@ __all__ = [
     "LayerNorm",
     "Transformer",
     "TransformerConfig",
+    "Weights",
+    "each",
     "load_transformer",
     "read_metadata",
     "save_transformer",
