@@ -71,6 +71,10 @@ def reproduce(
             check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
         if workers is not None:
             check_int(workers, "--workers", min=1, max=1024)
+        if backend == "ray":
+            from ..runs import check_address
+
+            check_address(address)
     output_path(out, "--out", kind="dir")
     output_path(db, "--db")
     with user_errors():

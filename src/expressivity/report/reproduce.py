@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..runs.driver import BACKENDS, Outcome, Unit, report_progress, run_units
+from ..runs.driver import BACKENDS, Outcome, Unit, check_address, report_progress, run_units
 from . import html
 from .claims import SIZES, Claim, ClaimSpec, Context, incomplete, measure_and_judge
 from .registry import by_id, select
@@ -238,6 +238,8 @@ def reproduce(
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if backend == "ray":
+        check_address(address)  # before the store is touched: a wrong address fails at once
     emit = on_event or (lambda e: None)
     t0 = time.perf_counter()
     chosen = list(specs) if specs is not None else select(only)

@@ -15,8 +15,8 @@ processes, Ray and SQLite, never what a unit computes.
 * :mod:`.procs` — children that die with their parent.
 """
 
-from .driver import BACKENDS, Outcome, Unit, report_progress, run_units
+from .driver import BACKENDS, Outcome, Unit, check_address, report_progress, run_units
 from .store import Store, VersionMismatch
 from .version import code_version
 
-__all__ = ["BACKENDS", "Outcome", "Store", "Unit", "VersionMismatch", "code_version", "report_progress", "run_units"]
+__all__ = ["BACKENDS", "Outcome", "Store", "Unit", "VersionMismatch", "check_address", "code_version", "report_progress", "run_units"]

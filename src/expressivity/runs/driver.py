@@ -258,6 +258,14 @@ def _probe(address: str, seconds: float = 3.0) -> None:
                          "`ray start --head` or give the head's host:port") from None
 
 
+def check_address(address: str | None) -> None:
+    """Refuse, in seconds and in one line, a Ray ``address`` that is malformed or where
+    nothing listens ("auto", ``ray://…`` and None are left to Ray)."""
+    if address is None or address == "auto" or address.startswith("ray://"):
+        return
+    _probe(address)
+
+
 def connect(address: str | None, num_cpus: int | None = None) -> bool:
     """Initialise Ray unless it is already; True if this call started it (then the caller
     shuts it down). ``address`` None: a private local instance with ``num_cpus``."""
@@ -270,8 +278,8 @@ def connect(address: str | None, num_cpus: int | None = None) -> bool:
     kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING", "log_to_driver": False}
     if address is None:
         kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
-    elif address != "auto" and not address.startswith("ray://"):
-        _probe(address)
+    else:
+        check_address(address)
     try:
         ray.init(address=address, **kwargs)
     except Exception as exc:  # noqa: BLE001 — ConnectionError, RuntimeError, …: one line

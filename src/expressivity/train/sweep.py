@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from .. import checks
-from ..runs.driver import BACKENDS, Outcome, Unit, run_units
+from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
 from .config import RunConfig
 from .loop import train_run
 from .protocols import preset as make_preset
@@ -166,6 +166,8 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
         raise ValueError("on_event must be callable")
     if out_dir is not None:
         checks.check_output_path(out_dir, "out_dir", kind="dir")
+    if backend == "ray":
+        check_address(address)  # before the store is touched: a wrong address fails at once
     store = ResultStore(db, reset=reset_db)
     summary = SweepSummary(total=len(configs))
     try:
