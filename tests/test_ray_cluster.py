@@ -9,6 +9,7 @@ which would stop every Ray on the machine)."""
 from __future__ import annotations
 
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -30,10 +31,16 @@ N_UNITS = 8
 UNIT_S = 3.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _free_ports(n: int) -> list[int]:
+    """``n`` distinct free ports (all held open at once while the kernel picks them)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 _TOKEN = secrets.token_hex(32)  # this cluster's own auth token: nothing read from or written to ~/.ray
@@ -48,12 +55,13 @@ def _env() -> dict:
     return env
 
 
-def _ports() -> list[str]:
-    base = _free_port()
-    return ["--node-manager-port", str(_free_port()), "--object-manager-port", str(_free_port()),
-            "--min-worker-port", str(base), "--max-worker-port", str(base + 40),
-            "--metrics-export-port", str(_free_port()), "--dashboard-agent-listen-port", str(_free_port()),
-            "--dashboard-agent-grpc-port", str(_free_port()), "--runtime-env-agent-port", str(_free_port())]
+def _ports(ports: list[int], worker_base: int) -> list[str]:
+    """A node's own ports: 7 from ``ports`` and 40 worker ports from ``worker_base`` (below
+    the kernel's ephemeral range 32768–60999, so they cannot meet the others)."""
+    names = ["--node-manager-port", "--object-manager-port", "--metrics-export-port",
+             "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--runtime-env-agent-port"]
+    args = [x for name, port in zip(names, ports) for x in (name, str(port))]
+    return [*args, "--min-worker-port", str(worker_base), "--max-worker-port", str(worker_base + 40)]
 
 
 class Node:
@@ -94,6 +102,13 @@ DRIVER = textwrap.dedent('''
         return {"i": i, "node": ray.get_runtime_context().get_node_id()}
 
     address, db, n, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    import ray
+    ray.init(address=address, logging_level="WARNING", log_to_driver=False)
+    deadline = time.monotonic() + 60
+    while ray.cluster_resources().get("CPU", 0) < 2:  # both worker nodes have joined
+        assert time.monotonic() < deadline, f"the worker nodes did not join: {ray.cluster_resources()}"
+        time.sleep(0.5)
+    print("cluster ready", flush=True)
     store = Store(db)
     units = [Unit(f"u{i}", unit, (i, seconds)) for i in range(n)]
     def record(o):
@@ -121,17 +136,21 @@ def test_killing_a_worker_node_loses_no_finished_unit_and_the_run_completes():
     nodes: list[Node] = []
     driver = None
     try:
-        port = _free_port()
+        port, *ports = _free_ports(1 + 3 * 6)
+        bases = random.sample(range(10_000, 30_000, 100), 3)
         small = ["--object-store-memory", str(80 * 1024**2), "--include-dashboard", "false"]
         head = Node(["--head", "--port", str(port), "--num-cpus", "0", "--temp-dir", str(tmp / "head"),
                      "--node-ip-address", "127.0.0.1",
-                     *small, *_ports()], tmp / "head.log")
+                     *small, *_ports(ports[0:6], bases[0])], tmp / "head.log")
         nodes.append(head)
         _wait_port(port, 60, head)
         address = f"127.0.0.1:{port}"
         for k in range(2):
+            # own temp dir: nodes sharing the head's session directory race for its socket names
             nodes.append(Node(["--address", address, "--num-cpus", "1", "--node-ip-address", "127.0.0.1",
-                               "--object-store-memory", str(80 * 1024**2), *_ports()], tmp / f"worker{k}.log"))
+                               "--temp-dir", str(tmp / f"w{k}"),
+                               "--object-store-memory", str(80 * 1024**2),
+                               *_ports(ports[6 * (k + 1):6 * (k + 2)], bases[k + 1])], tmp / f"worker{k}.log"))
         (tmp / "driver.py").write_text(DRIVER)
         db = tmp / "cluster.sqlite"
         driver = subprocess.Popen([sys.executable, str(tmp / "driver.py"), address, str(db), str(N_UNITS),
