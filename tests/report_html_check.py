@@ -55,7 +55,7 @@ class _Parser(HTMLParser):
                 assert self.row_id and self.row_id in first["text"], (self.row_id, first["text"])
                 self.page.rows.append({
                     "id": self.row_id,
-                    "status": next(s for s in ("not applicable", "holds", "violated")
+                    "status": next(s for s in ("not applicable", "incomplete", "holds", "violated")
                                    if status["text"].startswith(s)),
                     "class": status["class"],
                     "text": status["text"],

@@ -53,8 +53,20 @@ def _foreign_sqlite(tmp: Path):
     con.close()
 
 
-def _report_store(tmp: Path):
-    Store(tmp / "report.sqlite").close()
+OLD_VERSION = "0.0.1+000000000000"
+
+
+def _old_version_store(tmp: Path):
+    """A store written by another code version (refused for writing, with both versions named)."""
+    Store(tmp / "old.sqlite", version=OLD_VERSION).close()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _results_store(tmp: Path):
@@ -192,7 +204,8 @@ CLI_CASES = [
          _text("notes.txt")),
     Case("train db is a binary file", train("--db", "blob.bin"), ("--db", "not an SQLite database"),
          _binary("blob.bin")),
-    Case("train db is a report store", train("--db", "report.sqlite"), ("--db", "report store"), _report_store),
+    Case("train db of another code version", train("--db", "old.sqlite"), ("--db", OLD_VERSION, "--reset-db"),
+         _old_version_store),
     Case("train db is another SQLite", train("--db", "other.sqlite"), ("--db", "no meta table"), _foreign_sqlite),
     Case("train out is a file", train("--out", "afile"), ("--out", "file"), _a_file),
     Case("train out under a file", train("--out", "afile/run"), ("--out", "afile"), _a_file),
@@ -235,8 +248,12 @@ CLI_CASES = [
          lambda tmp: (_yaml(GOOD_SWEEP)(tmp), (tmp / "dbdir").mkdir()) and None),
     Case("sweep db is a text file", ["sweep", "sweep.yaml", "--db", "notes.txt"], "not an SQLite database",
          lambda tmp: (_yaml(GOOD_SWEEP)(tmp), _text("notes.txt")(tmp)) and None),
-    Case("sweep db is a report store", ["sweep", "sweep.yaml", "--db", "report.sqlite"], "report store",
-         lambda tmp: (_yaml(GOOD_SWEEP)(tmp), _report_store(tmp)) and None),
+    Case("sweep db of another code version", ["sweep", "sweep.yaml", "--db", "old.sqlite"],
+         ("holds results of expressivity", OLD_VERSION, "--reset-db"),
+         lambda tmp: (_yaml(GOOD_SWEEP)(tmp), _old_version_store(tmp)) and None),
+    Case("sweep timeout zero", ["sweep", "sweep.yaml", "--timeout", "0"], "--timeout", _yaml(GOOD_SWEEP)),
+    Case("sweep address nowhere", ["sweep", "sweep.yaml", "--backend", "ray", "--address", "127.0.0.1:1"],
+         ("--address", "no Ray cluster answers"), _yaml(GOOD_SWEEP)),
     Case("sweep out is a file", ["sweep", "sweep.yaml", "--out", "afile"], ("--out", "file"),
          lambda tmp: (_yaml(GOOD_SWEEP)(tmp), _a_file(tmp)) and None),
     # ---------------------------------------------------------------- results
@@ -244,7 +261,6 @@ CLI_CASES = [
     Case("results db is a directory", ["results", "--db", "dbdir"], ("--db", "directory"), _dir("dbdir")),
     Case("results db is a text file", ["results", "--db", "notes.txt"], "not an SQLite database", _text("notes.txt")),
     Case("results db is another SQLite", ["results", "--db", "other.sqlite"], "no meta table", _foreign_sqlite),
-    Case("results db is a report store", ["results", "--db", "report.sqlite"], "report store", _report_store),
     Case("results plot is a directory", ["results", "--db", "results.sqlite", "--plot", "pics"],
          ("--plot", "directory"), lambda tmp: (_results_store(tmp), (tmp / "pics").mkdir()) and None),
     Case("results plot under a file", ["results", "--db", "results.sqlite", "--plot", "afile/p.png"],
@@ -258,7 +274,14 @@ CLI_CASES = [
     Case("reproduce unknown backend", ["reproduce", "--backend", "slurm", "--only", "compile.complexity"], "--backend"),
     Case("reproduce timeout zero", ["reproduce", "--timeout", "0", "--only", "compile.complexity"], "--timeout"),
     Case("reproduce timeout nan", ["reproduce", "--timeout", "nan", "--only", "compile.complexity"], "--timeout"),
-    Case("reproduce timeout with ray", ["reproduce", "--timeout", "5", "--backend", "ray"], ("--timeout", "local")),
+    Case("reproduce address without ray", ["reproduce", "--address", "auto", "--only", "compile.complexity"],
+         ("--address", "--backend ray")),
+    Case("reproduce address nowhere", ["reproduce", "--size", "test", "--only", "compile.complexity", "--backend",
+                                       "ray", "--address", "127.0.0.1:1"], ("--address", "no Ray cluster answers")),
+    Case("reproduce address not host:port", ["reproduce", "--size", "test", "--only", "compile.complexity",
+                                             "--backend", "ray", "--address", "nowhere"], ("--address", "host:port")),
+    Case("reproduce workers 0", ["reproduce", "--workers", "0", "--only", "compile.complexity"], "--workers"),
+    Case("reproduce quick and standard", ["reproduce", "--quick", "--standard"], "mutually exclusive"),
     Case("reproduce unknown claim", ["reproduce", "--only", "nope"], "unknown claim id"),
     Case("reproduce quick and full", ["reproduce", "--quick", "--full"], "mutually exclusive"),
     Case("reproduce out is a file", ["reproduce", "--size", "test", "--only", "compile.complexity", "--out", "afile"],
@@ -267,12 +290,13 @@ CLI_CASES = [
                                          "dbdir"], ("--db", "directory"), _dir("dbdir")),
     Case("reproduce db under a file", ["reproduce", "--size", "test", "--only", "compile.complexity", "--db",
                                        "afile/r.sqlite"], ("--db", "afile"), _a_file),
-    Case("reproduce db is a results store", ["reproduce", "--size", "test", "--only", "compile.complexity", "--db",
-                                             "results.sqlite"], ("--db", "training results database"), _results_store),
+    Case("reproduce db of another code version", ["reproduce", "--size", "test", "--only", "compile.complexity",
+                                                  "--db", "old.sqlite"], ("--db", OLD_VERSION, "--reset-db"),
+         _old_version_store),
     Case("reproduce db is a text file", ["reproduce", "--size", "test", "--only", "compile.complexity", "--db",
                                          "notes.txt"], ("--db", "not an SQLite database"), _text("notes.txt")),
     Case("reproduce db is another SQLite", ["reproduce", "--size", "test", "--only", "compile.complexity", "--db",
-                                            "other.sqlite"], ("--db", "not a report store"), _foreign_sqlite),
+                                            "other.sqlite"], ("--db", "no meta table"), _foreign_sqlite),
 ]
 
 
@@ -310,9 +334,9 @@ def _with_file(kind: str) -> Tmp:
         elif kind == "dir":
             p = tmp / "d"
             p.mkdir()
-        elif kind == "report":
-            p = tmp / "report.sqlite"
-            Store(p).close()
+        elif kind == "old":
+            p = tmp / "old.sqlite"
+            Store(p, version=OLD_VERSION).close()
         elif kind == "results":
             p = tmp / "results.sqlite"
             T.ResultStore(p).close()
@@ -397,7 +421,7 @@ API_CASES = [
     ("train parse_lengths re-export", T.parse_lengths, ("8.5",), {}, "8.5"),
     ("ResultStore a directory", T.ResultStore, (_with_file("dir"),), {}, "directory"),
     ("ResultStore a text file", T.ResultStore, (_with_file("text"),), {}, ("not an SQLite database", "text file")),
-    ("ResultStore a report store", T.ResultStore, (_with_file("report"),), {}, "report store"),
+    ("ResultStore of another code version", T.ResultStore, (_with_file("old"),), {}, (OLD_VERSION, "--reset-db")),
     ("ResultStore another SQLite", T.ResultStore, (_with_file("foreign"),), {}, ("SQLite database", "no meta table")),
     ("ResultStore None", T.ResultStore, (None,), {}, "--db"),
     ("expand_grid a list", T.expand_grid, ([{"task": "parity"}],), {}, "mapping"),
@@ -429,8 +453,13 @@ API_CASES = [
     ("reproduce() unknown size", reproduce, (Tmp(lambda tmp: tmp / "o"),), dict(size="medium", db=None), "size"),
     ("reproduce negative timeout", reproduce, (Tmp(lambda tmp: tmp / "o"),), dict(size="test", db=None, timeout=-1),
      "timeout"),
-    ("reproduce db a results store", reproduce, (Tmp(lambda tmp: tmp / "o"),),
-     dict(size="test", db=_with_file("results"), only=["compile.complexity"]), "training results database"),
+    ("reproduce() db of another code version", reproduce, (Tmp(lambda tmp: tmp / "o"),),
+     dict(size="test", db=_with_file("old"), only=["compile.complexity"]), ("holds results of", OLD_VERSION)),
+    ("reproduce ray address nowhere", reproduce, (Tmp(lambda tmp: tmp / "o"),),
+     dict(size="test", db=None, only=["compile.complexity"], backend="ray", address=Tmp(lambda tmp: f"127.0.0.1:{_free_port()}")),
+     "no Ray cluster answers"),
+    ("run_sweep timeout negative", T.run_sweep, (Tmp(lambda tmp: [tiny_cfg()]), Tmp(lambda tmp: tmp / "r.sqlite")),
+     dict(timeout=-1), "timeout"),
     ("report Store a directory", Store, (_with_file("dir"),), {}, "directory"),
 ]
 

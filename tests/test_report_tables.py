@@ -25,10 +25,10 @@ def test_table_styles():
     readme = table(DOC, "readme")
     assert readme.splitlines()[2] == "| A holds (`a.one`) | X 2020 | e ≤ 1 | e = 0.5 \\| tight | **holds** |"
     assert "**violated**: FAILED: 1 ≥ 2" in readme
-    assert readme.rstrip().endswith("1 of 2 claims hold (`--quick`), 1 violated; the run took 61 s.")
+    assert readme.rstrip().endswith("1 of 2 claims hold (budget `--quick`), 1 violated; the run took 61 s.")
     detail = table(DOC, "detail")
-    assert "| `b.two` | 1 | violated: FAILED: 1 ≥ 2 | 3.0 s |" in detail
-    assert summary_line({**DOC, "total_seconds": 0}) == "1 of 2 claims hold (`--quick`), 1 violated."
+    assert "| `b.two` | 1 | violated: FAILED: 1 ≥ 2 | quick | 3.0 s |" in detail  # the budget of each number
+    assert summary_line({**DOC, "total_seconds": 0}) == "1 of 2 claims hold (budget `--quick`), 1 violated."
 
 
 def test_render_replaces_only_the_blocks():

@@ -149,7 +149,7 @@ def test_a_schema_1_store_is_migrated_in_place(tmp_path):
     assert store.record_result(diverged)
     store.close()
     con = sqlite3.connect(db)
-    assert con.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == ("2",)
+    assert con.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == ("3",)
     con.close()
 
 

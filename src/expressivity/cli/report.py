@@ -11,85 +11,117 @@ from rich.table import Table
 from . import app
 from ._common import console, fail, output_path, user_errors
 
-_STYLE = {"holds": "green", "violated": "bold red", "not applicable": "yellow"}
+_STYLE = {"holds": "green", "violated": "bold red", "not applicable": "yellow", "incomplete": "bold yellow"}
+
+
+def _eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "ETA —"
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"ETA {h}:{m:02d}:{s:02d}" if h else f"ETA {m}:{s:02d}"
 
 
 @app.command()
 def reproduce(
-    quick: bool = typer.Option(False, "--quick", help="Small sweeps: ≤ 10 min on 2 cores (default)."),
-    full: bool = typer.Option(False, "--full", help="The larger sweeps (use with --backend ray)."),
-    size: str | None = typer.Option(None, "--size", help="test | quick | full (overrides the flags)."),
+    quick: bool = typer.Option(False, "--quick", help="Budget: minutes on 2 cores (the default; `make demo`)."),
+    standard: bool = typer.Option(False, "--standard", help="Budget: about an hour on 2 cores."),
+    full: bool = typer.Option(False, "--full", help="Budget: the papers' scale (use --backend ray on a cluster)."),
+    size: str | None = typer.Option(None, "--size", help="test | quick | standard | full (overrides the flags)."),
     out: Path = typer.Option("report", "--out", help="Directory for index.html, claims.json, figures/."),  # noqa: B008
-    backend: str = typer.Option("local", "--backend", help="local | ray"),
-    db: Path = typer.Option("runs/report.sqlite", "--db", help="SQLite store of finished claims."),  # noqa: B008
+    backend: str = typer.Option("local", "--backend", help="local (process pool) | ray"),
+    address: str | None = typer.Option(None, "--address", help="Ray cluster: 'auto' or the head's host:port "
+                                       "(default: a local Ray instance)."),
+    ray_address: str | None = typer.Option(None, "--ray-address", hidden=True),
+    workers: int | None = typer.Option(None, "--workers", help="Units run at once (default: the CPUs)."),
+    db: Path = typer.Option("runs/results.sqlite", "--db", help="The results store (units, claims, runs)."),  # noqa: B008
+    reset_db: bool = typer.Option(False, "--reset-db", help="If --db holds results of another code version, set "
+                                  "it aside (renamed with that version) and start a fresh one."),
     only: str | None = typer.Option(None, "--only", help="Comma-separated claim ids or groups (e.g. compile)."),
-    no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-measure even if the database has a result."),
-    ray_address: str | None = typer.Option(None, "--ray-address", help="Ray cluster address (default: local)."),
-    strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated."),
+    no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-judge claims even if the store has a result."),
+    strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated or incomplete."),
     timeout: float | None = typer.Option(
-        None, "--timeout", help="Stop a claim after this many seconds (local backend; each claim "
-        "then runs in its own process; a stopped claim is reported, not stored)."),
+        None, "--timeout", help="Stop a unit after this many seconds (both backends); its claim is then "
+        "'incomplete' and the unit is measured again next time."),
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
     from ..report import reproduce as run_reproduce
     from ..report import select
 
-    if quick and full:
-        fail("--quick and --full are mutually exclusive")
-    chosen = size or ("full" if full else "quick")
+    if quick + standard + full > 1:
+        fail("--quick, --standard and --full are mutually exclusive")
+    chosen = size or ("full" if full else "standard" if standard else "quick")
     ids = [s.strip() for s in only.split(",") if s.strip()] if only else None
+    address = address or ray_address
     with user_errors():
         specs = select(ids)
         if list_claims:
             for s in specs:
                 console.print(f"{s.id:32s} {s.source:40s} {s.title}", highlight=False)
             return
-        from ..checks import check_choice, check_float
+        from ..checks import check_choice, check_float, check_int
         from ..report.claims import SIZES
 
         check_choice(chosen, "--size", SIZES)
         check_choice(backend, "--backend", ("local", "ray"))
+        if address is not None and backend != "ray":
+            raise ValueError("--address needs --backend ray")
         if timeout is not None:
             check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
-            if backend != "local":
-                raise ValueError("--timeout works with the local backend only (Ray tasks are not stopped per claim)")
+        if workers is not None:
+            check_int(workers, "--workers", min=1, max=1024)
+        if backend == "ray":
+            from ..runs import check_address
+
+            check_address(address)
     output_path(out, "--out", kind="dir")
     output_path(db, "--db")
     with user_errors():
+        from ..report import Store
+
+        first = Store(db, reset=reset_db)  # fail early on a store that is not ours or of another version
+        first.close()
+        if first.set_aside is not None:
+            console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
         progress = Progress(
             TextColumn("{task.description:<30}"),
             BarColumn(),
+            TextColumn("{task.fields[units]}"),
             TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(),
             console=console,
             transient=False,
         )
-        tasks = {s.id: progress.add_task(s.id, total=1.0, status="pending", start=False) for s in specs}
+        overall = progress.add_task("all claims", total=len(specs), status=_eta(None), units="", start=True)
+        tasks = {s.id: progress.add_task(s.id, total=1.0, status="pending", units="", start=False) for s in specs}
 
         def on_event(ev) -> None:
             tid = tasks[ev.spec.id]
+            units = f"{ev.units_done}/{ev.units_total} units" if ev.units_total > 1 else ""
+            progress.update(overall, status=_eta(ev.eta_s))
             if ev.kind == "start":
                 progress.start_task(tid)
-                progress.update(tid, status="running")
+                progress.update(tid, status="running", units=units)
             elif ev.kind == "progress":
-                progress.update(tid, completed=min(max(ev.fraction, 0.0), 0.999))
+                progress.update(tid, completed=min(max(ev.fraction, 0.0), 0.999), units=units)
             else:
                 st = ev.claim.status + (" (reused)" if ev.claim.reused else "")
                 progress.start_task(tid)
-                progress.update(tid, completed=1.0, status=f"[{_STYLE[ev.claim.status]}]{st}[/]")
+                progress.update(tid, completed=1.0, status=f"[{_STYLE[ev.claim.status]}]{st}[/]", units=units)
                 progress.stop_task(tid)
+                progress.advance(overall)
 
         try:
             with progress:
                 result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids,
-                                       reuse=not no_reuse, on_event=on_event, ray_address=ray_address,
-                                       timeout=timeout)
+                                       reuse=not no_reuse, on_event=on_event, address=address,
+                                       timeout=timeout, workers=workers)
         except KeyboardInterrupt:
-            console.print(f"[yellow]interrupted[/]: finished claims are stored in {db}; "
+            console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {db}; "
                           "run the same command again to resume.", highlight=False)
             raise typer.Exit(code=130) from None
-    table = Table(title=f"claims ({chosen})", show_lines=False)
+    table = Table(title=f"claims (budget: {chosen})", show_lines=False)
     for col in ("claim", "measured", "status", "s"):
         table.add_column(col, overflow="fold")
     for c in result.claims:
@@ -102,5 +134,5 @@ def reproduce(
         f"total {result.seconds:.1f} s → {result.index}",
         highlight=False,
     )
-    if strict and any(c.status == "violated" for c in result.claims):
+    if strict and any(c.status in ("violated", "incomplete") for c in result.claims):
         raise typer.Exit(code=1)

@@ -151,7 +151,12 @@ def sweep(
     config: Path = typer.Argument(..., help="sweep YAML (preset / base / grid / runs)"),
     db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store (finished runs are skipped)"),
     backend: str = typer.Option("local", help="local (process pool) | ray"),
-    address: str | None = typer.Option(None, help="Ray cluster address (default: a local instance)"),
+    address: str | None = typer.Option(None, help="Ray cluster: 'auto' or the head's host:port (default: a local "
+                                       "instance)"),
+    timeout: float | None = typer.Option(None, "--timeout", help="stop a run after this many seconds (both "
+                                         "backends); it is recorded as timed_out"),
+    reset_db: bool = typer.Option(False, "--reset-db", help="if --db holds results of another code version, set "
+                                  "it aside (renamed with that version) and start a fresh one"),
     workers: int | None = typer.Option(None, help="parallel runs (default: number of CPUs)"),
     out: Path | None = typer.Option(None, help="checkpoint root, one directory per run (default: "
                                     "checkpoints/ next to --db; interrupted runs resume from there)"),
@@ -162,19 +167,30 @@ def sweep(
     """Run a grid of training runs; results go to --db as each run finishes.
 
     Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
-    from ..checks import check_choice, check_int
+    from ..checks import check_choice, check_float, check_int
     from ..train import ResultStore, load_sweep, run_sweep
 
     with user_errors():
         check_choice(backend, "--backend", ("local", "ray"))
         if workers is not None:
             check_int(workers, "--workers", min=1, max=1024)
+        if timeout is not None:
+            check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
+        if address is not None and backend != "ray":
+            raise ValueError("--address needs --backend ray")
+        if backend == "ray":
+            from ..runs import check_address
+
+            check_address(address)
         configs = load_sweep(config)
     out_dir = out if out is not None else db.parent / "checkpoints"
     output_path(db, "--db")
     output_path(out_dir, "--out", kind="dir")
     with user_errors():
-        ResultStore(db).close()  # fail early on a database that is not ours
+        first = ResultStore(db, reset=reset_db)  # fail early on a database that is not ours or of another version
+        first.close()
+        if first.set_aside is not None:
+            console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
     with _progress() as progress:
         bar = progress.add_task("sweep", total=len(configs), status="")
 
@@ -184,7 +200,7 @@ def sweep(
 
         with user_errors():
             summary = run_sweep(configs, db, backend=backend, workers=workers, address=address, out_dir=out_dir,
-                                retry_errors=retry_errors, on_event=on_event, restart=restart)
+                                retry_errors=retry_errors, on_event=on_event, restart=restart, timeout=timeout)
     diverged = f", {summary.diverged} diverged" if summary.diverged else ""
     console.print(f"{summary.total} runs: {summary.done} done, {summary.skipped} skipped (already in {db}), "
                   f"{summary.errors} failed{diverged}")
@@ -221,7 +237,7 @@ def results(
             raise ValueError(f"--db {db} is a directory; give the results database file")
         if not db.is_file():
             raise ValueError(f"--db {db} does not exist (no results database there yet)")
-        store = ResultStore(db)
+        store = ResultStore(db, read_only=True)
         try:
             rows, runs = store.rows(), store.runs()
         finally:
@@ -241,7 +257,7 @@ def results(
         cfg = json.loads(run["config"])
         name = f"{cfg['task']} {cfg['kind']} {cfg['model']} s{cfg['seed']}"
         rs = by_run.get(run["run_id"], [])
-        if run["status"] in ("error", "diverged"):
+        if run["status"] in ("error", "diverged", "timed_out"):
             table.add_row(name, cfg["protocol"], "", f"[red]{run['status']}[/]",
                           ((run["error"] or "").splitlines() or [""])[0][:50], "", "")
             continue

@@ -1,12 +1,13 @@
 """The reproduction report: every claim of both papers, its bound, our measurement, a verdict.
 
-``reproduce(out, size="quick", backend="local", db="runs/report.sqlite")`` measures each
-claim (``registry``), judges it (``claims.status_of``: holds / violated / not applicable with
-the reason), stores finished results in SQLite (``store``) so an interrupted run resumes, and
-writes ``out/index.html`` (self-contained, figures embedded) and ``out/claims.json`` (``html``).
+``reproduce(out, size="quick", backend="local", db="runs/results.sqlite")`` measures each
+claim (``registry``) as work units on the shared driver (local processes or Ray), judges it
+(``claims.status_of``: holds / violated / not applicable / incomplete, with the reason),
+stores units and judged claims in the one results store (``store``) so an interrupted run
+resumes, and writes ``out/index.html`` (self-contained, figures embedded) and ``out/claims.json`` (``html``).
 """
 
-from .claims import Check, Claim, ClaimSpec, Context, Measurement, evaluate, status_of
+from .claims import Check, Claim, ClaimSpec, Context, Measurement, measure_and_judge, status_of
 from .html import markdown_table
 from .registry import all_specs, select
 from .reproduce import DEFAULT_DB, Event, ReproduceResult, reproduce
@@ -23,8 +24,8 @@ __all__ = [
     "ReproduceResult",
     "Store",
     "all_specs",
-    "evaluate",
     "markdown_table",
+    "measure_and_judge",
     "reproduce",
     "select",
     "status_of",

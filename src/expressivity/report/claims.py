@@ -8,7 +8,15 @@ deliberately blunt:
 * any check fails (or measured is NaN/inf)  → ``"violated"`` — the failing checks are named in
   the reason, never hidden;
 * the measurement could not be made (its code is missing, or it raised) → ``"not applicable"``
-  with the error message as the reason (:func:`evaluate` catches it so the report goes on).
+  with the error message as the reason (:func:`measure_and_judge` catches it so the report
+  goes on);
+* a claim measured by work units (``ClaimSpec.units``) of which one timed out, failed or is
+  missing → ``"incomplete"``, naming the units — never "holds" on part of the evidence.
+
+Budgets (``Context.size``): ``test`` (seconds, the test suite), ``quick`` (minutes on 2 cores,
+``make demo``), ``standard`` (about an hour on 2 cores), ``full`` (the papers' scale; meant
+for a Ray cluster). Every claim picks its sizes with ``ctx.pick({...})`` for each of them and
+states its expected seconds per budget in ``budget_s``.
 
 Example::
 
@@ -24,14 +32,15 @@ import math
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
-Status = Literal["holds", "violated", "not applicable"]
+Status = Literal["holds", "violated", "not applicable", "incomplete"]
 Relation = Literal["<=", ">=", "==", "~"]
-Size = Literal["test", "quick", "full"]
-SIZES: tuple[str, ...] = ("test", "quick", "full")
-STATUSES: tuple[str, ...] = ("holds", "violated", "not applicable")
+Size = Literal["test", "quick", "standard", "full"]
+SIZES: tuple[str, ...] = ("test", "quick", "standard", "full")
+STATUSES: tuple[str, ...] = ("holds", "violated", "not applicable", "incomplete")
+FLAGS = {"test": "--size test", "quick": "--quick", "standard": "--standard", "full": "--full"}
 _SYMBOL = {"<=": "≤", ">=": "≥", "==": "=", "~": "≈"}
 
 
@@ -117,18 +126,22 @@ class Measurement:
 
 @dataclass(frozen=True)
 class Context:
-    """Passed to a measurement: the size, a seed and a progress callback (fraction in [0, 1])."""
+    """Passed to a measurement: the budget (``size``), a seed, a progress callback (fraction
+    in [0, 1]) and, for a claim measured by units, ``units``: each unit's key → its value."""
 
     size: Size = "quick"
     seed: int = 0
     progress: Callable[[float], None] = lambda frac: None
+    units: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.size not in SIZES:
             raise ValueError(f"size must be one of {SIZES}, got {self.size!r}")
 
     def pick(self, table: dict[str, Any]) -> Any:
-        """The entry of ``{"test": …, "quick": …, "full": …}`` for this size."""
+        """The entry of ``{"test": …, "quick": …, "standard": …, "full": …}`` for this budget."""
+        if self.size not in table:
+            raise KeyError(f"this claim has no {self.size!r} budget (it gives {sorted(table)})")
         return table[self.size]
 
 
@@ -136,8 +149,11 @@ class Context:
 class ClaimSpec:
     """A claim of a paper and the function that measures it.
 
-    ``run(ctx) -> Measurement``; ``depends`` lists the ``expressivity`` sub-packages whose
-    source goes into the cache key (a result is reused only while their code is unchanged).
+    ``run(ctx) -> Measurement``; ``depends`` lists the ``expressivity`` sub-packages it
+    measures. A claim that is many independent pieces of work (training runs: model × length
+    × seed) gives ``units(ctx) -> list[expressivity.runs.Unit]`` (keys unique within the
+    claim): ``reproduce`` runs them in parallel (local processes or Ray), stores each as it
+    finishes, and then calls ``run(ctx)`` with ``ctx.units`` = key → value to judge.
     """
 
     id: str  # stable id, e.g. "compile.hardmax-exact"
@@ -148,7 +164,8 @@ class ClaimSpec:
     run: Callable[[Context], Measurement]
     depends: tuple[str, ...] = ()
     how_to_read: str = ""
-    budget_s: dict[str, float] = field(default_factory=dict)  # expected seconds per size
+    budget_s: dict[str, float] = field(default_factory=dict)  # expected seconds per budget (1 core)
+    units: Callable[[Context], list] | None = None
 
     def __post_init__(self) -> None:
         if not self.id or any(ch.isspace() for ch in self.id):
@@ -176,6 +193,7 @@ class Claim:
     how_to_read: str = ""
     notes: str = ""
     reused: bool = False
+    units: dict[str, int] | None = None  # {"done": …, "total": …} for a claim measured by units
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -195,11 +213,10 @@ class Claim:
 
 def command_for(claim_id: str, size: str) -> str:
     """The exact shell command that regenerates one claim (and its figure)."""
-    flag = {"quick": "--quick", "full": "--full", "test": "--size test"}[size]
-    return f"expressivity reproduce {flag} --only {claim_id} --out report"
+    return f"expressivity reproduce {FLAGS[size]} --only {claim_id} --out report"
 
 
-def evaluate(spec: ClaimSpec, ctx: Context) -> tuple[Claim, bytes | None]:
+def measure_and_judge(spec: ClaimSpec, ctx: Context) -> tuple[Claim, bytes | None]:
     """Run one claim's measurement and judge it. Never raises for a failing measurement.
 
     Returns the Claim (figure path filled in as ``figures/<id>.png`` when there is one) and
@@ -226,10 +243,12 @@ def evaluate(spec: ClaimSpec, ctx: Context) -> tuple[Claim, bytes | None]:
     return claim, fig
 
 
-def stopped(spec: ClaimSpec, ctx: Context, seconds: float, reason: str) -> Claim:
-    """The verdict for a measurement that was stopped before it finished (a timeout): not
-    applicable, with the reason (never stored, so a later run measures it again)."""
-    return _claim(spec, ctx, "not applicable", reason, {}, "—", None, "", (), seconds)
+def incomplete(spec: ClaimSpec, ctx: Context, seconds: float, reason: str,
+               units: dict[str, int] | None = None) -> Claim:
+    """The verdict for a claim whose measurement did not finish (a unit timed out, failed or
+    is missing): incomplete, with the reason (never stored, so a later run measures the
+    missing part again)."""
+    return replace(_claim(spec, ctx, "incomplete", reason, {}, "—", None, "", (), seconds), units=units)
 
 
 def _claim(spec, ctx, status, reason, numbers, summary, fig, notes, checks, seconds) -> Claim:

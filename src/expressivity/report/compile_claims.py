@@ -35,6 +35,7 @@ def _nets(ctx: Context):
         {
             "test": [(1, (3, 3), 3), (3, (6, 6), (2, 4))],
             "quick": [(1, (4, 4, 4), 3), (2, (8, 8), (2, 5)), (4, (12, 12, 12), 4), (8, (16,) * 4, 3)],
+            "standard": [(1, (6,) * 6, 4), (2, (16,) * 4, (2, 3, 5, 6)), (4, (16,) * 5, 4), (8, (16,) * 6, 6)],
             "full": [(1, (6,) * 6, 4), (2, (16,) * 4, (2, 3, 5, 6)), (4, (16,) * 5, 4),
                      (8, (16,) * 6, 6), (8, (32,) * 4, 3)],
         }
@@ -44,7 +45,7 @@ def _nets(ctx: Context):
         net = MaxoutNetwork.random(d, widths, ranks, seed=ctx.seed + k)
         out.append((f"maxout d={d} widths={'×'.join(map(str, widths))} ranks={ranks}", net))
     torch.manual_seed(ctx.seed)
-    hidden = ctx.pick({"test": (6,), "quick": (16, 16), "full": (32, 32, 32)})
+    hidden = ctx.pick({"test": (6,), "quick": (16, 16), "standard": (32, 32), "full": (32, 32, 32)})
     layers: list[nn.Module] = []
     prev = 2
     for h in hidden:
@@ -106,8 +107,8 @@ def hardmax_exact(ctx: Context) -> Measurement:
     from ..compile import compile_maxout
 
     rng = np.random.default_rng(ctx.seed)
-    n_points = ctx.pick({"test": 10_000, "quick": 10_000, "full": 100_000})
-    n_ties = ctx.pick({"test": 1_000, "quick": 2_000, "full": 20_000})
+    n_points = ctx.pick({"test": 10_000, "quick": 10_000, "standard": 50_000, "full": 100_000})
+    n_ties = ctx.pick({"test": 1_000, "quick": 2_000, "standard": 10_000, "full": 20_000})
     lo, hi = -1.0, 1.0
     nets = _nets(ctx)
     rows, checks = [], []
@@ -158,13 +159,14 @@ def softmax_rate(ctx: Context) -> Measurement:
 
     lo, hi = -1.0, 1.0
     rng = np.random.default_rng(ctx.seed)
-    widths, ranks = ctx.pick({"test": ((3, 3), 3), "quick": ((4, 4, 4), 3), "full": ((6, 6, 6, 6), 4)})
+    widths, ranks = ctx.pick({"test": ((3, 3), 3), "quick": ((4, 4, 4), 3), "standard": ((6, 6, 6), 4),
+                              "full": ((6, 6, 6, 6), 4)})
     net = MaxoutNetwork.random(1, widths, ranks, seed=ctx.seed)
     net2 = MaxoutNetwork.random(3, (6, 6), 3, seed=ctx.seed + 1)
     bps = _breakpoints_1d(net, lo, hi)
     offsets = np.concatenate([-np.logspace(-1.5, 1.5, 13), np.logspace(-1.5, 1.5, 13)])
-    grid = np.linspace(lo, hi, ctx.pick({"test": 2001, "quick": 4001, "full": 20001}))
-    x2 = rng.uniform(lo, hi, (ctx.pick({"test": 2000, "quick": 5000, "full": 50000}), 3))
+    grid = np.linspace(lo, hi, ctx.pick({"test": 2001, "quick": 4001, "standard": 10001, "full": 20001}))
+    x2 = rng.uniform(lo, hi, (ctx.pick({"test": 2000, "quick": 5000, "standard": 20000, "full": 50000}), 3))
     f2 = net2(x2)
     rows, checks = [], []
     for k, lam in enumerate(LAMBDAS):
@@ -219,6 +221,8 @@ def complexity(ctx: Context) -> Measurement:
             "test": [(2, 4, 3, 2), (2, 16, 3, 2)],
             "quick": [(1, 4, 2, 1), (2, 8, 3, 2), (2, 32, 3, 2), (4, 16, 4, 3), (4, 64, 4, 3),
                       (8, 64, 8, 4), (2, 32, 3, 6)],
+            "standard": [(1, 4, 2, 1), (2, 8, 3, 2), (2, 32, 3, 2), (4, 16, 4, 3), (4, 64, 4, 3),
+                         (8, 64, 8, 4), (16, 128, 4, 4), (2, 32, 3, 6)],
             "full": [(1, 4, 2, 1), (2, 8, 3, 2), (2, 32, 3, 2), (4, 16, 4, 3), (4, 64, 4, 3),
                      (8, 64, 8, 4), (16, 128, 4, 4), (2, 32, 3, 6), (2, 128, 8, 8)],
         }
@@ -294,7 +298,7 @@ SPECS = [
             "exactly on ties between two pieces. 'holds' means the largest difference is at "
             "float64 round-off level (≤ 1e-9): the construction is exact, not approximate."
         ),
-        budget_s={"test": 10, "quick": 30, "full": 300},
+        budget_s={"test": 10, "quick": 30, "standard": 120, "full": 300},
     ),
     ClaimSpec(
         id="compile.softmax-rate",
@@ -310,7 +314,7 @@ SPECS = [
             "λ and the blue line falls with slope ≈ −1 on log-log axes (10× larger λ, 10× "
             "smaller error). No NaN/overflow at λ = 1e6 is part of the check."
         ),
-        budget_s={"test": 10, "quick": 30, "full": 300},
+        budget_s={"test": 10, "quick": 30, "standard": 120, "full": 300},
     ),
     ClaimSpec(
         id="compile.complexity",
@@ -325,6 +329,6 @@ SPECS = [
             "stays a small constant multiple (→ 2×) of the net's. Right: blocks vs depth D; the "
             "paper's construction uses 3 layers per maxout layer, ours D + 1 blocks in total."
         ),
-        budget_s={"test": 5, "quick": 15, "full": 120},
+        budget_s={"test": 5, "quick": 15, "standard": 60, "full": 120},
     ),
 ]

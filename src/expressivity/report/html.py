@@ -15,7 +15,7 @@ import time
 from html import escape
 from pathlib import Path
 
-from .claims import Claim, fmt
+from .claims import FLAGS, STATUSES, Claim, fmt
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
@@ -26,12 +26,13 @@ vertical-align:top;text-align:left} th{background:#f3f3f3}
 .holds{background:#e3f6e3;color:#135e13;font-weight:600}
 .violated{background:#fde2e2;color:#a00;font-weight:700}
 .na{background:#f4f0dc;color:#6b5a00;font-weight:600}
+.incomplete{background:#fff0d0;color:#8a4b00;font-weight:700}
 .reason{font-weight:normal;font-size:.85em;display:block;color:#444}
 code,pre{background:#f6f6f6;padding:.15em .35em;border-radius:3px;font-size:.9em}
 pre{padding:.6em;overflow-x:auto} img{max-width:100%;border:1px solid #eee}
 .meta{color:#666;font-size:.9em}
 """
-_CLASS = {"holds": "holds", "violated": "violated", "not applicable": "na"}
+_CLASS = {"holds": "holds", "violated": "violated", "not applicable": "na", "incomplete": "incomplete"}
 
 
 def _status_cell(c: Claim) -> str:
@@ -41,7 +42,7 @@ def _status_cell(c: Claim) -> str:
 
 def render(claims: list[Claim], figures: dict[str, bytes], size: str, total_s: float) -> str:
     """The whole page as a string. ``figures`` maps claim id → PNG bytes."""
-    counts = {s: sum(c.status == s for c in claims) for s in ("holds", "violated", "not applicable")}
+    counts = _counts(claims)
     rows = []
     for c in claims:
         rows.append(
@@ -69,7 +70,9 @@ def render(claims: list[Claim], figures: dict[str, bytes], size: str, total_s: f
         sections.append(
             f'<section id="{escape(c.id)}"><h2>{escape(c.claim)}</h2>'
             f'<p class="meta">{escape(c.source)} · <code>{escape(c.id)}</code> · '
-            f"{c.seconds:.1f} s{' (reused from the database)' if c.reused else ''}</p>"
+            f"budget <code>{escape(c.size)}</code> · "
+            + (f"{c.units['done']}/{c.units['total']} units · " if c.units else "")
+            + f"{c.seconds:.1f} s{' (reused from the database)' if c.reused else ''}</p>"
             f"<table><tr><th>Bound / prediction</th><td>{escape(c.bound)}</td></tr>"
             f"<tr><th>Measured</th><td>{escape(c.measured)}</td></tr>"
             f"<tr><th>Status</th>{_status_cell(c)}</tr></table>"
@@ -85,15 +88,19 @@ def render(claims: list[Claim], figures: dict[str, bytes], size: str, total_s: f
         "<title>expressivity — reproduction report</title>"
         f"<style>{_CSS}</style></head><body>"
         "<h1>Reproduction report</h1>"
-        f'<p class="meta">size <code>{escape(size)}</code> · {escape(when)} · '
+        f'<p class="meta">budget <code>{escape(size)}</code> (<code>{escape(FLAGS.get(size, size))}</code>; '
+        "every number below comes from it) · "
+        f"{escape(when)} · "
         f"{escape(platform.node())} ({escape(platform.machine())}, Python "
         f"{escape(platform.python_version())}) · total {total_s:.1f} s · "
         f"{counts['holds']} hold, {counts['violated']} violated, "
-        f"{counts['not applicable']} not applicable</p>"
+        f"{counts['not applicable']} not applicable"
+        + (f", {counts['incomplete']} incomplete" if counts["incomplete"] else "") + "</p>"
         "<p>Each row sets a claim of Gu et al. (2026, Transformers express Maxout networks) or "
         "Hahn (2020, Theoretical limitations of self-attention) next to the bound the theory "
         "gives and what was measured on this machine. A measurement that breaks its bound is "
-        "shown as <em>violated</em>; one that could not be made says why.</p>"
+        "shown as <em>violated</em>; one that could not be made says why; one whose work units "
+        "did not all finish (a timeout) is <em>incomplete</em>, never counted as holding.</p>"
         '<table id="claims"><thead><tr><th>Claim</th><th>Source</th><th>Bound / prediction</th>'
         "<th>Measured</th><th>Status</th></tr></thead><tbody>"
         + "".join(rows)
@@ -101,6 +108,10 @@ def render(claims: list[Claim], figures: dict[str, bytes], size: str, total_s: f
         + "".join(sections)
         + "</body></html>\n"
     )
+
+
+def _counts(claims: list[Claim]) -> dict[str, int]:
+    return {s: sum(c.status == s for c in claims) for s in STATUSES}
 
 
 def _num(x):
@@ -124,8 +135,9 @@ def write(out: str | Path, claims: list[Claim], figures: dict[str, bytes], size:
             (out / "figures" / f"{cid}.png").write_bytes(data)
     doc = {
         "size": size,
+        "budget": size,
         "total_seconds": round(total_s, 3),
-        "counts": {s: sum(c.status == s for c in claims) for s in ("holds", "violated", "not applicable")},
+        "counts": _counts(claims),
         "claims": [c.to_json() for c in claims],
     }
     (out / "claims.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

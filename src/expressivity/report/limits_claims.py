@@ -61,8 +61,8 @@ def sensitivity(ctx: Context) -> Measurement:
 
     torch.set_num_threads(1)
     lengths = ctx.pick({"test": (8, 16, 32), "quick": (8, 16, 32, 64, 128),
-                        "full": (8, 16, 32, 64, 128, 256, 512, 1024)})
-    n_strings = ctx.pick({"test": 2, "quick": 4, "full": 8})
+                        "standard": (8, 16, 32, 64, 128, 256, 512), "full": (8, 16, 32, 64, 128, 256, 512, 1024)})
+    n_strings = ctx.pick({"test": 2, "quick": 4, "standard": 4, "full": 8})
     models = {
         "PARITY construction (no LN)": constructions.get("parity", layer_norm=False),
         "random softmax transformer": _random_softmax(ctx.seed, min(max(lengths), 256) + 1),
@@ -125,7 +125,8 @@ def layernorm_escape(ctx: Context) -> Measurement:
     from ..limits import flip_sensitivity
 
     torch.set_num_threads(1)
-    lengths = ctx.pick({"test": (8, 32), "quick": (8, 16, 32, 64, 128), "full": (8, 32, 128, 512, 1024)})
+    lengths = ctx.pick({"test": (8, 32), "quick": (8, 16, 32, 64, 128), "standard": (8, 32, 128, 512),
+                        "full": (8, 32, 128, 512, 1024)})
     reps = {}
     for k, (name, ln) in enumerate((("with layer norm, ε = 0", True), ("without layer norm", False))):
         reps[name] = flip_sensitivity(constructions.get("parity", layer_norm=ln, eps=0.0), lengths=lengths,
@@ -169,8 +170,9 @@ def hard_attention(ctx: Context) -> Measurement:
     from ..transformer import Transformer, TransformerConfig
 
     torch.set_num_threads(1)
-    ns = ctx.pick({"test": (16, 32, 64), "quick": (16, 32, 64, 128), "full": (16, 32, 64, 128, 256)})
-    n_red = ctx.pick({"test": 32, "quick": 64, "full": 128})
+    ns = ctx.pick({"test": (16, 32, 64), "quick": (16, 32, 64, 128), "standard": (16, 32, 64, 128, 256),
+                   "full": (16, 32, 64, 128, 256)})
+    n_red = ctx.pick({"test": 32, "quick": 64, "standard": 96, "full": 128})
     cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=2, d_out=1,
                             n_ctx=max(max(ns), n_red) + 1, positional="learned", attention="hardmax",
                             lam=1.0, layer_norm="none", dtype="float64")
@@ -244,8 +246,9 @@ def constructions_ce(ctx: Context) -> Measurement:
     from .. import constructions
 
     torch.set_num_threads(1)
-    ns = ctx.pick({"test": (10, 30, 100), "quick": (10, 30, 100, 300, 1000), "full": (10, 30, 100, 300, 1000, 2000)})
-    per = ctx.pick({"test": 4, "quick": 8, "full": 16})  # strings per class and length
+    ns = ctx.pick({"test": (10, 30, 100), "quick": (10, 30, 100, 300, 1000), "standard": (10, 30, 100, 300, 1000),
+                   "full": (10, 30, 100, 300, 1000, 2000)})
+    per = ctx.pick({"test": 4, "quick": 8, "standard": 12, "full": 16})  # strings per class and length
     rng = np.random.default_rng(ctx.seed)
     target_ln = {"parity": 0.0598, "first": 0.1195}  # log2(1 + e^{−√(d/2)}), d = 20 / 12
     rows, checks = [], []
@@ -297,9 +300,9 @@ def parity_bounded(ctx: Context) -> Measurement:
     from .. import constructions
 
     torch.set_num_threads(1)
-    Ns = ctx.pick({"test": (4, 8), "quick": (4, 8, 16, 32), "full": (4, 8, 16, 32, 64)})
-    exhaustive = ctx.pick({"test": 8, "quick": 10, "full": 12})  # all strings up to this length
-    per = ctx.pick({"test": 4, "quick": 8, "full": 32})
+    Ns = ctx.pick({"test": (4, 8), "quick": (4, 8, 16, 32), "standard": (4, 8, 16, 32, 64), "full": (4, 8, 16, 32, 64)})
+    exhaustive = ctx.pick({"test": 8, "quick": 10, "standard": 11, "full": 12})  # all strings up to this length
+    per = ctx.pick({"test": 4, "quick": 8, "standard": 16, "full": 32})
     rng = np.random.default_rng(ctx.seed)
     rows, checks = [], []
     plan = [(m, N) for m in ("interpolate", "sawtooth") for N in Ns]
@@ -353,23 +356,47 @@ def parity_bounded(ctx: Context) -> Measurement:
 # --------------------------------------------------------------------------- 2DYCK
 
 
-def dyck2_ce(ctx: Context) -> Measurement:
-    import itertools
+def _dyck_ce_config(ctx: Context):
+    from ..limits.dyck_ce import DyckCEConfig
 
-    import torch
-
-    from ..limits.dyck_ce import DyckCEConfig, dyck_ce
-
-    torch.set_num_threads(1)
-    cfg = ctx.pick({
+    return ctx.pick({
         "test": DyckCEConfig(lengths=(8, 16), steps=30, d_model=16, eval_batch=32, seed=ctx.seed),
         "quick": DyckCEConfig(lengths=(8, 16, 32, 64), steps=300, d_model=32, eval_batch=64, seed=ctx.seed),
+        "standard": DyckCEConfig(lengths=(8, 16, 32, 64, 128), steps=1000, d_model=32, eval_batch=128,
+                                 seed=ctx.seed),
         "full": DyckCEConfig(lengths=(8, 16, 32, 64, 128, 256), steps=2000, d_model=64, eval_batch=256,
                              seed=ctx.seed),
     })
-    total = len(cfg.models) * len(cfg.lengths)
-    done = []
-    rows = dyck_ce(cfg, progress=lambda m, n: (done.append(1), ctx.progress(len(done) / total)))
+
+
+def dyck_ce_unit(cfg) -> dict:
+    """One work unit of ``limits.dyck2-ce``: train one model at one n; its DyckCERow as a dict."""
+    import torch
+
+    from ..limits.dyck_ce import dyck_ce
+
+    torch.set_num_threads(1)
+    (row,) = dyck_ce(cfg)
+    return dict(row.__dict__)
+
+
+def _dyck_ce_units(ctx: Context) -> list:
+    """One unit per model × n (each trains and tests at that n)."""
+    import dataclasses
+
+    from ..runs import Unit
+
+    cfg = _dyck_ce_config(ctx)
+    return [Unit(f"{m}/n{n}", dyck_ce_unit, (dataclasses.replace(cfg, models=(m,), lengths=(n,)),))
+            for m in cfg.models for n in cfg.lengths]
+
+
+def dyck2_ce(ctx: Context) -> Measurement:
+    import itertools
+    from types import SimpleNamespace
+
+    cfg = _dyck_ce_config(ctx)
+    rows = [SimpleNamespace(**ctx.units[f"{m}/n{n}"]) for m in cfg.models for n in cfg.lengths]
     tf = [r for r in rows if r.model == "transformer"]
     ls = [r for r in rows if r.model == "lstm"]
     checks = [Check(f"transformer excess CE at n={b.n} ≥ at n={a.n}", b.excess_bits, ">=", a.excess_bits)
@@ -393,7 +420,7 @@ def dyck2_ce(ctx: Context) -> Measurement:
         summary=(f"transformer excess {tf[0].excess_bits:.3f} → {last.excess_bits:.3f} bits (n = {tf[0].n} → "
                  f"{last.n}), {100 * last.excess_bits / last.bound_bits:.0f}% of the asymptotic floor "
                  f"{last.bound_bits:.3f}; LSTM at n={last.n}: {ls[-1].excess_bits:.3f}" if ls else ""),
-        numbers={"rows": [r.__dict__ for r in rows], "config": cfg.__dict__},
+        numbers={"rows": [dict(r.__dict__) for r in rows], "config": cfg.__dict__},
         figure=figures.png(fig),
         notes=("Hahn's floor P_0·(1 − p) holds only as n → ∞; at these n the transformer's excess is "
                "still below it, so what is checked is the trend: the excess grows with n and exceeds "
@@ -417,7 +444,7 @@ SPECS = [
             "shows as a flat line. 'holds' = no measurement exceeds its bound, and the PARITY "
             "model's curves fall like 1/n."
         ),
-        budget_s={"test": 20, "quick": 90, "full": 900},
+        budget_s={"test": 20, "quick": 90, "standard": 360, "full": 900},
     ),
     ClaimSpec(
         id="limits.layernorm-escape",
@@ -433,7 +460,7 @@ SPECS = [
             "fade; with ε = 0 the normalisation rescales the tiny difference back to a constant, "
             "because LN is not Lipschitz near zero variance — the report states which assumption fails."
         ),
-        budget_s={"test": 10, "quick": 30, "full": 300},
+        budget_s={"test": 10, "quick": 30, "standard": 120, "full": 300},
     ),
     ClaimSpec(
         id="limits.hard-attention",
@@ -451,7 +478,7 @@ SPECS = [
             "inputs that the output ignores — flipping one of them flips parity but not the "
             "output, a verified counterexample."
         ),
-        budget_s={"test": 20, "quick": 90, "full": 900},
+        budget_s={"test": 20, "quick": 90, "standard": 360, "full": 900},
     ),
     ClaimSpec(
         id="limits.constructions-ce",
@@ -467,7 +494,7 @@ SPECS = [
             "Lemma 5 forces), so cross-entropy climbs to 1 bit (no confidence). Layer norm with "
             "ε = 0 restores a constant margin √(d/2): CE is flat at log2(1 + e^{−√(d/2)})."
         ),
-        budget_s={"test": 10, "quick": 60, "full": 600},
+        budget_s={"test": 10, "quick": 60, "standard": 240, "full": 600},
     ),
     ClaimSpec(
         id="limits.parity-bounded",
@@ -483,7 +510,7 @@ SPECS = [
             "exact on every string up to N (all strings up to length 10 are checked exhaustively), "
             "and the price is visible: width grows linearly in N, or depth like log2 N."
         ),
-        budget_s={"test": 5, "quick": 20, "full": 120},
+        budget_s={"test": 5, "quick": 20, "standard": 80, "full": 120},
     ),
     ClaimSpec(
         id="limits.dyck2-ce",
@@ -492,6 +519,7 @@ SPECS = [
         bound="asymptotically excess ≥ P_0·(1 − p) bits/symbol; at finite n: excess rises with n, above the LSTM's",
         bound_value=None,
         run=dyck2_ce,
+        units=_dyck_ce_units,
         depends=("limits", "train", "languages"),
         how_to_read=(
             "Models of fixed size are trained and scored on Dyck-2 strings of length n; the "
@@ -500,6 +528,6 @@ SPECS = [
             "(the model cannot tell which bracket type closes). The transformer's excess climbs "
             "with n toward it while the LSTM's stays lower."
         ),
-        budget_s={"test": 15, "quick": 90, "full": 1800},
+        budget_s={"test": 15, "quick": 90, "standard": 360, "full": 1800},
     ),
 ]

@@ -27,9 +27,10 @@ def depth(ctx: Context) -> Measurement:
     plan = ctx.pick({
         "test": {2: range(1, 6), 3: range(1, 4)},
         "quick": {2: range(1, 9), 3: range(1, 8), 4: range(1, 7), 5: range(1, 6)},
+        "standard": {2: range(1, 10), 3: range(1, 9), 4: range(1, 7), 5: range(1, 6)},
         "full": {2: range(1, 11), 3: range(1, 9), 4: range(1, 8), 5: range(1, 8)},
     })
-    n_random = ctx.pick({"test": 2, "quick": 3, "full": 10})
+    n_random = ctx.pick({"test": 2, "quick": 3, "standard": 5, "full": 10})
     trained = ctx.size != "test"  # also fit a net of the same shape to the sawtooth (Adam)
     rows = []
     for k, (q, depths) in enumerate(plan.items()):
@@ -113,8 +114,8 @@ def dimension(ctx: Context) -> Measurement:
     from ..regions.ir import Affine, Embed, Program, Read, ReLU
 
     dims = (1, 2, 3, 4)
-    ns = ctx.pick({"test": (2, 4), "quick": (2, 4, 6, 8), "full": (2, 4, 6, 8, 10, 12)})
-    deep_n = ctx.pick({"test": (2, 3), "quick": (2, 3, 4, 6), "full": (2, 3, 4, 6, 8)})
+    ns = ctx.pick({"test": (2, 4), "quick": (2, 4, 6, 8), "standard": (2, 4, 6, 8, 10), "full": (2, 4, 6, 8, 10, 12)})
+    deep_n = ctx.pick({"test": (2, 3), "quick": (2, 3, 4, 6), "standard": (2, 3, 4, 6, 8), "full": (2, 3, 4, 6, 8)})
     rng = np.random.default_rng(ctx.seed)
     rows, checks = [], []
     for k, d in enumerate(dims):
@@ -187,7 +188,7 @@ SPECS = [
             "dotted: the paper's lower bound, dashed: random maxout nets of the same shape, "
             "triangles: nets of that shape trained to fit the sawtooth — both stay far below."
         ),
-        budget_s={"test": 10, "quick": 60, "full": 900},
+        budget_s={"test": 10, "quick": 60, "standard": 240, "full": 900},
     ),
     ClaimSpec(
         id="regions.dimension",
@@ -202,6 +203,6 @@ SPECS = [
             "vertices (dots) against Zaslavsky's formula (lines), per input dimension d. Right: random "
             "three-layer nets on [−1, 1]^d (dots) and Serra et al.'s upper bound (dotted), log axis."
         ),
-        budget_s={"test": 5, "quick": 15, "full": 120},
+        budget_s={"test": 5, "quick": 15, "standard": 60, "full": 120},
     ),
 ]

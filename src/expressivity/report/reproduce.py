@@ -1,44 +1,54 @@
-"""``reproduce``: measure every claim, judge it, write the report; resume from SQLite.
+"""``reproduce``: measure every claim as work units, judge it, write the report; resume from SQLite.
 
-For each claim (in registry order): if the store holds a result for (claim id, size, code
-key), reuse it; otherwise run the measurement (locally in this process, or as a Ray task with
-``backend="ray"``), judge it with the status rule, commit it to the store at once, and go on.
-So a run that is killed part-way and started again redoes only the unfinished claims.
-With ``timeout`` (local backend) every claim runs in its own process and is stopped when it
-exceeds the timeout: it is reported "not applicable" with the reason and not stored, so the
-rest of the report still comes out and a later run measures it again. The child dies with
-this process (``expressivity.train.procs.die_with_parent``): a ``reproduce`` killed with
-kill -9 leaves no claim process (nor, with it, multiprocessing's resource tracker) behind.
+Every claim becomes work units for the one run driver (:func:`expressivity.runs.run_units`):
+a claim with ``ClaimSpec.units`` (the training claims: one unit per model × length × seed)
+gives its own units; any other claim is one unit that runs its whole measurement. Units run
+in parallel on local processes or Ray tasks (``backend``), each with the per-unit
+``timeout``. As each unit finishes, the driver process — only it — writes it to the results
+store (``units`` table; a training run also to ``runs``/``results``, where the ``results``
+command reads it). When the last unit of a claim is in, the claim is judged and stored.
+
+Resume: a claim stored for this budget and code version is reused; of a split claim only
+the units not yet stored are run. A unit that timed out, failed or never ran makes its claim
+``incomplete`` (naming the units), never "holds"; incomplete claims are not stored, so the
+next run measures the missing units again.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
+from ..runs.driver import BACKENDS, Outcome, Unit, check_address, report_progress, run_units
 from . import html
-from .claims import SIZES, Claim, ClaimSpec, Context, evaluate, stopped
+from .claims import SIZES, Claim, ClaimSpec, Context, incomplete, measure_and_judge
 from .registry import by_id, select
 from .store import Store
 
-DEFAULT_DB = Path("runs") / "report.sqlite"
-Backend = Literal["local", "ray"]
+DEFAULT_DB = Path("runs") / "results.sqlite"  # the one results store (also `train`'s default)
+# imported once by the fork server the local units are forked from (a clean, single-threaded
+# process: forking this one, which may run threads, could deadlock a child)
+_PRELOAD = ("expressivity.report.registry", "expressivity.report.reproduce", "expressivity.train")
 
 
 @dataclass(frozen=True)
 class Event:
-    """Progress events for a front end: kind is "start", "progress" or "done"."""
+    """Progress for a front end: ``kind`` is "start", "progress" or "done" (then ``claim``).
+
+    ``units_done`` / ``units_total`` count the claim's units; ``eta_s`` is the whole run's
+    remaining seconds estimated from the units finished so far (None before the first)."""
 
     kind: str
     spec: ClaimSpec
     fraction: float = 0.0
     claim: Claim | None = None
+    units_done: int = 0
+    units_total: int = 1
+    eta_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -48,11 +58,153 @@ class ReproduceResult:
     computed: tuple[str, ...]  # claim ids measured in this run
     reused: tuple[str, ...]  # claim ids taken from the store
     seconds: float
+    set_aside: Path | None = None  # the old store, if --reset-db moved one of another version
 
 
-def _evaluate_by_id(claim_id: str, size: str, seed: int) -> tuple[Claim, bytes | None]:
-    """Ray task body: look the spec up in the worker and evaluate it."""
-    return evaluate(by_id(claim_id), Context(size=size, seed=seed))
+def measure_unit(spec_or_id: ClaimSpec | str, size: str, seed: int) -> tuple[Claim, bytes | None]:
+    """Unit body of a claim that is not split: its whole measurement, judged."""
+    spec = by_id(spec_or_id) if isinstance(spec_or_id, str) else spec_or_id
+    return measure_and_judge(spec, Context(size=size, seed=seed, progress=report_progress))
+
+
+def _stored_value(value: Any, store: Store | None) -> Any:
+    """A unit's value as stored: a training RunResult is recorded as a run (``runs`` and
+    ``results`` tables) and kept in the unit as its status and per-length metrics."""
+    from ..train import RunResult
+
+    if isinstance(value, RunResult):
+        if store is not None:
+            store.record_result(value)
+        return {"run_id": value.config.run_id, "status": value.status, "metrics": list(value.metrics)}
+    return value
+
+
+class _Plan:
+    """The claims of one run and the bookkeeping of their units."""
+
+    def __init__(self, size: str, seed: int, store: Store | None, emit, parallel: int) -> None:
+        self.size, self.seed, self.store, self.emit, self.parallel = size, seed, store, emit, parallel
+        self.results: dict[str, tuple[Claim, bytes | None]] = {}
+        self.computed: list[str] = []
+        self.units: list[Unit] = []
+        self.owner: dict[str, tuple[ClaimSpec, str]] = {}  # unit key -> (spec, key within the claim)
+        self.expected: dict[str, list[str]] = {}  # claim id -> its units' keys (split claims)
+        self.values: dict[str, dict[str, Any]] = {}
+        self.failed: dict[str, list[str]] = {}
+        self.seconds: dict[str, float] = {}
+        self.done_s: list[float] = []
+        self.pending = 0
+
+    def key(self, spec: ClaimSpec, local: str) -> str:
+        return f"{spec.id}|{self.size}|seed={self.seed}|{local}"
+
+    def add(self, spec: ClaimSpec, custom: bool) -> None:
+        if spec.units is None:
+            unit = Unit(self.key(spec, "claim"), measure_unit, (spec if custom else spec.id, self.size, self.seed),
+                        group=spec.id, cost=spec.budget_s.get(self.size))
+            self.owner[unit.key] = (spec, "")
+            self.units.append(unit)
+            self.pending += 1
+            return
+        ctx = Context(size=self.size, seed=self.seed)
+        try:
+            units = list(spec.units(ctx))
+            keys = [u.key for u in units]
+            if len(set(keys)) != len(keys) or not units:
+                raise ValueError(f"units of {spec.id} must be non-empty with unique keys, got {keys}")
+        except Exception as exc:  # noqa: BLE001 — a broken claim must not take the report down
+            self._finish(spec, *measure_and_judge(replace(spec, run=_raiser(exc), units=None), ctx))
+            return
+        stored = self.store.units(group=spec.id, done_only=True) if self.store is not None else {}
+        self.expected[spec.id] = keys
+        self.values[spec.id], self.failed[spec.id], self.seconds[spec.id] = {}, [], 0.0
+        for u in units:
+            full = self.key(spec, u.key)
+            if full in stored:
+                self.values[spec.id][u.key] = stored[full]["value"]
+                self.seconds[spec.id] += stored[full]["seconds"] or 0.0
+                continue
+            self.owner[full] = (spec, u.key)
+            self.units.append(replace(u, key=full, group=spec.id))
+            self.pending += 1
+        if len(self.values[spec.id]) == len(keys):
+            self._judge(spec)
+
+    def progress_of(self, spec: ClaimSpec) -> tuple[int, int]:
+        if spec.id not in self.expected:
+            return int(spec.id in self.results), 1
+        return len(self.values[spec.id]) + len(self.failed[spec.id]), len(self.expected[spec.id])
+
+    def eta(self) -> float | None:
+        if not self.done_s:
+            return None
+        return sum(self.done_s) / len(self.done_s) * self.pending / max(1, self.parallel)
+
+    def event(self, kind: str, spec: ClaimSpec, fraction: float = 0.0, claim: Claim | None = None) -> None:
+        done, total = self.progress_of(spec)
+        self.emit(Event(kind, spec, fraction, claim, done, total, self.eta()))
+
+    def on_done(self, o: Outcome) -> None:
+        spec, local = self.owner[o.unit.key]
+        self.pending -= 1
+        self.done_s.append(o.seconds)
+        if not local:  # a whole claim
+            if self.store is not None:
+                self.store.put_unit(o.unit.key, spec.id, self.size, o.status, None, o.error or None, o.seconds)
+            if o.status == "done":
+                claim, fig = o.value
+            else:
+                ctx = Context(size=self.size, seed=self.seed)
+                claim, fig = incomplete(spec, ctx, o.seconds, _why(o), {"done": 0, "total": 1}), None
+            self._finish(spec, claim, fig)
+            return
+        if o.status == "done":
+            value = _stored_value(o.value, self.store)
+            self.values[spec.id][local] = value
+        else:
+            value = None
+            self.failed[spec.id].append(f"{local} {_why(o)}")
+        if self.store is not None:
+            self.store.put_unit(o.unit.key, spec.id, self.size, o.status, value, o.error or None, o.seconds)
+        self.seconds[spec.id] += o.seconds
+        done, total = self.progress_of(spec)
+        if done < total:
+            self.event("progress", spec, done / total)
+            return
+        self._judge(spec)
+
+    def _judge(self, spec: ClaimSpec) -> None:
+        ctx = Context(size=self.size, seed=self.seed, units=dict(self.values[spec.id]))
+        total = len(self.expected[spec.id])
+        counts = {"done": len(self.values[spec.id]), "total": total}
+        if self.failed[spec.id]:
+            bad = self.failed[spec.id]
+            reason = (f"{len(bad)} of {total} units did not finish: " + "; ".join(bad[:3])
+                      + (f"; … {len(bad) - 3} more" if len(bad) > 3 else "") + " — run again to measure them")
+            claim, fig = incomplete(spec, ctx, self.seconds[spec.id], reason, counts), None
+        else:
+            claim, fig = measure_and_judge(spec, ctx)
+            claim = replace(claim, seconds=round(claim.seconds + self.seconds[spec.id], 3), units=counts)
+        self._finish(spec, claim, fig)
+
+    def _finish(self, spec: ClaimSpec, claim: Claim, fig: bytes | None) -> None:
+        self.results[spec.id] = (claim, fig)
+        self.computed.append(spec.id)
+        if self.store is not None:
+            self.store.put(spec, claim, fig)
+        self.event("done", spec, 1.0, claim)
+
+
+def _why(o: Outcome) -> str:
+    if o.status == "timed_out":
+        return o.error
+    return "failed: " + (o.error.strip().splitlines() or ["?"])[0]
+
+
+def _raiser(exc: Exception) -> Callable[[Context], Any]:
+    def run(ctx: Context):
+        raise exc
+    return run
 
 
 def reproduce(
@@ -65,151 +217,70 @@ def reproduce(
     seed: int = 0,
     on_event: Callable[[Event], None] | None = None,
     specs: list[ClaimSpec] | None = None,
-    ray_address: str | None = None,
+    address: str | None = None,
     timeout: float | None = None,
+    workers: int | None = None,
+    reset_db: bool = False,
 ) -> ReproduceResult:
     """Measure the claims and write ``out/index.html``, ``out/claims.json``, ``out/figures/``.
 
-    ``size``: "test" (seconds, for the test suite), "quick" (≤ 10 min on 2 cores, what
-    ``make demo`` runs) or "full" (bigger sweeps). ``db``: SQLite file of finished results
-    (None: no store). ``only``: claim ids or group prefixes (e.g. ``["compile"]``).
-    ``specs`` overrides the registry (tests use it to inject a claim with a wrong bound).
-    ``timeout``: seconds per claim (local backend; each claim then runs in a child process).
+    ``size`` — the budget: "test" (seconds), "quick" (minutes on 2 cores, ``make demo``),
+    "standard" (about an hour on 2 cores) or "full" (the papers' scale). ``backend``: "local"
+    (a process pool of ``workers``, default the CPUs) or "ray" (``address``: None for a local
+    instance, "auto" or host:port for a cluster). ``timeout``: seconds per unit, both
+    backends. ``db``: the results store (None: none); ``reset_db``: set a store of another
+    code version aside instead of refusing it. ``only``: claim ids or group prefixes.
+    ``specs`` overrides the registry (tests inject claims with a wrong bound).
     """
     if size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
-    if backend not in ("local", "ray"):
+    if backend not in BACKENDS:
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
-    if timeout is not None and backend != "local":
-        raise ValueError("timeout works with the local backend (Ray tasks are not stopped per claim)")
+    if backend == "ray":
+        check_address(address)  # before the store is touched: a wrong address fails at once
     emit = on_event or (lambda e: None)
     t0 = time.perf_counter()
     chosen = list(specs) if specs is not None else select(only)
     if specs is not None and only:
         chosen = [s for s in chosen if any(s.id == o or s.id.startswith(o + ".") for o in only)]
-    store = Store(db) if db is not None else None
-    results: dict[str, tuple[Claim, bytes | None]] = {}
-    computed: list[str] = []
+    store = Store(db, reset=reset_db) if db is not None else None
+    plan = _Plan(size, seed, store, emit, workers or os.cpu_count() or 1)
     reused: list[str] = []
     try:
-        todo: list[ClaimSpec] = []
         for spec in chosen:
             hit = store.get(spec, size) if (store is not None and reuse) else None
             if hit is not None:
                 claim, fig = hit
-                results[spec.id] = (replace(claim, reused=True), fig)
+                plan.results[spec.id] = (replace(claim, reused=True), fig)
                 reused.append(spec.id)
-                emit(Event("done", spec, 1.0, results[spec.id][0]))
+                plan.event("done", spec, 1.0, plan.results[spec.id][0])
             else:
-                todo.append(spec)
+                plan.add(spec, specs is not None)
+        started: set[str] = set()
 
-        def finish(spec: ClaimSpec, claim: Claim, fig: bytes | None) -> None:
-            results[spec.id] = (claim, fig)
-            computed.append(spec.id)
-            if store is not None:
-                store.put(spec, claim, fig)
-            emit(Event("done", spec, 1.0, claim))
+        def on_start(unit: Unit) -> None:
+            spec = plan.owner[unit.key][0]
+            if spec.id not in started:
+                started.add(spec.id)
+                plan.event("start", spec)
 
-        if backend == "local" or not todo:
-            for spec in todo:
-                emit(Event("start", spec))
-                if timeout is not None:
-                    claim, fig = _evaluate_in_child(spec, size, seed, timeout, emit, specs is not None)
-                else:
-                    ctx = Context(
-                        size=size, seed=seed, progress=lambda f, s=spec: emit(Event("progress", s, f))
-                    )
-                    claim, fig = evaluate(spec, ctx)
-                finish(spec, claim, fig)
-        else:
-            _run_ray(todo, size, seed, emit, finish, specs is not None, ray_address)
+        def on_progress(unit: Unit, fraction: float) -> None:
+            spec, local = plan.owner[unit.key]
+            if not local:
+                plan.event("progress", spec, fraction)
+
+        run_units(plan.units, backend=backend, workers=workers, address=address, timeout=timeout,
+                  on_start=on_start, on_done=plan.on_done, on_progress=on_progress,
+                  start="forkserver", preload=_PRELOAD)
     finally:
         if store is not None:
             store.close()
     total = time.perf_counter() - t0
-    ordered = [results[s.id] for s in chosen]
+    ordered = [plan.results[s.id] for s in chosen]
     claims = [c for c, _ in ordered]
     figures = {c.id: f for c, f in ordered if f}
     index = html.write(out, claims, figures, size, total)
-    return ReproduceResult(tuple(claims), index, tuple(computed), tuple(reused), total)
-
-
-def _child(spec_or_id, size: str, seed: int, q, parent_pid: int | None = None) -> None:
-    """Child process body: evaluate one claim, send progress and the result through ``q``."""
-    if parent_pid is not None:
-        from ..train.procs import die_with_parent  # here: the parent need not import torch
-
-        die_with_parent(parent_pid)
-    spec = by_id(spec_or_id) if isinstance(spec_or_id, str) else spec_or_id
-    ctx = Context(size=size, seed=seed, progress=lambda f: q.put(("progress", f)))
-    q.put(("done", *evaluate(spec, ctx)))
-
-
-def _evaluate_in_child(spec: ClaimSpec, size: str, seed: int, timeout: float, emit,
-                       custom_spec: bool) -> tuple[Claim, bytes | None]:
-    """Evaluate ``spec`` in a fresh process (spawn: no inherited thread pools); stop it after
-    ``timeout`` seconds."""
-    mp = multiprocessing.get_context("spawn")
-    q = mp.Queue()
-    proc = mp.Process(target=_child, args=(spec if custom_spec else spec.id, size, seed, q, os.getpid()),
-                      daemon=True)
-    t0 = time.perf_counter()
-    proc.start()
-    try:
-        while (left := timeout - (time.perf_counter() - t0)) > 0:
-            try:
-                msg = q.get(timeout=min(left, 0.5))
-            except queue.Empty:
-                if proc.is_alive():
-                    continue
-                try:  # it may have put its result just before exiting
-                    msg = q.get(timeout=1.0)
-                except queue.Empty:
-                    return stopped(spec, Context(size=size, seed=seed), time.perf_counter() - t0,
-                                   f"the measurement process died (exit code {proc.exitcode})"), None
-            if msg[0] == "progress":
-                emit(Event("progress", spec, msg[1]))
-            else:
-                return msg[1], msg[2]
-        return stopped(spec, Context(size=size, seed=seed), time.perf_counter() - t0,
-                       f"timed out after {timeout:g} s: stopped before it finished "
-                       "(run it again with a larger --timeout)"), None
-    finally:
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(5)
-            if proc.is_alive():
-                proc.kill()
-        proc.join(5)
-
-
-def _run_ray(todo, size, seed, emit, finish, custom_specs: bool, address: str | None) -> None:
-    """Run the measurements as Ray tasks (local ``ray.init()`` unless an address is given)."""
-    try:
-        import ray
-    except ImportError as exc:  # pragma: no cover - ray is a declared optional dependency
-        raise ValueError("--backend ray needs the 'ray' package (pip install 'expressivity[ray]')") from exc
-    started = not ray.is_initialized()
-    if started:
-        kw = {"address": address} if address else {"num_cpus": 2, "include_dashboard": False}
-        ray.init(ignore_reinit_error=True, log_to_driver=False, **kw)
-    try:
-        if custom_specs:  # injected specs are not in the workers' registry: ship the spec itself
-            task = ray.remote(lambda spec, size, seed: evaluate(spec, Context(size=size, seed=seed)))
-            refs = {task.remote(s, size, seed): s for s in todo}
-        else:
-            task = ray.remote(_evaluate_by_id)
-            refs = {task.remote(s.id, size, seed): s for s in todo}
-        for s in todo:
-            emit(Event("start", s))
-        pending = list(refs)
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
-            spec = refs[ready[0]]
-            claim, fig = ray.get(ready[0])
-            finish(spec, claim, fig)
-    finally:
-        if started:
-            ray.shutdown()
+    return ReproduceResult(tuple(claims), index, tuple(plan.computed), tuple(reused), total,
+                           store.set_aside if store is not None else None)

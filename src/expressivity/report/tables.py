@@ -9,7 +9,8 @@ Numbers are never pasted by hand: a Markdown file holds a block
 and :func:`update_file` rewrites what lies between the markers from a claims.json document
 (``docs/claims.json`` keeps the run the docs show; ``make tables`` refreshes it from
 ``report/claims.json``). Styles: ``readme`` (claim, source, bound, measured, status) and
-``detail`` (claim id, measured, status, time). A test checks that every block equals what
+``detail`` (claim id, measured, status, budget, time). Both state the budget (``--quick``,
+``--standard``, ``--full``) that produced the numbers. A test checks that every block equals what
 the committed claims.json generates.
 """
 
@@ -23,7 +24,6 @@ START = "<!-- claims-table:start"
 END = "<!-- claims-table:end -->"
 STYLES = ("readme", "detail")
 _BLOCK = re.compile(r"(<!-- claims-table:start (\w+) -->\n)(.*?)(<!-- claims-table:end -->)", re.S)
-_SIZE_FLAG = {"quick": "--quick", "full": "--full", "test": "--size test", "standard": "--standard"}
 
 
 def _cell(text) -> str:
@@ -44,13 +44,15 @@ def load_doc(path) -> dict:
 
 
 def summary_line(doc: dict) -> str:
-    """"12 of 12 claims hold (`--quick`); the run took 122 s." (plus the other statuses)."""
+    """"12 of 12 claims hold (budget `--quick`); the run took 122 s." (plus the other statuses)."""
+    from .claims import FLAGS, STATUSES
+
     claims = doc["claims"]
-    counts = {s: sum(c["status"] == s for c in claims) for s in ("holds", "violated", "not applicable")}
+    counts = {s: sum(c["status"] == s for c in claims) for s in STATUSES}
     rest = "".join(f", {n} {s}" for s, n in counts.items() if s != "holds" and n)
-    flag = _SIZE_FLAG.get(doc["size"], doc["size"])
+    flag = FLAGS.get(doc["size"], doc["size"])
     took = f"; the run took {doc['total_seconds']:.0f} s" if doc.get("total_seconds") else ""
-    return f"{counts['holds']} of {len(claims)} claims hold (`{flag}`){rest}{took}."
+    return f"{counts['holds']} of {len(claims)} claims hold (budget `{flag}`){rest}{took}."
 
 
 def table(doc: dict, style: str = "readme") -> str:
@@ -64,10 +66,12 @@ def table(doc: dict, style: str = "readme") -> str:
             lines.append(f"| {_cell(c['claim'])} (`{c['id']}`) | {_cell(c['source'])} | {_cell(c['bound'])} | "
                          f"{_cell(c['measured'])} | {_cell(status)} |")
     else:
-        lines = ["| claim id | measured | status | time |", "|---|---|---|---|"]
+        lines = ["| claim id | measured | status | budget | time |", "|---|---|---|---|---|"]
         for c in doc["claims"]:
             status = c["status"] + (f": {c['reason']}" if c["status"] != "holds" else "")
-            lines.append(f"| `{c['id']}` | {_cell(c['measured'])} | {_cell(status)} | {c['seconds']:.1f} s |")
+            budget = c.get("size", doc["size"])
+            lines.append(f"| `{c['id']}` | {_cell(c['measured'])} | {_cell(status)} | {budget} | "
+                         f"{c['seconds']:.1f} s |")
     return "\n".join(lines) + "\n\n" + summary_line(doc) + "\n"
 
 

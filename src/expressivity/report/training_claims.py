@@ -25,44 +25,59 @@ _SIZES = {
     "parity": {
         "test": ((1, 6), (8, 16), 40, (0,), 8),
         "quick": ((1, 10), tuple(range(11, 101, 8)), 700, (0,), 32),
+        "standard": ((1, 20), tuple(range(21, 201, 12)), 2000, (0, 1, 2), 64),
         "full": ((1, 40), tuple(range(41, 501, 23)), 5000, (0, 1, 2), 64),
     },
     "dyck": {
         "test": ((2, 6), (4, 14, 20), 40, (0,), 8),
         "quick": ((2, 16), tuple(range(2, 97, 8)), 600, (0,), 32),
+        "standard": ((2, 24), tuple(range(2, 201, 12)), 2000, (0, 1, 2), 64),
         "full": ((2, 40), tuple(range(2, 501, 22)), 5000, (0, 1, 2), 64),
     },
 }
+_MODELS = {
+    "transformer": {"model": "transformer", "layers": 2, "heads": 2, "d_model": 32, "positional": "sinusoidal"},
+    "lstm": {"model": "lstm", "layers": 1, "d_model": 32},
+}
+_PARAMS = {"parity": {}, "dyck": {"k": 2}}
 
 
-def _train_pair(ctx: Context, task: str, task_params: dict):
-    """Train transformer and LSTM over the size's seeds; rows per (model, seed, length)."""
+def train_unit(task: str, model: str, seed: int, size: str):
+    """One work unit: train ``model`` on ``task`` with this budget's sizes; the RunResult."""
     import torch
 
+    from ..runs import report_progress
     from ..train import preset, train_run
 
-    train_lengths, test_lengths, steps, seeds, eval_batch = ctx.pick(_SIZES[task])
+    train_lengths, test_lengths, steps, _seeds, eval_batch = _SIZES[task][size]
     torch.set_num_threads(1)
-    models = {
-        "transformer": {"model": "transformer", "layers": 2, "heads": 2, "d_model": 32,
-                        "positional": "sinusoidal"},
-        "lstm": {"model": "lstm", "layers": 1, "d_model": 32},
-    }
-    runs = [(name, seed) for name in models for seed in seeds]
-    rows, scores = [], {}
-    for k, (name, seed) in enumerate(runs):
-        cfg = preset(
-            "quick", task, task_params=task_params, steps=steps, lr=3e-3, batch_size=64,
-            train_lengths=train_lengths, test_lengths=test_lengths, eval_batch=eval_batch,
-            seed=ctx.seed + seed, **models[name],
-        )
-        res = train_run(
-            cfg, on_step=lambda s, _l, k=k: ctx.progress((k + s / steps) / len(runs)) if s % 50 == 0 else None
-        )
-        for m in res.metrics:
-            rows.append({"model": name, "seed": seed, "length": m["length"], "accuracy": m["accuracy"],
-                         "ce_bits": m.get("ce_bits")})
-        scores.setdefault(name, []).append(res)
+    cfg = preset(
+        "quick", task, task_params=_PARAMS[task], steps=steps, lr=3e-3, batch_size=64,
+        train_lengths=train_lengths, test_lengths=test_lengths, eval_batch=eval_batch, seed=seed, **_MODELS[model],
+    )
+    return train_run(cfg, on_step=lambda s, _l: report_progress(s / steps) if s % 50 == 0 else None)
+
+
+def _units(task: str):
+    """The claim's work units: one training run per model × seed (each tests every length)."""
+    def units(ctx: Context) -> list:
+        from ..runs import Unit
+
+        seeds = ctx.pick(_SIZES[task])[3]
+        return [Unit(f"{name}/s{seed}", train_unit, (task, name, ctx.seed + seed, ctx.size))
+                for name in _MODELS for seed in seeds]
+    return units
+
+
+def _rows(ctx: Context, task: str):
+    """Rows per (model, seed, length) from the finished units in ``ctx.units``."""
+    train_lengths, _tests, steps, seeds, _ = ctx.pick(_SIZES[task])
+    rows = []
+    for name in _MODELS:
+        for seed in seeds:
+            for m in ctx.units[f"{name}/s{ctx.seed + seed}"]["metrics"]:
+                rows.append({"model": name, "seed": seed, "length": m["length"], "accuracy": m["accuracy"],
+                             "ce_bits": m.get("ce_bits")})
     return rows, train_lengths, steps, seeds
 
 
@@ -89,7 +104,7 @@ def _plot(rows, train_lengths, title, ok):
 
 
 def parity(ctx: Context) -> Measurement:
-    rows, tl, steps, seeds = _train_pair(ctx, "parity", {})
+    rows, tl, steps, seeds = _rows(ctx, "parity")
     test = [r for r in rows if r["length"] > tl[1]]
     acc = {m: float(np.mean([r["accuracy"] for r in test if r["model"] == m])) for m in ("transformer", "lstm")}
     checks = (
@@ -107,7 +122,7 @@ def parity(ctx: Context) -> Measurement:
 
 
 def dyck2(ctx: Context) -> Measurement:
-    rows, tl, steps, seeds = _train_pair(ctx, "dyck", {"k": 2})
+    rows, tl, steps, seeds = _rows(ctx, "dyck")
     far = [r for r in rows if r["length"] > 2 * tl[1]]
     inside = [r for r in rows if r["length"] <= tl[1]]
     acc = {m: float(np.mean([r["accuracy"] for r in far if r["model"] == m])) for m in ("transformer", "lstm")}
@@ -139,6 +154,7 @@ SPECS = [
         bound="transformer mean test accuracy ≤ 0.7 (chance 0.5); LSTM ≥ 0.9",
         bound_value=0.7,
         run=parity,
+        units=_units("parity"),
         depends=("train", "languages", "transformer"),
         how_to_read=(
             "Both models train on the shaded lengths and are tested on longer strings. The "
@@ -146,7 +162,7 @@ SPECS = [
             "training finds no length-general solution (accuracy ≈ 0.5), while the LSTM, a "
             "finite-state machine in disguise, tracks parity exactly at every length."
         ),
-        budget_s={"test": 15, "quick": 90, "full": 1800},
+        budget_s={"test": 15, "quick": 90, "standard": 360, "full": 1800},
     ),
     ClaimSpec(
         id="train.dyck2",
@@ -155,6 +171,7 @@ SPECS = [
         bound="transformer accuracy at n > 2·N_train ≤ 0.75 (while ≥ 0.8 on training lengths)",
         bound_value=0.75,
         run=dyck2,
+        units=_units("dyck"),
         depends=("train", "languages", "transformer"),
         how_to_read=(
             "Accuracy of recognising balanced two-bracket strings (balanced classes, negatives "
@@ -162,6 +179,6 @@ SPECS = [
             "well; far beyond it the transformer falls to chance while the LSTM degrades more "
             "slowly (it has no stack either, so it also fails eventually)."
         ),
-        budget_s={"test": 15, "quick": 150, "full": 3600},
+        budget_s={"test": 15, "quick": 150, "standard": 600, "full": 3600},
     ),
 ]

@@ -17,31 +17,28 @@ the same file loses nothing and duplicates nothing. Each finished run is written
 driver in one transaction as soon as it finishes; a run that raises records its error, a
 run whose loss became NaN is recorded as diverged, and the sweep goes on.
 
-Backends: ``local`` — one child process per run (fork on Linux), at most ``workers`` at a
-time. A child that dies (kill -9, the out-of-memory killer) fails only its own run, recorded
-as an error saying how it died; its slot gets a new process and runs that never started
-wait their turn as usual. Children die with the driver (:func:`procs.die_with_parent`), so
-a killed sweep leaves no orphan training on. ``ray`` — plain ``@ray.remote`` tasks;
-``ray.init(address)`` (a local instance when no address).
+Each run is one work unit of the shared driver (:func:`expressivity.runs.run_units`):
+``local`` — one child process per run, at most ``workers`` at a time; a child that dies
+(kill -9, the out-of-memory killer) fails only its own run, recorded as an error saying how
+it died, and children die with the driver; ``ray`` — Ray tasks on a local instance or the
+cluster at ``address``. Results reach the store through the driver process only. With a
+``timeout`` a run that takes longer is stopped and recorded as ``timed_out``.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from multiprocessing import connection, get_context
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .. import checks
+from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
 from .config import RunConfig
 from .loop import train_run
-from .procs import describe_exit, die_with_parent
 from .protocols import preset as make_preset
 from .store import ResultStore
 
@@ -135,30 +132,29 @@ def load_sweep(path: str | Path) -> list[RunConfig]:
 
 def _run_one(cfg_dict: dict, out_dir: str | None, run_fn: Callable | None, threads: int = 1,
              restart: bool = False):
-    """Worker body: ("done", RunResult) or ("error", traceback text)."""
+    """Unit body: train one config (its RunResult; an exception is the unit's error)."""
     import torch
 
     torch.set_num_threads(threads)
-    try:
-        cfg = RunConfig.from_dict(cfg_dict)
-        out = None if out_dir is None else str(Path(out_dir) / cfg.run_id)
-        if run_fn is not None:
-            return "done", run_fn(cfg, out)
-        return "done", train_run(cfg, out, restart=restart)
-    except Exception as exc:  # recorded, the sweep goes on
-        return "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"
+    cfg = RunConfig.from_dict(cfg_dict)
+    out = None if out_dir is None else str(Path(out_dir) / cfg.run_id)
+    if run_fn is not None:
+        return run_fn(cfg, out)
+    return train_run(cfg, out, restart=restart)
 
 
 def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", workers: int | None = None,
               address: str | None = None, out_dir: str | Path | None = None, run_fn: Callable | None = None,
               retry_errors: bool = False, on_event: Callable[[str, RunConfig, Any], None] | None = None,
-              restart: bool = False) -> SweepSummary:
+              restart: bool = False, timeout: float | None = None, reset_db: bool = False) -> SweepSummary:
     """Run every config not yet finished in ``db``; record each as it finishes.
 
     ``restart``: the runs started now ignore (and replace) their checkpoints under
-    ``out_dir`` — with ``retry_errors``, the way to redo runs whose checkpoint was corrupt."""
-    if backend not in ("local", "ray"):
-        raise ValueError(f"unknown backend {backend!r}; choose 'local' or 'ray'")
+    ``out_dir`` — with ``retry_errors``, the way to redo runs whose checkpoint was corrupt.
+    ``timeout``: seconds per run (both backends); a run stopped by it is recorded as
+    ``timed_out`` (retried with ``retry_errors``). ``reset_db``: a ``db`` of another code
+    version is set aside instead of refused."""
+    checks.check_choice(backend, "backend", BACKENDS)
     if workers is not None:
         workers = checks.check_int(workers, "workers", min=1, max=1024)
     if isinstance(configs, RunConfig) or not isinstance(configs, (list, tuple)):
@@ -170,7 +166,9 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
         raise ValueError("on_event must be callable")
     if out_dir is not None:
         checks.check_output_path(out_dir, "out_dir", kind="dir")
-    store = ResultStore(db)
+    if backend == "ray":
+        check_address(address)  # before the store is touched: a wrong address fails at once
+    store = ResultStore(db, reset=reset_db)
     summary = SweepSummary(total=len(configs))
     try:
         finished = store.finished(include_errors=not retry_errors)
@@ -179,12 +177,12 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
         for c in configs:
             if c.run_id in finished and on_event:
                 on_event("skipped", c, None)
-        if not todo:
-            return summary
-        n_workers = workers or min(len(todo), os.cpu_count() or 1)
         out = None if out_dir is None else str(out_dir)
+        units = [Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart), group="sweep") for c in todo]
+        by_key = {c.run_id: c for c in todo}
 
-        def record(cfg: RunConfig, status: str, payload: Any) -> None:
+        def record(outcome: Outcome) -> None:
+            cfg, payload, status = by_key[outcome.unit.key], outcome.value, outcome.status
             if status == "done" and getattr(payload, "status", "done") == "diverged":
                 store.record_result(payload)
                 summary.diverged += 1
@@ -193,106 +191,16 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
                 store.record_result(payload)
                 summary.done += 1
             else:
-                store.record_error(cfg, str(payload))
+                payload = outcome.error
+                if status == "error" and "process died" in payload:
+                    payload += "; rerun with --retry-errors (it resumes from its checkpoint)"
+                store.record_error(cfg, payload, status)
                 summary.errors += 1
-                summary.error_messages.append(f"{cfg.label()}: {str(payload).splitlines()[0]}")
+                summary.error_messages.append(f"{cfg.label()}: {payload.splitlines()[0]}")
             if on_event:
                 on_event(status, cfg, payload)
 
-        if backend == "local":
-            _local(todo, n_workers, out, run_fn, record, restart)
-        else:
-            _ray(todo, n_workers, address, out, run_fn, record, restart)
+        run_units(units, backend=backend, workers=workers, address=address, timeout=timeout, on_done=record)
     finally:
         store.close()
     return summary
-
-
-def _start_method() -> str:
-    """fork where available (workers inherit the imported torch; each sets 1 thread, as
-    DataLoader workers do), spawn elsewhere; override with EXPRESSIVITY_MP_START."""
-    import multiprocessing
-
-    default = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    method = os.environ.get("EXPRESSIVITY_MP_START", default)
-    return checks.check_choice(method, "EXPRESSIVITY_MP_START", multiprocessing.get_all_start_methods())
-
-
-def _worker(conn, cfg_dict: dict, out: str | None, run_fn, restart: bool, parent_pid: int) -> None:
-    """Child body of the local backend: run one config, send the outcome, exit."""
-    die_with_parent(parent_pid)
-    outcome = _run_one(cfg_dict, out, run_fn, restart=restart)
-    try:
-        conn.send(outcome)
-    except Exception as exc:  # e.g. a result that cannot be pickled
-        try:
-            conn.send(("error", f"worker could not send its result: {type(exc).__name__}: {exc}"))
-        except Exception:
-            pass
-    finally:
-        conn.close()
-
-
-def _local(todo, n_workers, out, run_fn, record, restart: bool = False) -> None:
-    """One process per run, at most ``n_workers`` at once; a dead process fails only its run."""
-    ctx = get_context(_start_method())
-    queue = list(todo)
-    running: dict = {}  # reader connection -> (process, cfg)
-    try:
-        while queue or running:
-            while queue and len(running) < n_workers:
-                cfg = queue.pop(0)
-                reader, writer = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_worker, args=(writer, cfg.to_dict(), out, run_fn, restart, os.getpid()),
-                                   daemon=True, name=f"sweep-{cfg.run_id}")
-                proc.start()
-                writer.close()  # only the child holds the write end: its death reads as EOF
-                running[reader] = (proc, cfg)
-            for reader in connection.wait(list(running)):
-                proc, cfg = running.pop(reader)
-                try:
-                    status, payload = reader.recv()
-                except (EOFError, OSError):
-                    proc.join(10)
-                    status, payload = "error", (f"worker process died before finishing the run "
-                                                f"({describe_exit(proc.exitcode)}); rerun with "
-                                                "--retry-errors (it resumes from its checkpoint)")
-                finally:
-                    reader.close()
-                proc.join(10)
-                record(cfg, status, payload)
-    finally:
-        for reader, (proc, _) in running.items():  # interrupted: stop what is still running
-            if proc.is_alive():
-                proc.kill()
-            proc.join(5)
-            reader.close()
-
-
-def _ray(todo, n_workers, address, out, run_fn, record, restart: bool = False) -> None:
-    try:
-        import ray
-    except ImportError:
-        raise ValueError("backend 'ray' needs the ray package (pip install 'expressivity[ray]')") from None
-    started = False
-    if not ray.is_initialized():
-        kwargs: dict[str, Any] = {"include_dashboard": False, "logging_level": "WARNING"}
-        if address is None:
-            kwargs["num_cpus"] = n_workers
-        ray.init(address=address, **kwargs)
-        started = True
-    try:
-        task = ray.remote(num_cpus=1, max_retries=0)(_run_one)
-        refs = {task.remote(c.to_dict(), out, run_fn, 1, restart): c for c in todo}
-        while refs:
-            done, _ = ray.wait(list(refs), num_returns=1)
-            for ref in done:
-                cfg = refs.pop(ref)
-                try:
-                    status, payload = ray.get(ref)
-                except Exception as exc:  # the Ray task or its worker died
-                    status, payload = "error", f"ray task failed: {type(exc).__name__}: {exc}"
-                record(cfg, status, payload)
-    finally:
-        if started:
-            ray.shutdown()

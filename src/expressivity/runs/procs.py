@@ -2,9 +2,9 @@
 
 :func:`die_with_parent` is called first thing in a child (a sweep worker, a ``reproduce
 --timeout`` claim): on Linux it asks the kernel for SIGKILL when the parent dies
-(``prctl(PR_SET_PDEATHSIG)``, through ctypes), then checks that the parent is still the one
-that started it (it may have died before the request). Elsewhere a daemon thread polls
-``os.getppid()`` once a second and exits the process when the parent is gone.
+(``prctl(PR_SET_PDEATHSIG)``, through ctypes), then checks that the parent is still alive (it may
+have died before the request). Elsewhere, and for children of a fork server, a daemon thread
+polls the parent once a second and exits the process when it is gone.
 """
 
 from __future__ import annotations
@@ -31,18 +31,32 @@ def _prctl_pdeathsig(sig: int) -> bool:
 
 
 def die_with_parent(parent_pid: int) -> None:
-    """Make this process end when ``parent_pid`` (the process that started it) ends."""
+    """Make this process end when ``parent_pid`` (the process that started it) ends.
+
+    Started through a fork server (``forkserver``), the kernel-level parent is the server:
+    then the request covers the server, and a daemon thread also polls ``parent_pid``."""
     armed = _prctl_pdeathsig(signal.SIGKILL)
-    if os.getppid() != parent_pid:  # the parent died before the request took effect
+    direct = os.getppid() == parent_pid
+    if not direct and not _alive(parent_pid):  # the parent died before the request took effect
         os._exit(1)
-    if not armed:
+    if not armed or not direct:
         def watch() -> None:
             while True:
                 time.sleep(1.0)
-                if os.getppid() != parent_pid:
+                if not _alive(parent_pid) or (direct and os.getppid() != parent_pid):
                     os._exit(1)
 
         threading.Thread(target=watch, daemon=True, name="die-with-parent").start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def describe_exit(exitcode: int | None) -> str:
