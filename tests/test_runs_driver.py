@@ -93,8 +93,12 @@ def test_an_address_where_nothing_answers_fails_in_seconds():
 
 
 @pytest.mark.slow
-def test_ray_units_time_out_and_fail_alone():
+def test_ray_units_time_out_and_fail_alone(monkeypatch):
     pytest.importorskip("ray")
+    # The units' functions live in this test module: Ray workers (started by ray.init with
+    # this environment) must be able to import it by name.
+    here = os.path.dirname(os.path.abspath(__file__))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p))
     units = [Unit("ok", _value, (3,)), Unit("raises", _fail), Unit("slow", _sleep, (120,))]
     got = {o.unit.key: o for o in run_units(units, backend="ray", workers=2, timeout=20)}
     assert got["ok"].status == "done" and got["ok"].value["i"] == 3
