@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from expressivity.report import chomsky_claims as C
-from expressivity.report.claims import Context, evaluate
+from expressivity.report.claims import Context, measure_and_judge
 from expressivity.report.registry import all_specs
 from expressivity.train.published import published
 
@@ -19,7 +19,7 @@ def _spec(claim_id):
 
 @pytest.mark.parametrize("claim_id", IDS)
 def test_claim_runs_at_test_size_with_the_published_numbers(claim_id):
-    claim, fig = evaluate(_spec(claim_id), Context(size="test"))
+    claim, fig = measure_and_judge(_spec(claim_id), Context(size="test"))
     assert claim.status in ("holds", "violated"), claim.reason  # judged (tiny budget: usually violated)
     assert fig[:8] == b"\x89PNG\r\n\x1a\n" and len(claim.checks) == 3
     task, memory, _, _ = C.LEVELS[claim_id.split(".")[1]]
@@ -34,10 +34,11 @@ def test_claim_runs_at_test_size_with_the_published_numbers(claim_id):
             assert r["score"] == pytest.approx(100 * sum(acc) / len(acc))
 
 
-def test_context_sensitive_claim_is_not_applicable_at_quick_with_the_reason():
-    claim, fig = evaluate(_spec("chomsky.cs"), Context(size="quick"))
+@pytest.mark.parametrize("size", ["quick", "standard"])
+def test_context_sensitive_claim_is_not_applicable_below_full_with_the_reason(size):
+    claim, fig = measure_and_judge(_spec("chomsky.cs"), Context(size=size))
     assert claim.status == "not applicable" and fig is None
-    assert "not measured at quick" in claim.measured and "--full" in claim.measured
+    assert "not measured at quick or standard" in claim.measured and "--full" in claim.measured
     assert claim.numbers["published"]["tape_rnn"] == 100.0
 
 
@@ -56,7 +57,7 @@ def _fake(scores):
 ])
 def test_verdict_follows_the_three_checks(monkeypatch, memory, transformer, status):
     monkeypatch.setattr(C, "_train", _fake({"stack_rnn": memory, "transformer": transformer}))
-    claim, _ = evaluate(_spec("chomsky.dcf"), Context(size="quick"))
+    claim, _ = measure_and_judge(_spec("chomsky.dcf"), Context(size="quick"))
     assert claim.status == status, claim.reason
     pub = published("deletang").score("reverse_string", "transformer")
     checks = {c["what"].split(" ")[0]: c for c in claim.checks}
