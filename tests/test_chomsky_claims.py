@@ -43,7 +43,7 @@ def test_context_sensitive_claim_is_not_applicable_below_full_with_the_reason(si
 
 
 def _fake(scores):
-    def train(ctx, task, model, b, k, total):
+    def train(ctx, level, model, b):
         s = scores[model]
         return {"best": s, "runs": [{"seed": 0, "score": s, "accuracy": {12: s / 100, 20: s / 100}}]}
     return train
@@ -71,3 +71,27 @@ def test_quick_budgets_test_beyond_their_training_range():
             if b is not None:
                 assert min(b.test_lengths) > b.train_lengths[1], (level, size)
         assert budgets["full"].train_lengths == (1, 40) and max(budgets["full"].test_lengths) <= 500
+
+
+def test_reproduce_runs_the_claims_as_units_into_the_results_store(tmp_path):
+    """Through ``reproduce``: one unit per model × seed, each recorded as a training run of the
+    one results store; a level without a budget (cs below full) is judged without units."""
+    from expressivity.report.reproduce import reproduce
+    from expressivity.runs.store import Store
+
+    db = tmp_path / "results.sqlite"
+    res = reproduce(tmp_path / "out", size="test", db=db, only=["chomsky.dcf"], workers=2)
+    (claim,) = res.claims
+    assert claim.status in ("holds", "violated") and claim.units == {"done": 2, "total": 2}
+    with Store(db, read_only=True) as st:
+        units = st.units(group="chomsky.dcf")
+        runs = {r["run_id"]: r for r in st.runs()}
+    assert sorted(k.rsplit("|", 1)[-1] for k in units) == ["stack_rnn/s0", "transformer/s0"]
+    assert {u["status"] for u in units.values()} == {"done"} and len(runs) == 2
+    for model, r in claim.numbers["runs"].items():  # the claim is judged from the stored units' metrics
+        (unit,) = [u for k, u in units.items() if k.endswith(f"{model}/s0")]
+        acc = {m["length"]: m["accuracy"] for m in unit["value"]["metrics"]}
+        assert r["runs"][0]["score"] == pytest.approx(100 * sum(acc.values()) / len(acc))
+        assert runs[unit["value"]["run_id"]]["status"] == "done"
+    res_q = reproduce(tmp_path / "out2", size="quick", db=None, only=["chomsky.cs"])
+    assert res_q.claims[0].status == "not applicable" and res_q.claims[0].units == {"done": 0, "total": 0}

@@ -76,26 +76,54 @@ _NOT_AT_QUICK = ("not measured at quick or standard: a tiny Tape-RNN fits Duplic
                  "about the claim; run --full (the paper's protocol) for the check")
 
 
-def _train(ctx: Context, task: str, model: str, b: Budget, k: int, total: int) -> dict:
-    """Train ``model`` on ``task`` for each seed; the runs' scores (%) and per-length accuracy."""
+def train_unit(level: str, model: str, seed: int, size: str):
+    """One work unit: train ``model`` on the level's task with this budget (one seed); the
+    RunResult (``reproduce`` records it as a run of the results store)."""
     import torch
 
+    from ..runs import report_progress
     from ..train import preset, train_run
 
+    task, _memory, _name, budgets = LEVELS[level]
+    b = budgets[size]
     torch.set_num_threads(1)
     layers, heads, d_model = b.transformer
-    size = ({"layers": layers, "heads": heads, "d_model": d_model, "positional": "sinusoidal"}
-            if model == "transformer" else {"layers": 1, "d_model": b.d_model})
+    shape = ({"layers": layers, "heads": heads, "d_model": d_model, "positional": "sinusoidal"}
+             if model == "transformer" else {"layers": 1, "d_model": b.d_model})
+    cfg = preset("deletang", task, model=model, steps=b.steps, eval_batch=b.eval_batch, batch_size=b.batch_size,
+                 lr=b.lr, train_lengths=b.train_lengths, test_lengths=b.test_lengths, seed=seed, **shape)
+    return train_run(cfg, on_step=lambda s, _l: report_progress(s / b.steps) if s % 50 == 0 else None)
+
+
+def _unit_key(model: str, seed: int) -> str:
+    return f"{model}/s{seed}"
+
+
+def _units(level: str):
+    """The claim's work units: one training run per model (memory-augmented, transformer) ×
+    seed; none at a budget where the claim is not measured."""
+    def units(ctx: Context) -> list:
+        from ..runs import Unit
+
+        _task, memory, _name, budgets = LEVELS[level]
+        b = ctx.pick(budgets)
+        if b is None:
+            return []
+        return [Unit(_unit_key(m, ctx.seed + seed), train_unit, (level, m, ctx.seed + seed, ctx.size))
+                for m in (memory, "transformer") for seed in b.seeds]
+    return units
+
+
+def _train(ctx: Context, level: str, model: str, b: Budget) -> dict:
+    """The runs' scores (%, mean accuracy over the test lengths) and per-length accuracy of
+    ``model``: from the finished units in ``ctx.units``, else trained here (a direct call)."""
     runs = []
-    for i, seed in enumerate(b.seeds):
-        cfg = preset("deletang", task, model=model, steps=b.steps, eval_batch=b.eval_batch, batch_size=b.batch_size,
-                     lr=b.lr, train_lengths=b.train_lengths, test_lengths=b.test_lengths, seed=ctx.seed + seed,
-                     **size)
-        step = k * len(b.seeds) + i
-        res = train_run(cfg, on_step=lambda s, _l, step=step: ctx.progress((step + s / b.steps) / total)
-                        if s % 50 == 0 else None)
-        runs.append({"seed": seed, "score": 100.0 * res.score,
-                     "accuracy": {m["length"]: m["accuracy"] for m in res.metrics}})
+    for seed in b.seeds:
+        key = _unit_key(model, ctx.seed + seed)
+        metrics = (ctx.units[key]["metrics"] if key in ctx.units
+                   else train_unit(level, model, ctx.seed + seed, ctx.size).metrics)
+        acc = {int(m["length"]): float(m["accuracy"]) for m in metrics}
+        runs.append({"seed": seed, "score": 100.0 * float(np.mean(list(acc.values()))), "accuracy": acc})
     return {"best": max(r["score"] for r in runs), "runs": runs}
 
 
@@ -128,7 +156,7 @@ def _measure(level: str, ctx: Context) -> Measurement:
         return Measurement(checks=(), summary=_NOT_AT_QUICK, numbers={"published": pub, "task": task},
                            notes=f"published ({table.citation()}): " + ", ".join(
                                f"{names[m]} {v:.1f}" for m, v in pub.items()))
-    results = {m: _train(ctx, task, m, b, k, 2) for k, m in enumerate((memory, "transformer"))}
+    results = {m: _train(ctx, level, m, b) for m in (memory, "transformer")}
     ours = {m: r["best"] for m, r in results.items()}
     checks = (
         Check(f"{names[memory]} score (%), solved at ≥ {SOLVED:g} (paper {pub[memory]:.1f})", ours[memory], ">=",
@@ -182,7 +210,7 @@ def _spec(level: str, title: str, memory: str, budget_s: dict[str, float]) -> Cl
         bound=(f"{memory} score ≥ {SOLVED:g} %; Transformer ≤ its published score + {TRANSFORMER_SLACK:g} "
                f"points; gap ≥ {MARGIN:g} points"),
         bound_value=SOLVED, run=_MEASURE[level], depends=("train", "languages", "transformer"),
-        how_to_read=_READ, budget_s=budget_s)
+        how_to_read=_READ, budget_s=budget_s, units=_units(level))
 
 
 SPECS = [

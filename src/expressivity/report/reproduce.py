@@ -110,8 +110,8 @@ class _Plan:
         try:
             units = list(spec.units(ctx))
             keys = [u.key for u in units]
-            if len(set(keys)) != len(keys) or not units:
-                raise ValueError(f"units of {spec.id} must be non-empty with unique keys, got {keys}")
+            if len(set(keys)) != len(keys):
+                raise ValueError(f"units of {spec.id} must have unique keys, got {keys}")
         except Exception as exc:  # noqa: BLE001 — a broken claim must not take the report down
             self._finish(spec, *measure_and_judge(replace(spec, run=_raiser(exc), units=None), ctx))
             return
