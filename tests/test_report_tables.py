@@ -42,6 +42,23 @@ def test_render_replaces_only_the_blocks():
     api_rejects(table, DOC, "fancy", mentions=("style", "readme"))
 
 
+def test_a_block_can_name_its_own_run(tmp_path):
+    other = {**DOC, "size": "standard", "claims": DOC["claims"][:1]}
+    (tmp_path / "std.json").write_text(json.dumps(other))
+    md = tmp_path / "x.md"
+    md.write_text("<!-- claims-table:start detail -->\n<!-- claims-table:end -->\n"
+                  "<!-- claims-table:start detail std.json -->\n<!-- claims-table:end -->\n")
+    assert update_file(md, DOC)
+    first, second = md.read_text().split("<!-- claims-table:start detail std.json -->")
+    assert "b.two" in first and "budget `--quick`" in first
+    assert "b.two" not in second and "budget `--standard`" in second
+    assert not update_file(md, DOC, check=True)
+    api_rejects(render, "<!-- claims-table:start detail std.json -->\n<!-- claims-table:end -->\n", DOC,
+                mentions="std.json")
+    md.write_text("<!-- claims-table:start detail missing.json -->\n<!-- claims-table:end -->\n")
+    api_rejects(update_file, md, DOC, mentions="missing.json")
+
+
 def test_update_file_and_check(tmp_path):
     md = tmp_path / "x.md"
     md.write_text("<!-- claims-table:start detail -->\n<!-- claims-table:end -->\n")
@@ -56,7 +73,7 @@ def test_docs_tables_match_the_committed_run():
     for name in ("README.md", "docs/report.md"):
         text = (ROOT / name).read_text()
         assert "<!-- claims-table:start" in text, name
-        assert render(text, doc) == text, f"{name} is stale: run 'make tables'"
+        assert render(text, doc, name, base=(ROOT / name).parent) == text, f"{name} is stale: run 'make tables'"
 
 
 def test_cli_check_and_update(tmp_path, monkeypatch):

@@ -8,7 +8,9 @@ Numbers are never pasted by hand: a Markdown file holds a block
 
 and :func:`update_file` rewrites what lies between the markers from a claims.json document
 (``docs/claims.json`` keeps the run the docs show; ``make tables`` refreshes it from
-``report/claims.json``). Styles: ``readme`` (claim, source, bound, measured, status) and
+``report/claims.json``). A block may name its own run, ``<!-- claims-table:start detail
+claims-standard.json -->`` (a path relative to the Markdown file): docs/report.md shows the
+``--standard`` run beside the quick one that way. Styles: ``readme`` (claim, source, bound, measured, status) and
 ``detail`` (claim id, measured, status, budget, time). Both state the budget (``--quick``,
 ``--standard``, ``--full``) that produced the numbers. A test checks that every block equals what
 the committed claims.json generates.
@@ -23,7 +25,7 @@ from pathlib import Path
 START = "<!-- claims-table:start"
 END = "<!-- claims-table:end -->"
 STYLES = ("readme", "detail")
-_BLOCK = re.compile(r"(<!-- claims-table:start (\w+) -->\n)(.*?)(<!-- claims-table:end -->)", re.S)
+_BLOCK = re.compile(r"(<!-- claims-table:start (\w+)(?: (\S+))? -->\n)(.*?)(<!-- claims-table:end -->)", re.S)
 
 
 def _cell(text) -> str:
@@ -75,11 +77,21 @@ def table(doc: dict, style: str = "readme") -> str:
     return "\n".join(lines) + "\n\n" + summary_line(doc) + "\n"
 
 
-def render(text: str, doc: dict, where: str = "text") -> str:
-    """``text`` with every claims-table block regenerated from ``doc``."""
+def render(text: str, doc: dict, where: str = "text", base: str | Path | None = None) -> str:
+    """``text`` with every claims-table block regenerated from ``doc`` (or from the
+    claims.json a block names, relative to ``base``, the Markdown file's folder)."""
     if START not in text:
         raise ValueError(f"{where} has no '{START} STYLE -->' … '{END}' block")
-    return _BLOCK.sub(lambda m: m.group(1) + table(doc, m.group(2)) + m.group(4), text)
+
+    def block(m: re.Match) -> str:
+        own = doc
+        if m.group(3):
+            if base is None:
+                raise ValueError(f"{where}: a block names {m.group(3)!r}, which needs the file's folder")
+            own = load_doc(Path(base) / m.group(3))
+        return m.group(1) + table(own, m.group(2)) + m.group(5)
+
+    return _BLOCK.sub(block, text)
 
 
 def update_file(path, doc: dict, *, check: bool = False) -> bool:
@@ -89,7 +101,7 @@ def update_file(path, doc: dict, *, check: bool = False) -> bool:
 
     p = Path(path)
     old = read_text_file(p, "file")
-    new = render(old, doc, str(p))
+    new = render(old, doc, str(p), base=p.parent)
     if new != old and not check:
         p.write_text(new, encoding="utf-8")
     return new != old
