@@ -196,18 +196,28 @@ def test_a_killed_sweep_driver_leaves_no_worker_behind(tmp_path):
         _cleanup(proc, workers)
 
 
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        kids = _children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
 @pytest.mark.slow
 def test_a_killed_reproduce_leaves_no_claim_child_nor_resource_tracker(tmp_path):
     proc = _start(["reproduce", "--size", "test", "--only", "train.parity", "--timeout", "300", "--out", "rep",
-                   "--db", "rep.sqlite"], tmp_path)
+                   "--db", "rep.sqlite", "--workers", "2"], tmp_path)
     kids: list[int] = []
     try:
-        kids = _wait_for(lambda: (lambda c: c if len(c) >= 2 else None)(_children(proc.pid)), 60,
-                         "the claim child and the resource tracker")
+        # the resource tracker and the two unit processes
+        kids = _wait_for(lambda: (lambda c: c if len(c) >= 3 else None)(_descendants(proc.pid)), 60,
+                         "the unit processes and the resource tracker")
         time.sleep(1.0)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
-        _wait_for(lambda: not any(_alive(k) for k in kids), 20, "the claim child and the tracker to exit")
+        _wait_for(lambda: not any(_alive(k) for k in kids), 20, "the unit processes and the tracker to exit")
     finally:
         _cleanup(proc, kids)
 

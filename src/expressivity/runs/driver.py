@@ -53,7 +53,7 @@ class Unit:
     """One independent piece of work: ``fn(*args, **kwargs)``, known by ``key``.
 
     ``group`` names what it belongs to (a claim id, a sweep) for progress; ``timeout`` (s)
-    overrides the run's timeout for this unit; ``cost`` is its expected seconds (for ETAs)."""
+    overrides the run's timeout for this unit."""
 
     key: str
     fn: Callable[..., Any]
@@ -61,7 +61,6 @@ class Unit:
     kwargs: dict = field(default_factory=dict)
     group: str = ""
     timeout: float | None = None
-    cost: float | None = None
 
 
 @dataclass(frozen=True)

@@ -246,8 +246,8 @@ class Store:
         elif stamp != self.version:
             raise VersionMismatch(
                 f"{self.name} {self.path} holds results of expressivity {stamp}; this is {self.version}: "
-                "results of different code versions are not mixed in one store — give a new "
-                f"{self.name} file, or pass --reset-db to set the old one aside and start afresh")
+                f"results of different code versions are not mixed in one store — give a new {self.name} "
+                "file, or set the old one aside (--reset-db of sweep and reproduce, or move the file)")
 
     def close(self) -> None:
         self.conn.close()
