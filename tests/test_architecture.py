@@ -23,7 +23,7 @@ ALLOWED: dict[str, set[str]] = {
     "constructions": {"transformer", "compile", "cpwl", "languages"},
     "limits": {"transformer", "languages", "constructions", "train"},
     "report": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits"},
-    "interop": {"transformer", "cpwl", "compile", "languages", "constructions", "limits", "train"},
+    "interop": {"transformer", "cpwl", "compile", "regions", "languages", "constructions", "limits", "train"},
     "cli": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits",
             "report", "interop"},
 }

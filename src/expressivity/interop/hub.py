@@ -271,14 +271,19 @@ def load_any(path: str | Path) -> Model:
         raise ValueError(f"model {p}: expected a .safetensors file or a hub directory, got {p.suffix or 'no suffix'}")
     if "run_config" in checkpoint_metadata(p):  # a training checkpoint, of any model kind
         return load_run(p)
-    meta = read_metadata(p)
-    if "compiled" in meta:
+    return load_saved(p)
+
+
+def load_saved(path: str | Path) -> CompiledModel | Transformer:
+    """One of our ``.safetensors`` files that is not a training checkpoint: a compiled model
+    (``expressivity compile``; its metadata has ``compiled``) or a plain transformer."""
+    if "compiled" in read_metadata(path):
         from ..compile import load_compiled
 
-        return load_compiled(p)
+        return load_compiled(path)
     from ..transformer import load_transformer
 
-    return load_transformer(p)
+    return load_transformer(path)
 
 
 def _is_train_run_dir(d: Path) -> bool:
