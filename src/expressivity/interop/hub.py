@@ -91,6 +91,9 @@ def transformer_of(model) -> Transformer:
     """The :class:`Transformer` inside any model kind (a ValueError for a recurrent run)."""
     kind = model_kind(model)
     if kind == "run":
+        if not isinstance(model.model, Transformer) and model.config.init != "random":
+            raise ValueError(f"a run fine-tuned from {model.config.init} reads its construction's encoding, not "
+                             "token ids: export run.encoder() (the construction with the run's weights) instead")
         if not isinstance(model.model, Transformer):
             raise ValueError(f"a {model.kind} model is not a transformer: the ONNX and TransformerLens exports take "
                              "transformers (the hub layout, save_pretrained / --hub, takes every model kind)")
