@@ -31,6 +31,7 @@ from torch import nn
 from ..checks import as_real_array
 from ..cpwl import MaxoutNetwork, from_relu_mlp
 from ..cpwl.relu import sequential_steps
+from ..transformer import safetensors_metadata
 
 SUFFIXES = (".pt", ".pth", ".safetensors")
 
@@ -69,12 +70,9 @@ def is_torch_weights(path: str | Path) -> bool:
         return True
     if p.suffix != ".safetensors" or not p.is_file():
         return False
-    from safetensors import safe_open
-
     try:
-        with safe_open(str(p), framework="pt") as f:
-            meta = f.metadata() or {}
-    except Exception:  # not a safetensors file: let the model loader say so
+        meta = safetensors_metadata(p)
+    except ValueError:  # not a safetensors file: let the model loader say so
         return False
     return not str(meta.get("format", "")).startswith(_OURS)
 

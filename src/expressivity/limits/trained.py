@@ -18,7 +18,6 @@ token ids. Recurrent models have no transformer and are refused.
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from ..languages import BOS, CLS, Language, Vocab
 from ..languages import get as get_language
 from ..train import RunConfig, build_model
 from ..train.models.construction import construction_name, get_construction
-from ..transformer import Transformer, read_tensors, safetensors_metadata
+from ..transformer import Transformer, metadata_json, read_tensors, safetensors_metadata
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,11 +75,7 @@ def read_checkpoint(path: str | Path) -> tuple[RunConfig, dict[str, torch.Tensor
     meta = safetensors_metadata(path)
     if "run_config" not in meta:
         raise ValueError(f"{path} has no run_config metadata (not written by expressivity.train)")
-    try:
-        data = json.loads(meta["run_config"])
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: its run_config metadata is not JSON ({exc})") from None
-    return run_config(data, str(path)), read_tensors(path)
+    return run_config(metadata_json(meta, "run_config", path), str(path)), read_tensors(path)
 
 
 def rebuild_model(config: RunConfig, state: dict[str, torch.Tensor], where: str) -> nn.Module:
