@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "limits": {"transformer", "languages", "constructions", "train", "runs"},
     "report": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits",
                "runs"},
-    "interop": {"transformer", "cpwl", "compile", "languages", "constructions", "limits", "train"},
+    "interop": {"transformer", "cpwl", "compile", "regions", "languages", "constructions", "limits", "train"},
     "cli": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits",
             "report", "interop", "runs"},
 }

@@ -166,3 +166,22 @@ def test_sequential_steps_is_the_one_walk_for_cpwl_and_regions():
     for convert in (from_relu_mlp, lower_sequential):
         with pytest.raises(ValueError, match="module 1 \\(Tanh\\) is not piecewise linear"):
             convert(bad)
+
+
+def test_sequential_steps_reads_maxout_modules_for_interop():
+    """With ``maxout=`` the same walk gives the Maxout modules' (W, b) (interop.network_of
+    reads it); without it a Maxout is refused like any unsupported module."""
+    from expressivity.cpwl.relu import sequential_steps
+    from expressivity.interop import Maxout, network_of
+
+    torch.manual_seed(1)
+    mlp = nn.Sequential(nn.Linear(2, 3), Maxout(3, 2, 3, dtype=torch.float64), nn.ReLU(), nn.Linear(2, 1)).double()
+    steps = sequential_steps(mlp, maxout=Maxout)
+    assert [k for _, k, _, _ in steps] == ["linear", "maxout", "relu", "linear"]
+    assert np.array_equal(steps[1][2], mlp[1].weight.detach().numpy())
+    x = np.random.default_rng(2).uniform(-1, 1, (25, 2))
+    with torch.no_grad():
+        ref = mlp(torch.as_tensor(x)).numpy()
+    np.testing.assert_allclose(network_of(mlp)(x), ref, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="module 1 \\(Maxout\\) is not piecewise linear"):
+        sequential_steps(mlp)

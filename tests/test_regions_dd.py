@@ -244,9 +244,9 @@ def test_cli_box_counts_and_plots_3d_slices(tmp_path):
     res = CliRunner().invoke(app, ["regions", str(spec), "--box", "--plot", str(png), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
-    from expressivity.cli.regions import load_model
+    from expressivity.interop.region_models import region_model
 
-    ref = count_regions(load_model(spec), Box(-1.0, 1.0), method="lp")
+    ref = count_regions(region_model(spec), Box(-1.0, 1.0), method="lp")
     assert out["activation_regions"] == ref.activation_regions
     assert png.stat().st_size > 10_000
 

@@ -46,3 +46,31 @@ def test_pieces_compose_to_the_forward(positional, layer_norm, attention):
             keep = torch.ones(7, 7, dtype=torch.bool).tril()
             torch.testing.assert_close(a[..., keep], ref[..., keep], rtol=0, atol=1e-12)
 
+
+
+@pytest.mark.parametrize("d_head", [1, 4])
+@pytest.mark.parametrize("layer_norm", ["none", "pre", "post"])
+@pytest.mark.parametrize("log_length_scaling", [False, True])
+def test_pair_scores_heads_out_and_after_attention_rebuild_a_block(d_head, layer_norm, log_length_scaling):
+    """pair_scores on project's rows equals scores (table positions), and pattern → heads_out →
+    after_attention rebuilds the block's output from them."""
+    cfg = TransformerConfig(d_model=8, n_layers=1, n_heads=2, d_head=d_head, d_mlp=6, d_vocab=5, d_out=3,
+                            n_ctx=16, layer_norm=layer_norm, causal=True, log_length_scaling=log_length_scaling,
+                            lam=0.8, dtype="float64")
+    m = Transformer(cfg)
+    m.reset_parameters(seed=2)
+    ids = torch.randint(0, 5, (3, 7), generator=torch.Generator().manual_seed(1))
+    block = m.blocks[0]
+    with torch.no_grad():
+        y = m.embed(ids)
+        q, k, v = (t.transpose(1, 2) for t in block.attn.project(block.attn_input(y)).unbind(-3))  # (B, H, T, e)
+        n_keys = torch.arange(1, 8, dtype=torch.float64)  # causal: query i sees i + 1 keys
+        a = block.attn.pair_scores(q, k, n_keys)
+        keep = torch.ones(7, 7, dtype=torch.bool).tril()
+        ref = block.attn.scores(block.attn_input(y))
+        torch.testing.assert_close(a[..., keep], ref[..., keep], rtol=0, atol=1e-12)
+        if not log_length_scaling:  # without n_keys the multiplier is 1: λ·q·k
+            torch.testing.assert_close(block.attn.pair_scores(q, k, None), a, rtol=0, atol=0)
+        z = block.attn.pattern(a.masked_fill(~keep, float("-inf"))) @ v  # (B, H, T, e)
+        out = block.after_attention(y + block.attn.heads_out(z.transpose(1, 2)))
+        torch.testing.assert_close(out, block(y, None, None, ""), rtol=0, atol=1e-12)

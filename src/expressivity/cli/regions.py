@@ -30,51 +30,6 @@ def _vec(text: str, what: str) -> np.ndarray:
         raise ValueError(f"{what}: expected comma-separated numbers, got {text!r}") from None
 
 
-def load_model(path: Path, compile_it: bool = False, layers: Path | None = None):
-    """A model object that :func:`expressivity.regions.lower` accepts. A constructed family
-    whose known number of pieces cannot be held in memory is refused before counting."""
-    path = Path(path)
-    from ..interop.torch_in import is_torch_weights, load_network, torch_model
-
-    if is_torch_weights(path):  # a saved nn.Sequential (+ its layers JSON)
-        if compile_it:
-            from ..compile import compile_maxout
-
-            net, domain = load_network(path, layers, need_domain=True)
-            return compile_maxout(net, domain=domain)
-        return torch_model(path, layers)
-    if path.suffix == ".safetensors":
-        from ..transformer import load_transformer, read_metadata
-
-        if "compiled" in read_metadata(path):
-            from ..compile import load_compiled
-
-            return load_compiled(path)
-        return load_transformer(path)
-    if path.suffix != ".json":
-        raise ValueError(f"MODEL must be a .safetensors or .json file, got {path.name}")
-    from ..compile.spec import parse_model_spec, read_spec
-
-    data = read_spec(path, "MODEL")
-    if "type" not in data:
-        raise ValueError(f"MODEL {path}: a JSON model must be an object with a 'type' field")
-    net, domain, pieces = parse_model_spec(data)
-    if pieces is not None:
-        from ..regions.count import check_pieces_memory
-
-        kind = data["type"]
-        label = {"sawtooth": f"{data.get('q', 2)}^{data.get('L', 1)}", "tent": f"2^{data.get('L', 1)}"}.get(kind, "")
-        what = f"{label} ≈ {pieces:.3g}" if label else f"{pieces:.3g}"
-        width = max(net.widths) * max(net.ranks) if not compile_it else 4 * max(net.widths) + max(net.ranks)
-        check_pieces_memory(pieces, width, f"counting the {what} linear regions of {path.name}",
-                            hint="use a smaller family (L, q or widths)")
-    if compile_it:
-        from ..compile import compile_maxout
-
-        return compile_maxout(net, domain=domain)
-    return net
-
-
 @app.command("regions")
 def regions_cmd(
     model: Path = typer.Argument(..., help="a .safetensors transformer, a JSON network spec, or a torch "
@@ -96,6 +51,7 @@ def regions_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
+    from ..interop.region_models import region_model
     from ..regions import Box, Plane, Segment, count_regions, domain_from_spec
     from ..regions.plot import plot_domain
 
@@ -110,7 +66,7 @@ def regions_cmd(
             raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
         if color_by not in ("linear", "activation"):
             raise ValueError(f"--color-by must be 'linear' or 'activation', got {color_by!r}")
-        m = load_model(model, compile_it, layers)
+        m = region_model(model, compile_it, layers)
         kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
         if domain is not None:
             try:

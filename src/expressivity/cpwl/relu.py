@@ -21,10 +21,13 @@ def linear_weights(mod, name: str = "Linear") -> tuple[np.ndarray, np.ndarray]:
     return W, b
 
 
-def sequential_steps(mlp) -> list[tuple[int, str, np.ndarray | None, np.ndarray | None]]:
+def sequential_steps(mlp, maxout: type | None = None) -> list[tuple[int, str, np.ndarray | None, np.ndarray | None]]:
     """The one walk over ``nn.Sequential(Linear, ReLU, …)``: (module index, "linear", W, b) or
     (index, "relu", None, None) per module, Identity/Flatten skipped; anything else (not
-    piecewise linear in the supported set) is refused naming the module."""
+    piecewise linear in the supported set) is refused naming the module.
+
+    ``maxout``: a module type whose ``weight`` (out, rank, in) and ``bias`` (out, rank) are a
+    maxout layer (``expressivity.interop.Maxout``); its modules give (index, "maxout", W, b)."""
     from torch import nn  # torch only at this boundary
 
     if not isinstance(mlp, nn.Sequential):
@@ -35,9 +38,13 @@ def sequential_steps(mlp) -> list[tuple[int, str, np.ndarray | None, np.ndarray 
             steps.append((idx, "linear", *linear_weights(mod, f"module {idx} (Linear)")))
         elif isinstance(mod, nn.ReLU):
             steps.append((idx, "relu", None, None))
+        elif maxout is not None and isinstance(mod, maxout):
+            steps.append((idx, "maxout", as_real_array(mod.weight, f"module {idx} (Maxout).weight"),
+                          as_real_array(mod.bias, f"module {idx} (Maxout).bias")))
         elif not isinstance(mod, (nn.Identity, nn.Flatten)):
+            allowed = "Linear, ReLU, Maxout, Identity" if maxout is not None else "Linear, ReLU, Identity"
             raise ValueError(f"module {idx} ({type(mod).__name__}) is not piecewise linear in the supported set; "
-                             "allowed: Linear, ReLU, Identity")
+                             f"allowed: {allowed}")
     return steps
 
 

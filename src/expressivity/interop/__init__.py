@@ -9,6 +9,9 @@ One module per format:
 * :mod:`.torch_in` — ``load_sequential(weights, layers_json)``: a saved ``nn.Sequential`` of
   Linear/ReLU/``Maxout`` (plain state dict in ``.pt`` or ``.safetensors``) for ``compile`` and
   ``regions``;
+* :mod:`.region_models` — ``region_model(path, compile_it, layers)``: any model file the
+  region counters take (torch weights, our ``.safetensors``, a JSON network spec), for
+  ``regions``;
 * :mod:`.onnx_export` — ``export_onnx(model, path)`` and ``check_onnx`` (onnxruntime; extra
   ``expressivity[onnx]``);
 * :mod:`.transformer_lens` — ``to_transformer_lens(model)`` (TransformerLens 4.x
@@ -28,6 +31,7 @@ from .hub import (
     transformer_of,
 )
 from .onnx_export import check_onnx, export_onnx
+from .region_models import region_model
 from .runs import TrainedRun, load_run
 from .torch_in import Maxout, load_network, load_sequential, network_of, save_sequential
 from .transformer_lens import TLExport, to_transformer_lens
@@ -48,6 +52,7 @@ __all__ = [
     "model_kind",
     "network_of",
     "read_config",
+    "region_model",
     "save_pretrained",
     "save_sequential",
     "transformer_of",

@@ -91,6 +91,9 @@ def transformer_of(model) -> Transformer:
     """The :class:`Transformer` inside any model kind (a ValueError for a recurrent run)."""
     kind = model_kind(model)
     if kind == "run":
+        if not isinstance(model.model, Transformer) and model.config.init != "random":
+            raise ValueError(f"a run fine-tuned from {model.config.init} reads its construction's encoding, not "
+                             "token ids: export run.encoder() (the construction with the run's weights) instead")
         if not isinstance(model.model, Transformer):
             raise ValueError(f"a {model.kind} model is not a transformer: the ONNX and TransformerLens exports take "
                              "transformers (the hub layout, save_pretrained / --hub, takes every model kind)")
@@ -271,14 +274,19 @@ def load_any(path: str | Path) -> Model:
         raise ValueError(f"model {p}: expected a .safetensors file or a hub directory, got {p.suffix or 'no suffix'}")
     if "run_config" in checkpoint_metadata(p):  # a training checkpoint, of any model kind
         return load_run(p)
-    meta = read_metadata(p)
-    if "compiled" in meta:
+    return load_saved(p)
+
+
+def load_saved(path: str | Path) -> CompiledModel | Transformer:
+    """One of our ``.safetensors`` files that is not a training checkpoint: a compiled model
+    (``expressivity compile``; its metadata has ``compiled``) or a plain transformer."""
+    if "compiled" in read_metadata(path):
         from ..compile import load_compiled
 
-        return load_compiled(p)
+        return load_compiled(path)
     from ..transformer import load_transformer
 
-    return load_transformer(p)
+    return load_transformer(path)
 
 
 def _is_train_run_dir(d: Path) -> bool:

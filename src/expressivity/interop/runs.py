@@ -17,19 +17,21 @@ A training output directory (``train_run(out_dir=…)`` / ``expressivity train -
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors import safe_open
 from torch import nn
 
-from ..languages import get as get_language
-from ..limits.trained import TrainedModel
-from ..train import RunConfig, build_model
-from ..transformer import Transformer
+from ..constructions.base import Encoder
+from ..limits.trained import read_checkpoint, rebuild_model, run_config, run_encoder
+from ..train import RunConfig
+from ..transformer import read_tensors
+from ..transformer import safetensors_metadata as checkpoint_metadata
+
+__all__ = ["TrainedRun", "checkpoint_metadata", "is_checkpoint", "load_run", "read_tensors", "rebuild",
+           "run_config"]
 
 WEIGHTS_NAME = "model.safetensors"
 
@@ -65,44 +67,16 @@ class TrainedRun:
         length = max(task.valid_lengths(range(lo, hi + 1)))
         return torch.as_tensor(task.sample_batch(np.random.default_rng(seed), n, length)["input"])
 
-    def encoder(self) -> TrainedModel:
-        """A transformer run as the limits analyses' Encoder (strings → what it reads)."""
-        if not isinstance(self.model, Transformer):
-            raise ValueError(f"a {self.kind} run has no transformer: the limits analyses take transformers only")
-        if self.config.kind not in ("recognition", "next_symbol"):
-            raise ValueError(f"a {self.config.kind} run reads no language strings: the limits analyses take "
-                             "recognition and next_symbol runs")
-        return TrainedModel(self.model, get_language(self.config.task, **self.config.task_params), self.config.kind)
+    def encoder(self) -> Encoder:
+        """The limits analyses' Encoder (strings → what the transformer reads): a
+        :class:`~expressivity.limits.trained.TrainedModel`, or for a run fine-tuned from a
+        construction that construction with the run's weights (``limits.trained.run_encoder``)."""
+        return run_encoder(self.model, self.config)
 
 
 def rebuild(config: RunConfig, state: dict[str, torch.Tensor], where: str) -> TrainedRun:
     """The run's model from the registry, given the saved ``state`` (``strict=True``)."""
-    task = config.make_task()
-    model = build_model(config, len(task.vocab), task.n_outputs)
-    try:
-        with torch.no_grad():
-            model.load_state_dict(state, strict=True)
-    except RuntimeError as exc:
-        raise ValueError(f"{where} does not fit a {config.model} built from its run config (the model's code "
-                         f"changed since?): {' '.join(str(exc).split())[:300]}") from None
-    return TrainedRun(model.eval(), config)
-
-
-def run_config(data, where: str) -> RunConfig:
-    """A RunConfig from its dict, or a one-line ValueError naming ``where``."""
-    try:
-        return RunConfig.from_dict(data)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: bad run config ({exc})") from None
-
-
-def checkpoint_metadata(path: Path) -> dict[str, str]:
-    """The string metadata of a safetensors file ({} if it has none), or a one-line error."""
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            return dict(f.metadata() or {})
-    except Exception as exc:  # safetensors raises its own error types
-        raise ValueError(f"{path} is not a safetensors file: {exc}") from None
+    return TrainedRun(rebuild_model(config, state, where), config)
 
 
 def is_checkpoint(path: str | Path) -> bool:
@@ -124,20 +98,4 @@ def load_run(path: str | Path) -> TrainedRun:
     f = p / WEIGHTS_NAME if p.is_dir() else p
     if not f.is_file():
         raise ValueError(f"{p} holds no {WEIGHTS_NAME}: not a training output directory")
-    meta = checkpoint_metadata(f)
-    if "run_config" not in meta:
-        raise ValueError(f"{f} has no run_config metadata (not written by expressivity.train)")
-    try:
-        data = json.loads(meta["run_config"])
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{f}: its run_config metadata is not JSON ({exc})") from None
-    return rebuild(run_config(data, str(f)), read_tensors(f), str(f))
-
-
-def read_tensors(path: Path) -> dict[str, torch.Tensor]:
-    """Every tensor of a safetensors file, or a one-line error."""
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            return {k: f.get_tensor(k) for k in f.keys()}
-    except Exception as exc:  # safetensors raises its own error types
-        raise ValueError(f"{path} is not a safetensors file: {exc}") from None
+    return rebuild(*read_checkpoint(f), str(f))

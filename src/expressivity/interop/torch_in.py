@@ -30,7 +30,8 @@ from torch import nn
 
 from ..checks import as_real_array
 from ..cpwl import MaxoutNetwork, from_relu_mlp
-from ..cpwl.relu import linear_weights
+from ..cpwl.relu import sequential_steps
+from ..transformer import safetensors_metadata
 
 SUFFIXES = (".pt", ".pth", ".safetensors")
 
@@ -69,12 +70,9 @@ def is_torch_weights(path: str | Path) -> bool:
         return True
     if p.suffix != ".safetensors" or not p.is_file():
         return False
-    from safetensors import safe_open
-
     try:
-        with safe_open(str(p), framework="pt") as f:
-            meta = f.metadata() or {}
-    except Exception:  # not a safetensors file: let the model loader say so
+        meta = safetensors_metadata(p)
+    except ValueError:  # not a safetensors file: let the model loader say so
         return False
     return not str(meta.get("format", "")).startswith(_OURS)
 
@@ -230,27 +228,21 @@ def network_of(mlp: nn.Sequential) -> MaxoutNetwork:
         return from_relu_mlp(mlp)
     A = c = None  # the affine map x ↦ A x + c since the last nonlinearity (None: the identity)
     layers: list[tuple[np.ndarray, np.ndarray]] = []
-    for idx, mod in enumerate(mlp):
-        if isinstance(mod, nn.Linear):
-            W, b = linear_weights(mod, f"module {idx} (Linear)")
+    for idx, kind, W, b in sequential_steps(mlp, maxout=Maxout):
+        if kind == "linear":
             A, c = (W, b) if A is None else (W @ A, W @ c + b)
-        elif isinstance(mod, (nn.ReLU, Maxout)):
-            if isinstance(mod, nn.ReLU):
-                if A is None and not layers:
-                    raise ValueError(f"module {idx}: ReLU must follow a Linear or Maxout layer")
-                if A is None:  # ReLU right after a Maxout: max(h, 0) of its outputs
-                    A, c = np.eye(layers[-1][0].shape[0]), np.zeros(layers[-1][0].shape[0])
-                W = np.stack([np.eye(A.shape[0]), np.zeros((A.shape[0], A.shape[0]))], axis=1)  # (m, 2, m)
-                b = np.zeros((A.shape[0], 2))
-            else:
-                W = as_real_array(mod.weight, f"module {idx} (Maxout).weight")
-                b = as_real_array(mod.bias, f"module {idx} (Maxout).bias")
-            if A is not None:
-                W, b = np.einsum("mpk,kd->mpd", W, A), np.einsum("mpk,k->mp", W, c) + b
-            layers.append((W, b))
-            A = c = None
-        elif not isinstance(mod, (nn.Identity, nn.Flatten)):
-            raise ValueError(f"module {idx} ({type(mod).__name__}) is not Linear, ReLU, Maxout or Identity")
+            continue
+        if kind == "relu":
+            if A is None and not layers:
+                raise ValueError(f"module {idx}: ReLU must follow a Linear or Maxout layer")
+            if A is None:  # ReLU right after a Maxout: max(h, 0) of its outputs
+                A, c = np.eye(layers[-1][0].shape[0]), np.zeros(layers[-1][0].shape[0])
+            W = np.stack([np.eye(A.shape[0]), np.zeros((A.shape[0], A.shape[0]))], axis=1)  # (m, 2, m)
+            b = np.zeros((A.shape[0], 2))
+        if A is not None:
+            W, b = np.einsum("mpk,kd->mpd", W, A), np.einsum("mpk,k->mp", W, c) + b
+        layers.append((W, b))
+        A = c = None
     return MaxoutNetwork.from_weights(layers, (A, c) if A is not None else None)
 
 

@@ -138,7 +138,7 @@ class _Items:
 
 @torch.no_grad()
 def _scores(t, encoder, items: _Items, layer: int) -> torch.Tensor:
-    """a[h, p, p'] = λ·q(item p)·k(item p') for block ``layer`` (masked: −inf / NaN-free)."""
+    """a[h, p, p'] = λ·s_p·q(item p)·k(item p') for block ``layer`` (Attention.pair_scores; unmasked)."""
     cfg = t.cfg
     m64 = t  # caller passes a float64 copy
     P = len(items.pos)
@@ -153,12 +153,9 @@ def _scores(t, encoder, items: _Items, layer: int) -> torch.Tensor:
     block = m64.blocks[layer]
     at = block.attn
     q, k, _ = at.project(block.attn_input(torch.cat(rows))).transpose(0, 2).unbind(1)  # (H, P, e) each
-    a = cfg.lam * torch.einsum("hpe,hre->hpr", q, k)  # (H, P, P)
-    if cfg.log_length_scaling:
-        pos = torch.as_tensor(items.pos)
-        m = (pos + 1).double() if cfg.causal else torch.full((len(pos),), float(items.T), dtype=torch.float64)
-        a = a * at.length_factor(m)[None, :, None]
-    return a
+    pos = torch.as_tensor(items.pos)
+    m = (pos + 1).double() if cfg.causal else torch.full((len(pos),), float(items.T), dtype=torch.float64)
+    return at.pair_scores(q, k, m)  # (H, P, P); m: keys each query item sees
 
 
 def reduction_setup(model, n, config=None, as_hardmax: bool = False):

@@ -34,9 +34,8 @@ class FirstBlock:
         self.q, self.k, self.v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, H, T, e)
         idx = torch.arange(T)
         self.allowed = (idx[None, :] <= idx[:, None]) if cfg.causal else torch.ones(T, T, dtype=torch.bool)
-        n_keys = self.allowed.sum(-1).to(y0.dtype)  # (T,)
-        self.s = blk.attn.length_factor(n_keys)  # (T,)
-        a = cfg.lam * torch.einsum("bhie,bhje->bhij", self.q, self.k) * self.s[:, None]
+        self.n_keys = self.allowed.sum(-1).to(y0.dtype)  # (T,) keys each query sees
+        a = blk.attn.pair_scores(self.q, self.k, self.n_keys)  # (B, H, T, T)
         self.a = a.masked_fill(~self.allowed, float("-inf"))  # (B, H, T, T)
         self.mx = self.a.amax(-1)  # (B, H, T)
         E = torch.exp(self.a - self.mx[..., None])
@@ -45,12 +44,12 @@ class FirstBlock:
 
     def flipped(self, pos: Tensor, y0_new: Tensor) -> Tensor:
         """y^(1) of the copies: position pos[c] set to y0_new[:, c] → (B, c, T, d)."""
-        cfg, blk, at = self.cfg, self.blk, self.blk.attn
+        blk, at = self.blk, self.blk.attn
         c = pos.numel()
         qkv_new = at.project(blk.attn_input(y0_new))  # (B, c, 3, H, e)
         qf, kf, vf = (t.transpose(1, 2) for t in qkv_new.unbind(-3))  # (B, H, c, e)
         # logits of every query j against the flipped key: (B, H, c, T)
-        a_new = cfg.lam * torch.einsum("bhje,bhce->bhcj", self.q, kf) * self.s
+        a_new = at.pair_scores(self.q, kf, self.n_keys).transpose(-1, -2)
         a_new = a_new.masked_fill(~self.allowed[:, pos].T[None, None], float("-inf"))
         a_old = self.a[:, :, :, pos].transpose(2, 3)  # (B, H, c, T): a_{j, pos_c}
         mx = self.mx[:, :, None, :]  # (B, H, 1, T)
@@ -74,17 +73,10 @@ class FirstBlock:
             keys[torch.arange(len(b)), pos[cc]] = kf[b, h, cc]
             vals = self.v[b, h].clone()
             vals[torch.arange(len(b)), pos[cc]] = vf[b, h, cc]
-            a_row = cfg.lam * torch.einsum("re,rte->rt", q_row, keys) * self.s[j][:, None]
+            a_row = at.pair_scores(q_row[:, None], keys, self.n_keys[j][:, None])[:, 0]  # (R, T)
             a_row = a_row.masked_fill(~self.allowed[j], float("-inf"))
             z[b, h, cc, j] = torch.einsum("rt,rte->re", torch.softmax(a_row, -1), vals)
-        out = torch.einsum("bhcte,hed->bctd", z, at.W_O) + at.b_O  # (B, c, T, d)
+        out = at.heads_out(z.permute(0, 2, 3, 1, 4))  # (B, c, T, d)
         y = self.y0[:, None].repeat(1, c, 1, 1)
         y[:, torch.arange(c), pos] = y0_new
-        y = y + out
-        if cfg.layer_norm == "post":
-            y = blk.ln1(y)
-        if blk.mlp is not None:
-            y = y + blk.mlp(blk.mlp_input(y))
-            if cfg.layer_norm == "post":
-                y = blk.ln2(y)
-        return y
+        return blk.after_attention(y + out)

@@ -221,7 +221,7 @@ def _first_layer_spread(model: Transformer, block, emb: torch.Tensor, n: int) ->
         out = np.zeros((cfg.n_heads, n))
         step = rows_per_pass(cfg.n_heads * V * V * n)  # queries per block of (H, V, ·, V·n) logits
         for j0 in range(0, n, step):  # blocks of queries bound the (H, V, b, V·n) memory
-            a = cfg.lam * torch.einsum("hvje,hke->hvjk", q[:, :, j0:j0 + step], k)
+            a = block64.attn.pair_scores(q[:, :, j0:j0 + step], k[:, None])  # (H, V, b, V·n); s = 1
             b = a.shape[2]
             a = a.reshape(cfg.n_heads, V, b, V, n)  # (H, v, j, v', l)
             if cfg.causal:

@@ -4,7 +4,9 @@
 d_mlp 32, one output channel): the architecture choices are the options of
 :func:`random_transformer`. A construction name builds it from the registry with its
 parameters; a ``.safetensors`` path loads a saved transformer, or a trained checkpoint (its
-run config in the metadata) as a :class:`~.trained.TrainedModel` Encoder.
+run config in the metadata) as an Encoder (:func:`~.trained.load_trained`: a
+:class:`~.trained.TrainedModel`, or the construction a run was fine-tuned from, with the
+run's weights).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from .. import constructions
 from ..checks import check_choice, check_float, check_int, check_memory
-from ..transformer import Transformer, TransformerConfig, load_transformer, read_metadata
+from ..transformer import Transformer, TransformerConfig, load_transformer, safetensors_metadata
 
 
 def random_transformer(seed: int = 0, attention: str = "softmax", layer_norm: str = "none", eps: float = 1e-5,
@@ -49,7 +51,7 @@ def resolve_model(model: str, params: dict | None = None, **random_options):
         if params:
             raise ValueError(f"--param {', '.join(params)}: parameters apply to constructions only, not to a "
                              "saved model")
-        if "run_config" in read_metadata(model):  # written by `expressivity train`
+        if "run_config" in safetensors_metadata(model):  # written by `expressivity train`
             from .trained import load_trained
 
             return load_trained(model)

@@ -5,21 +5,32 @@ alphabet): recognition reads ``s_1 … s_n CLS`` at the CLS position, next-symbo
 reads ``BOS s_1 … s_n`` at the last position. :class:`TrainedModel` gives such a transformer
 the :class:`~expressivity.constructions.base.Encoder` interface (``.encode(strings)``,
 ``.language``, ``.transformer``) the limits analyses take.
+
+A checkpoint is rebuilt from its run config alone (:func:`rebuild_model`:
+``train.build_model`` then the saved state dict, ``strict=True``), so every model kind loads
+the same way; :func:`run_encoder` is then the Encoder of the model: a :class:`TrainedModel`
+for a transformer trained from scratch, and for a run fine-tuned from a construction
+(``init="construction:NAME"``) the construction itself with the fine-tuned weights — its
+transformer reads the construction's own encoding (e.g. PARITY's length features), not
+token ids. Recurrent models have no transformer and are refused.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
 
-from ..constructions.base import Encoded
+from ..constructions.base import Encoded, Encoder
 from ..languages import BOS, CLS, Language, Vocab
 from ..languages import get as get_language
-from ..transformer import Transformer, load_transformer, read_metadata
+from ..train import RunConfig, build_model
+from ..train.models.construction import construction_name, get_construction
+from ..transformer import Transformer, metadata_json, read_tensors, safetensors_metadata
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,11 +61,55 @@ class TrainedModel:
         return Encoded(torch.as_tensor(x, dtype=torch.long), None, torch.full((B,), n, dtype=torch.long))
 
 
-def load_trained(path: str | Path) -> TrainedModel:
-    """A ``model.safetensors`` written by ``train_run(out_dir=...)`` (its run config is in the metadata)."""
-    meta = read_metadata(path)
+def run_config(data, where: str) -> RunConfig:
+    """A RunConfig from its dict, or a one-line ValueError naming ``where``."""
+    try:
+        return RunConfig.from_dict(data)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: bad run config ({exc})") from None
+
+
+def read_checkpoint(path: str | Path) -> tuple[RunConfig, dict[str, torch.Tensor]]:
+    """The run config (its ``run_config`` metadata) and the tensors of a training checkpoint
+    file (``model.safetensors`` written by ``train_run``)."""
+    meta = safetensors_metadata(path)
     if "run_config" not in meta:
         raise ValueError(f"{path} has no run_config metadata (not written by expressivity.train)")
-    rc = json.loads(meta["run_config"])
-    lang = get_language(rc["task"], **(rc.get("task_params") or {}))
-    return TrainedModel(load_transformer(path), lang, rc.get("kind", "recognition"))
+    return run_config(metadata_json(meta, "run_config", path), str(path)), read_tensors(path)
+
+
+def rebuild_model(config: RunConfig, state: dict[str, torch.Tensor], where: str) -> nn.Module:
+    """The run's model from the registry (``build_model`` with its task's vocabulary and output
+    width), given the saved ``state`` (``strict=True``); in eval mode."""
+    task = config.make_task()
+    model = build_model(config, len(task.vocab), task.n_outputs)
+    try:
+        with torch.no_grad():
+            model.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise ValueError(f"{where} does not fit a {config.model} built from its run config (the model's code "
+                         f"changed since?): {' '.join(str(exc).split())[:300]}") from None
+    return model.eval()
+
+
+def run_encoder(model: nn.Module, config: RunConfig) -> Encoder:
+    """The limits analyses' Encoder of a run's model (see the module docstring)."""
+    name = construction_name(config.init)
+    if name is not None:  # fine-tuned: the construction's encoder and read-out, the run's weights
+        inner = getattr(model, "transformer", None)
+        if not isinstance(inner, Transformer):
+            raise ValueError(f"a run fine-tuned from construction {name!r} holds no transformer")
+        return dataclasses.replace(get_construction(name, config.init_params), transformer=inner)
+    if not isinstance(model, Transformer):
+        raise ValueError(f"a {config.model} run has no transformer: the limits analyses take transformers only")
+    if config.kind not in ("recognition", "next_symbol"):
+        raise ValueError(f"a {config.kind} run reads no language strings: the limits analyses take "
+                         "recognition and next_symbol runs")
+    return TrainedModel(model, get_language(config.task, **config.task_params), config.kind)
+
+
+def load_trained(path: str | Path) -> Encoder:
+    """A ``model.safetensors`` written by ``train_run(out_dir=...)`` as an Encoder: a
+    :class:`TrainedModel`, or the fine-tuned construction (:func:`run_encoder`)."""
+    config, state = read_checkpoint(path)
+    return run_encoder(rebuild_model(config, state, str(path)), config)

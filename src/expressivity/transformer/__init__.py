@@ -2,7 +2,14 @@
 
 from .channels import ChannelMap, Weights, each
 from .config import TransformerConfig
-from .io import load_transformer, read_metadata, save_transformer
+from .io import (
+    load_transformer,
+    metadata_json,
+    read_metadata,
+    read_tensors,
+    safetensors_metadata,
+    save_transformer,
+)
 from .model import LayerNorm, Transformer, sinusoidal_positions
 
 __all__ = [
@@ -13,7 +20,10 @@ __all__ = [
     "Weights",
     "each",
     "load_transformer",
+    "metadata_json",
     "read_metadata",
+    "read_tensors",
+    "safetensors_metadata",
     "save_transformer",
     "sinusoidal_positions",
 ]

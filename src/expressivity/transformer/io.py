@@ -78,6 +78,24 @@ def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str]
     write_safetensors(tensors, path, meta)
 
 
+def safetensors_metadata(path: str | Path) -> dict[str, str]:
+    """The string metadata of any safetensors file ({} if it has none), or a one-line error."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return dict(f.metadata() or {})
+    except Exception as exc:  # safetensors raises its own error types
+        raise ValueError(f"{path} is not a safetensors file: {_first_line(exc)}") from None
+
+
+def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
+    """Every tensor of a safetensors file (name → tensor), or a one-line error."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return {k: f.get_tensor(k) for k in f.keys()}
+    except Exception as exc:  # safetensors raises its own error types
+        raise ValueError(f"{path} is not a safetensors file: {_first_line(exc)}") from None
+
+
 def read_metadata(path: str | Path) -> dict[str, str]:
     """The string metadata of a file written by :func:`save_transformer` (checked to be one)."""
     path = Path(path)
@@ -85,11 +103,7 @@ def read_metadata(path: str | Path) -> dict[str, str]:
         raise ValueError(f"model file {path} is a directory")
     if not path.is_file():
         raise ValueError(f"no such model file: {path}")
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            meta = f.metadata() or {}
-    except Exception as exc:  # safetensors raises its own error types
-        raise ValueError(f"{path} is not a safetensors file: {_first_line(exc)}") from None
+    meta = safetensors_metadata(path)
     if meta.get("format") != FORMAT:
         raise ValueError(f"{path} was not written by expressivity (metadata format {meta.get('format')!r})")
     return meta
@@ -100,7 +114,9 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def _json_field(meta: dict, key: str, path: Path):
+def metadata_json(meta: dict, key: str, path: str | Path):
+    """The JSON value of metadata entry ``key`` of the file ``path``, or a one-line error
+    naming the file (missing entry, or not JSON)."""
     try:
         return json.loads(meta[key])
     except KeyError:
@@ -117,7 +133,7 @@ def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
     """
     path = Path(path)
     meta = read_metadata(path)
-    data = _json_field(meta, "config", path)
+    data = metadata_json(meta, "config", path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: metadata 'config' must be a JSON object, got {type(data).__name__}")
     try:
@@ -126,7 +142,7 @@ def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
         raise ValueError(f"{path}: bad config: {exc}") from None
     channels = None
     if "channels" in meta:
-        names = _json_field(meta, "channels", path)
+        names = metadata_json(meta, "channels", path)
         if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
             raise ValueError(f"{path}: metadata 'channels' must be a JSON list of channel names")
         try:

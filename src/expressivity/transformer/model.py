@@ -135,6 +135,25 @@ class Attention(nn.Module):
         bias = self._positions(y.shape[1], y.device, y.dtype)[1]
         return self._logits(q, k, allowed, self._scale(y.shape[1], allowed, y.dtype, y.device), bias)
 
+    def pair_scores(self, q: Tensor, k: Tensor, n_keys: Tensor | None = None) -> Tensor:
+        """Logits a_pr = λ·s_p·q_p·k_r of given query rows q (..., P, d_head) and key rows
+        k (..., R, d_head) (rows of :meth:`project`): (..., P, R), the same product
+        :meth:`scores` and the forward pass take. s_p = :meth:`length_factor` of ``n_keys``
+        (..., P), the keys query p sees; s = 1 when ``n_keys`` is None. No RoPE rotation, no
+        position bias and no mask: for models whose positions are a table W_pos
+        (positions.require_position_table) and callers that mask themselves."""
+        scale = self.cfg.lam
+        if n_keys is not None and self.cfg.log_length_scaling:
+            scale = self.cfg.lam * self.length_factor(n_keys)[..., None]
+        return self._logits(q, k, None, scale)
+
+    def heads_out(self, z: Tensor) -> Tensor:
+        """The sublayer's output Σ_h W_O^h z^h + b_O of the heads' mixed values z (..., H, d_head):
+        (..., d_model)."""
+        d = self.W_O.shape[-1]
+        out = torch.addmm(self.b_O, z.reshape(-1, z.shape[-2] * z.shape[-1]), self.W_O.reshape(-1, d))
+        return out.view(*z.shape[:-2], d)
+
     @staticmethod
     def _logits(q: Tensor, k: Tensor, allowed: Tensor | None, scale, bias: Tensor | None = None) -> Tensor:
         if q.shape[-1] == 1:  # outer product: cheaper than a batch of 1-wide matmuls
@@ -183,10 +202,10 @@ class Attention(nn.Module):
                     cache[prefix + "hook_scores"] = a
                     cache[prefix + "hook_pattern"] = pattern
             z = z.transpose(1, 2)  # (B, T, H, d_head)
+        z = z.reshape(B, T, cfg.n_heads, cfg.d_head)
         if cache is not None:
-            cache[prefix + "hook_z"] = z.reshape(B, T, cfg.n_heads, cfg.d_head)
-        out = torch.addmm(self.b_O, z.reshape(B * T, -1), self.W_O.reshape(-1, d))
-        return out.view(B, T, d)
+            cache[prefix + "hook_z"] = z
+        return self.heads_out(z)
 
     def _one_wide(self, y: Tensor, allowed, scale, cache: dict | None, prefix: str,
                   bias: Tensor | None = None) -> Tensor:
@@ -267,9 +286,14 @@ class Block(nn.Module):
         return self.ln2(y) if self.cfg.layer_norm == "pre" else y
 
     def forward(self, y: Tensor, key_mask: Tensor | None, cache: dict | None, prefix: str) -> Tensor:
-        placement = self.cfg.layer_norm
         # y: (B, T, d_model) — the residual stream
-        y = y + self.attn(self.attn_input(y), key_mask, cache, prefix + "attn.")
+        return self.after_attention(y + self.attn(self.attn_input(y), key_mask, cache, prefix + "attn."),
+                                    cache, prefix)
+
+    def after_attention(self, y: Tensor, cache: dict | None = None, prefix: str = "") -> Tensor:
+        """The rest of the block from the attention residual sum y + Attn(·) (..., d_model):
+        post-LN1, then the FFN residual (and post-LN2); returns the block's output."""
+        placement = self.cfg.layer_norm
         if placement == "post":
             y = self.ln1(y)
         if cache is not None:
