@@ -139,19 +139,48 @@ def test_domain_registration_and_spec_errors(toy_domain):
         domain_from_spec({"type": "diagonal", "width": 3})
 
 
-def test_a_new_claim_group_is_seen_by_the_registry(monkeypatch):
-    """The claim path of docs/extending.md against the current report registry (re-check after
-    the report refactoring): a group module with SPECS, named in GROUPS."""
+def _answer(ctx):
+    from expressivity.report.claims import Check, Measurement
+
+    return Measurement(checks=(Check("the answer", 42.0, "==", 42.0),), summary="42")
+
+
+def _square(i: int) -> dict:
+    return {"square": i * i}
+
+
+def _sum_of_squares(ctx):
+    from expressivity.report.claims import Check, Measurement
+
+    total = sum(v["square"] for v in ctx.units.values())
+    return Measurement(checks=(Check("Σ i² for i < 3", total, "==", 5.0),), summary=str(total))
+
+
+def _square_units(ctx) -> list:
+    from expressivity.runs import Unit
+
+    return [Unit(f"i{i}", _square, (i,)) for i in range(3)]
+
+
+def test_a_new_claim_group_is_seen_by_the_registry_and_measured(monkeypatch, tmp_path):
+    """The claim path of docs/extending.md: a group module with SPECS, named in GROUPS — one
+    whole claim and one split into work units, both measured and judged by ``reproduce``."""
     import sys
     import types
 
     from expressivity.report import registry
     from expressivity.report.claims import ClaimSpec
+    from expressivity.report.reproduce import reproduce
 
     mod = types.ModuleType("expressivity.report.toy_claims")
     mod.SPECS = [ClaimSpec(id="toy.answer", title="The answer is 42", source="none", bound="= 42",
-                           bound_value=42.0, run=lambda ctx: None, depends=("report",))]
+                           bound_value=42.0, run=_answer),
+                 ClaimSpec(id="toy.squares", title="0 + 1 + 4 = 5", source="none", bound="= 5",
+                           bound_value=5.0, run=_sum_of_squares, units=_square_units)]
     monkeypatch.setitem(sys.modules, "expressivity.report.toy_claims", mod)
     monkeypatch.setattr(registry, "GROUPS", (*registry.GROUPS, "toy_claims"))
-    assert [s.id for s in registry.select(["toy"])] == ["toy.answer"]
+    assert [s.id for s in registry.select(["toy"])] == ["toy.answer", "toy.squares"]
     assert registry.by_id("toy.answer").bound_value == 42.0
+    res = reproduce(tmp_path / "out", size="test", db=tmp_path / "r.sqlite", specs=registry.select(["toy"]))
+    assert [(c.id, c.status) for c in res.claims] == [("toy.answer", "holds"), ("toy.squares", "holds")]
+    assert res.claims[1].units == {"done": 3, "total": 3}

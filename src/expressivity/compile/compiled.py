@@ -9,10 +9,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import as_real_array, check_choice, check_float, check_int
+from ..checks import as_real_array, check_choice, check_float, check_int, chunk_rows
 from ..cpwl import MaxoutNetwork
 from ..cpwl.maxout import as_points
 from ..transformer import ChannelMap, Transformer, load_transformer, read_metadata, save_transformer
+
+_CACHE_BYTES = 8 << 18  # one evaluate chunk's float64 activations, about 2^18 numbers: they stay in cache
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class CompiledModel:
         if batch_size is None:
             cfg = self.transformer.cfg
             widest = max(cfg.d_mlp, cfg.d_model, self.n_tokens * cfg.n_heads)
-            batch_size = max(16, (1 << 18) // (self.n_tokens * widest))
+            batch_size = max(16, chunk_rows(8 * self.n_tokens * widest, budget=_CACHE_BYTES))
         outs = []
         with torch.no_grad():
             for start in range(0, len(x), batch_size):

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..checks import check_memory
 from ..cpwl import MaxoutNetwork, box, from_relu_mlp
+from ..cpwl.maxout import affine_bounds
 from ..transformer import ChannelMap, Weights
 from .compiled import CompiledModel
 
@@ -87,10 +88,7 @@ def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float,
     for layer in net.layers:
         Wl, bl = layer.W, layer.b  # (m_l, p_l, d_l), (m_l, p_l)
         m_l, p_l, _ = Wl.shape
-        c, r = (in_lo + in_hi) / 2, (in_hi - in_lo) / 2
-        centre = np.einsum("mpd,d->mp", Wl, c) + bl
-        radius = np.einsum("mpd,d->mp", np.abs(Wl), r)
-        pre_lo, pre_hi = centre - radius, centre + radius
+        pre_lo, pre_hi = affine_bounds(Wl, bl, in_lo, in_hi)
         L = pre_lo - z_hi[:m_l, None]  # u = w·h + b − z_old ≥ L
         U = pre_hi - z_lo[:m_l, None]
         slack = _M_SAFETY_ABS + _M_SAFETY_REL * np.maximum(np.abs(L), np.abs(U))
