@@ -45,7 +45,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from .. import checks
@@ -308,10 +307,11 @@ def _restart_hint(out: Path) -> str:
 
 
 def _model_meta(path: Path) -> dict:
+    from ..transformer.io import safetensors_metadata
+
     try:
-        with safe_open(str(path), framework="pt") as f:
-            return dict(f.metadata() or {})
-    except Exception:  # safetensors raises its own error types for a damaged file
+        return safetensors_metadata(path)
+    except ValueError:  # a damaged file: say what to do about it
         raise ValueError(f"checkpoint {path} is not a readable safetensors file (truncated or "
                          f"corrupt); {_restart_hint(path.parent)}") from None
 
