@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "runs": set(),
     "train": {"languages", "transformer", "runs"},
     "constructions": {"transformer", "compile", "cpwl", "languages"},
-    "limits": {"transformer", "languages", "constructions", "train", "runs"},
+    "limits": {"transformer", "languages", "constructions", "train"},
     "report": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits",
                "runs"},
     "interop": {"transformer", "cpwl", "compile", "languages", "constructions", "limits"},
