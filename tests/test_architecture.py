@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "runs": set(),
     "train": {"languages", "transformer", "constructions", "runs"},  # constructions: fine-tuning from one
     "constructions": {"transformer", "compile", "cpwl", "languages"},
-    "limits": {"transformer", "languages", "constructions", "train", "runs"},
+    "limits": {"transformer", "languages", "constructions", "train"},
     "report": {"transformer", "cpwl", "compile", "regions", "languages", "train", "constructions", "limits",
                "runs"},
     "interop": {"transformer", "cpwl", "compile", "regions", "languages", "constructions", "limits", "train"},

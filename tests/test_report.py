@@ -307,12 +307,13 @@ SLOW = spec("fake.slow", _slow)
 def test_timeout_stops_a_slow_claim_and_the_report_goes_on(tmp_path):
     db = tmp_path / "t.sqlite"
     events = []
-    # generous for the fast claim on a loaded machine, far below the 120 s the slow one wants
-    res = reproduce(tmp_path / "o", size="test", db=db, specs=[OK, SLOW], timeout=15, on_event=events.append)
+    # generous for the fast claim (a fresh process imports first, slowly on a loaded machine),
+    # far below the 120 s the slow one wants
+    res = reproduce(tmp_path / "o", size="test", db=db, specs=[OK, SLOW], timeout=40, on_event=events.append)
     got = {c.id: c for c in res.claims}
     assert got["fake.ok"].status == "holds"
     assert got["fake.slow"].status == "incomplete"
-    assert "timed out after 15 s" in got["fake.slow"].reason and got["fake.slow"].seconds >= 15
+    assert "timed out after 40 s" in got["fake.slow"].reason and got["fake.slow"].seconds >= 40
     assert any(e.kind == "progress" and e.spec.id == "fake.slow" and e.fraction == 0.25 for e in events)
     with Store(db) as st:  # the stopped claim is not stored: a later run measures it again
         assert st.count("test") == 1
@@ -341,7 +342,9 @@ def _units_of(sleep_last: float):
     def units(ctx: Context) -> list:
         from expressivity.runs import Unit
 
-        return [Unit(f"u{i}", _unit_value, (i, sleep_last if i == 2 else 0.0)) for i in range(3)]
+        # only u2 has a time limit (which includes a fresh process's imports): 30 s
+        return [Unit(f"u{i}", _unit_value, (i, sleep_last if i == 2 else 0.0), timeout=30.0 if i == 2 else None)
+                for i in range(3)]
     return units
 
 
@@ -352,10 +355,10 @@ def _judge_units(ctx: Context) -> Measurement:
 
 def test_a_split_claim_is_incomplete_until_every_unit_finished_and_resumes_by_unit(tmp_path):
     db = tmp_path / "u.sqlite"
-    slow = spec("fake.units", _judge_units, units=_units_of(120.0))
-    res = reproduce(tmp_path / "o", size="test", db=db, specs=[slow], timeout=10)
+    slow = spec("fake.units", _judge_units, units=_units_of(600.0))
+    res = reproduce(tmp_path / "o", size="test", db=db, specs=[slow])
     (claim,) = res.claims
-    assert claim.status == "incomplete" and "1 of 3 units did not finish: u2 timed out after 10 s" in claim.reason
+    assert claim.status == "incomplete" and "1 of 3 units did not finish: u2 timed out after 30 s" in claim.reason
     assert claim.units == {"done": 2, "total": 3}
     with Store(db) as st:
         units = st.units(group="fake.units")

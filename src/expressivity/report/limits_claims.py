@@ -528,6 +528,6 @@ SPECS = [
             "(the model cannot tell which bracket type closes). The transformer's excess climbs "
             "with n toward it while the LSTM's stays lower."
         ),
-        budget_s={"test": 15, "quick": 90, "standard": 360, "full": 1800},
+        budget_s={"test": 15, "quick": 90, "standard": 800, "full": 1800},
     ),
 ]

@@ -162,7 +162,7 @@ SPECS = [
             "training finds no length-general solution (accuracy ≈ 0.5), while the LSTM, a "
             "finite-state machine in disguise, tracks parity exactly at every length."
         ),
-        budget_s={"test": 15, "quick": 90, "standard": 360, "full": 1800},
+        budget_s={"test": 15, "quick": 90, "standard": 380, "full": 1800},
     ),
     ClaimSpec(
         id="train.dyck2",
@@ -179,6 +179,6 @@ SPECS = [
             "well; far beyond it the transformer falls to chance while the LSTM degrades more "
             "slowly (it has no stack either, so it also fails eventually)."
         ),
-        budget_s={"test": 15, "quick": 150, "standard": 600, "full": 3600},
+        budget_s={"test": 15, "quick": 150, "standard": 360, "full": 3600},
     ),
 ]
