@@ -53,6 +53,14 @@ def _junk_model(tmp: Path) -> list[str]:
     return []
 
 
+def _lstm_run(tmp: Path) -> list[str]:
+    from expressivity.train import RunConfig, train_run
+
+    train_run(RunConfig(task="parity", model="lstm", d_model=4, steps=1, batch_size=4, train_lengths=(2, 4),
+                        test_lengths=(5,), eval_batch=4), out_dir=tmp / "lstm")
+    return []
+
+
 CLI_CASES = [
     # ---- constructions
     Case("constructions: extra argument", ["constructions", "parity"], "unexpected"),
@@ -101,6 +109,8 @@ CLI_CASES = [
          "missing.safetensors"),
     Case("sensitivity: junk model file", ["sensitivity", "--model", "junk.safetensors"], "junk.safetensors",
          _junk_model),
+    Case("sensitivity: a recurrent training checkpoint", ["sensitivity", "--model", "lstm/model.safetensors",
+                                                        "--lengths", "8"], ("lstm", "no transformer"), _lstm_run),
     Case("sensitivity: unknown language", ["sensitivity", "--language", "nope", "--lengths", "8"],
          ("language", "nope", "parity")),
     Case("sensitivity: language of another alphabet", ["sensitivity", "--model", "parity", "--language", "dyck",

@@ -27,6 +27,9 @@ def test_pieces_compose_to_the_forward(positional, layer_norm, attention):
         stream: list = []
         assert torch.equal(m.unembed(m.run_blocks(y1, 1, stream=stream)), out)
         torch.testing.assert_close(stream[-1], cache["blocks.1.hook_resid_post"], rtol=0, atol=1e-12)
+        # stop: blocks start+1..stop only, y^(stop) = the next block's resid_pre
+        assert torch.equal(m.run_blocks(y0, 0, cache={}, stop=1), cache["blocks.1.hook_resid_pre"])
+        assert torch.equal(m.run_blocks(y0, 0, stop=0), y0)
         for k, block in enumerate(m.blocks):
             y = cache[f"blocks.{k}.hook_resid_pre"]
             scores = block.attn.scores(block.attn_input(y))

@@ -145,10 +145,8 @@ def _scores(t, encoder, items: _Items, layer: int) -> torch.Tensor:
     chunk = rows_per_pass(3 * items.T ** 2 * max(cfg.n_heads, 1), total=4096)  # strings per pass
     rows = []
     for s0 in range(0, P, chunk):
-        cache: dict = {}
         x = fixed_length_inputs(encoder, items.ids[s0:s0 + chunk]).inputs
-        m64(x.to(torch.float64) if x.is_floating_point() else x, cache=cache)
-        y = cache[f"blocks.{layer}.hook_resid_pre"]  # (b, T, d)
+        y = m64.run_blocks(m64.embed(x.to(torch.float64) if x.is_floating_point() else x), 0, stop=layer)  # (b, T, d)
         rows.append(y[torch.arange(len(y)), torch.as_tensor(items.pos[s0:s0 + chunk])])
     block = m64.blocks[layer]
     at = block.attn

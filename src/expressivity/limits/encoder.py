@@ -234,11 +234,10 @@ def layout(encoder, n: int, language=None, table: bool = True) -> Layout:
 
 
 def token_embedding_table(model: Transformer, n: int) -> torch.Tensor:
-    """Every possible y^(0) of a token-id model: (V, n, d) with [v, t] = W_E[v] + W_pos[t]."""
-    emb = model.W_E.detach().to(torch.float64)[:, None, :].expand(-1, n, -1)
-    if model.W_pos is not None:
-        emb = emb + model.W_pos.detach().to(torch.float64)[None, :n, :]
-    return emb
+    """Every possible y^(0) of a token-id model: (V, n, d) with [v, t] = W_E[v] + W_pos[t]
+    (the model's own ``embed`` of token v at every position t, in float64)."""
+    V = model.W_E.shape[0]
+    return embed64(model, torch.arange(V)[:, None].expand(V, n))
 
 
 def embed64(t: Transformer, inputs: torch.Tensor) -> torch.Tensor:

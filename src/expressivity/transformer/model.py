@@ -429,10 +429,11 @@ class Transformer(nn.Module):
         return self.unembed(self.run_blocks(y, 0, key_mask, cache), cache)
 
     def run_blocks(self, y: Tensor, start: int = 0, key_mask: Tensor | None = None,
-                   cache: dict | None = None, stream: list | None = None) -> Tensor:
+                   cache: dict | None = None, stream: list | None = None, stop: int | None = None) -> Tensor:
         """Blocks start+1..L (0-based ``start``..L−1) on the residual y^(start) (B, T, d_model):
-        returns y^(L). ``stream`` (a list) receives y^(start+1), …, y^(L); ``cache`` the hooks."""
-        for k in range(start, len(self.blocks)):
+        returns y^(L), or y^(stop) when ``stop`` is given (blocks start+1..stop only).
+        ``stream`` (a list) receives y^(start+1), …; ``cache`` the hooks."""
+        for k in range(start, len(self.blocks) if stop is None else stop):
             prefix = f"blocks.{k}."
             if cache is not None:
                 cache[prefix + "hook_resid_pre"] = y
