@@ -93,12 +93,13 @@ def test_an_address_where_nothing_answers_fails_in_seconds():
 
 
 @pytest.mark.slow
-def test_ray_units_time_out_and_fail_alone(monkeypatch):
+def test_ray_units_time_out_and_fail_alone():
     pytest.importorskip("ray")
-    # The units' functions live in this test module: Ray workers (started by ray.init with
-    # this environment) must be able to import it by name.
-    here = os.path.dirname(os.path.abspath(__file__))
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p))
+    import sys
+
+    from ray import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers cannot import tests/
     units = [Unit("ok", _value, (3,)), Unit("raises", _fail), Unit("slow", _sleep, (120,), timeout=20)]
     got = {o.unit.key: o for o in run_units(units, backend="ray", workers=2)}
     assert got["ok"].status == "done" and got["ok"].value["i"] == 3

@@ -17,6 +17,7 @@ next run measures the missing units again.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -63,7 +64,10 @@ class ReproduceResult:
 
 
 def measure_unit(spec_or_id: ClaimSpec | str, size: str, seed: int) -> tuple[Claim, bytes | None]:
-    """Unit body of a claim that is not split: its whole measurement, judged."""
+    """Unit body of a claim that is not split: its whole measurement, judged. Units run side
+    by side, one per core: torch (imported after this) is held to one thread."""
+    if "torch" not in sys.modules:
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
     spec = by_id(spec_or_id) if isinstance(spec_or_id, str) else spec_or_id
     return measure_and_judge(spec, Context(size=size, seed=seed, progress=report_progress))
 
