@@ -489,3 +489,20 @@ def test_memory_refusal_gives_the_estimate(tmp_path, monkeypatch):
     msg = api_rejects(T.train_run, tiny_cfg(test_lengths=(200_000,), eval_batch=1), mentions="memory")
     assert "GiB" in msg or "TiB" in msg
     assert json.dumps(T.memory_estimate(tiny_cfg()))  # plain numbers
+
+
+def test_train_reset_db_sets_a_store_of_another_version_aside(tmp_path, monkeypatch):
+    """The way out the refusal names: ``train --reset-db`` renames the old store (with its
+    version) and records the run in a fresh one."""
+    from typer.testing import CliRunner
+
+    from expressivity.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    _old_version_store(tmp_path)
+    res = CliRunner().invoke(app, train("--db", "old.sqlite", "--out", "run", "--reset-db"))
+    assert res.exit_code == 0, res.stdout + res.stderr
+    (aside,) = [p for p in tmp_path.glob("old.*.sqlite")]
+    assert OLD_VERSION in aside.name and "set aside" in res.stdout
+    with T.ResultStore(tmp_path / "old.sqlite", read_only=True) as st:
+        assert len(st.runs()) == 1 and st.runs()[0]["status"] == "done"

@@ -60,6 +60,8 @@ def train(
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
     restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "
                                  "corrupt one) and train from scratch"),
+    reset_db: bool = typer.Option(False, "--reset-db", help="if --db holds results of another code version, set "
+                                  "it aside (renamed with that version) and start a fresh one"),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
     from ..checks import parse_length_range, parse_lengths, parse_params
@@ -88,7 +90,10 @@ def train(
     with user_errors():
         check_run_memory(cfg)
         if db.exists():  # a file that is not ours is refused before training; a new one is
-            ResultStore(db).close()  # created only when there is a result to record
+            first = ResultStore(db, reset=reset_db)  # created only when there is a result to record
+            if first.set_aside is not None:
+                console.print(f"{db} held results of another code version: set aside as {first.set_aside}")
+            first.close()
     console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}")
     store = None
     try:

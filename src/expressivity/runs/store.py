@@ -247,7 +247,7 @@ class Store:
             raise VersionMismatch(
                 f"{self.name} {self.path} holds results of expressivity {stamp}; this is {self.version}: "
                 f"results of different code versions are not mixed in one store — give a new {self.name} "
-                "file, or set the old one aside (--reset-db of sweep and reproduce, or move the file)")
+                "file, or set the old one aside (--reset-db of train, sweep and reproduce, or move the file)")
 
     def close(self) -> None:
         self.conn.close()
