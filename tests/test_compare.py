@@ -8,6 +8,7 @@ max over its runs; the transformer cell = the max over every encoding.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -138,3 +139,68 @@ def test_published_numbers_reach_the_comparison_unchanged(store):
     for c in comp.cells:
         assert c.published == raw["tasks"][c.task]["scores"][c.model]
         assert c.level == raw["tasks"][c.task]["level"]
+
+
+# ------------------------------------------------------------ a table file of the user's
+def _shipped():
+    from importlib import resources
+
+    return json.loads(resources.files("expressivity.train").joinpath("data", "deletang2023.json").read_text())
+
+
+def test_a_table_file_with_more_cells_filled_is_compared(store, tmp_path):
+    """A researcher fills a null cell (with a source of theirs) and passes the file's path: the
+    printed comparison carries the new number, the shipped table is untouched."""
+    path, runs = store
+    d = _shipped()
+    assert d["tasks"]["even_pairs"]["scores"]["stack_rnn"] is None
+    d["sources"]["mine"] = "read in the paper's PDF, Table 2"
+    d["tasks"]["even_pairs"]["scores"]["stack_rnn"] = 97.5
+    d["tasks"]["even_pairs"]["sources"]["stack_rnn"] = "mine"
+    d["tasks"]["parity_check"]["scores"]["stack_rnn"] = 12.5  # a changed number is the file's, not ours
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps(d))
+    t = published(str(table))
+    assert t.score("even_pairs", "stack_rnn") == 97.5 and published("deletang").score("even_pairs", "stack_rnn") is None
+    res = CliRunner(env={"COLUMNS": "120"}).invoke(app, ["results", "--db", str(path), "--compare", str(table)])
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "parity_check" in ln and "stack_rnn" in ln)
+    ours = _expected(runs, "parity_check", "stack_rnn")
+    assert "12.5" in line and f"{ours - 12.5:+.1f}" in line
+    assert "even_pairs" in res.output and "97.5" in res.output
+
+
+def _broken(change):
+    d = _shipped()
+    change(d)
+    return json.dumps(d)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "must be a JSON object"),
+    (_broken(lambda d: d.pop("models")), "has no 'models'"),
+    (_broken(lambda d: d.update(models=["rnn", "gru"])), "unknown: gru"),
+    (_broken(lambda d: d["tasks"].update(nope=d["tasks"]["parity_check"])), "task 'nope' is not a task"),
+    (_broken(lambda d: d["tasks"]["parity_check"].update(level="X")), "level 'X' is not one of"),
+    (_broken(lambda d: d["tasks"]["parity_check"]["scores"].update(rnn=101)), "number in [0, 100]"),
+    (_broken(lambda d: d["tasks"]["parity_check"]["scores"].update(rnn="100")), "number in [0, 100]"),
+    (_broken(lambda d: d["tasks"]["parity_check"]["scores"].update(rnn=True)), "number in [0, 100]"),
+    (_broken(lambda d: d["tasks"]["even_pairs"]["scores"].update(rnn=50.0)), "every number needs a known source"),
+    (_broken(lambda d: d["tasks"]["parity_check"]["sources"].update(rnn="nowhere")), "known source"),
+    (_broken(lambda d: d.update(tasks={})), "'tasks' is empty"),
+])
+def test_a_bad_table_file_is_one_line_before_the_store_is_read(tmp_path, text, message):
+    table = tmp_path / "t.json"
+    table.write_text(text)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        published(str(table))
+    res = CliRunner().invoke(app, ["results", "--db", str(tmp_path / "absent.sqlite"), "--compare", str(table)])
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and message in lines[0], res.output
+
+
+def test_a_missing_table_file_is_one_line(tmp_path):
+    res = CliRunner().invoke(app, ["results", "--db", str(tmp_path / "r.sqlite"), "--compare", str(tmp_path / "x.json")])
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and "does not exist" in lines[0]

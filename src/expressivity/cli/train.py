@@ -226,18 +226,18 @@ def results(
     plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG; with --compare: "
                                      "our scores beside the paper's)"),
     compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
-                                       "per task × model beside a published table: deletang"),
+                                       "per task × model beside a published table: deletang, or the path "
+                                       "of a table file in the same layout (.json, e.g. with more cells filled)"),
 ) -> None:
     """Print a table of recorded runs and optionally plot metrics against length."""
     from ..train import ResultStore, protocol_score
 
     output_path(plot, "--plot")
     with user_errors():
-        if compare is not None:  # an unknown name fails before the database is read
-            from ..checks import check_choice
-            from ..train.published import COMPARISONS
+        if compare is not None:  # an unknown name or a bad table file fails before the database is read
+            from ..train.published import published
 
-            check_choice(compare, "--compare", COMPARISONS)
+            published(compare, "--compare")
         if db.is_dir():
             raise ValueError(f"--db {db} is a directory; give the results database file")
         if not db.is_file():

@@ -10,7 +10,11 @@ target), maximised over 10 seeds and 3 learning rates (and, for the Transformer,
 positional encodings). Every number in the file names the source it was read in; a cell no
 source gave is ``None``, never guessed (see the file's ``missing`` note).
 
-``published(name) -> PublishedTable``; ``COMPARISONS`` lists the valid names.
+``published(name) -> PublishedTable``; ``COMPARISONS`` lists the shipped names. A researcher with
+the paper at hand can complete a table without touching the package: copy the shipped file, fill
+its ``null`` cells (each with a key of ``sources`` saying where it was read) and pass the file's
+path instead of the name (``results --compare ./table.json``); it is checked as strictly as the
+shipped one (:func:`parse_table`).
 """
 
 from __future__ import annotations
@@ -56,24 +60,82 @@ class PublishedTable:
         return f"{self.short if short else self.paper}, {self.table} (arXiv {self.arxiv})"
 
 
-def published(name: str) -> PublishedTable:
-    """The published table ``name`` (one of :data:`COMPARISONS`)."""
-    checks.check_choice(name, "comparison", COMPARISONS)
+def is_table_path(name: str) -> bool:
+    """Whether ``name`` names a table file (``*.json``) rather than a shipped table."""
+    return str(name).lower().endswith(".json")
+
+
+def published(name: str, what: str = "comparison") -> PublishedTable:
+    """The published table ``name``: one of :data:`COMPARISONS`, or the path of a ``.json`` file
+    in the same layout (e.g. the shipped table with more cells filled); ``what`` names the
+    argument in errors."""
+    if is_table_path(name):
+        return parse_table(checks.read_text_file(name, what), str(name))
+    checks.check_choice(name, what, COMPARISONS)
     return _load(name)
 
 
 @cache
 def _load(name: str) -> PublishedTable:
     text = resources.files(__package__).joinpath("data", COMPARISONS[name]).read_text(encoding="utf-8")
-    d = json.loads(text)
+    return parse_table(text, COMPARISONS[name])
+
+
+_TOP = {"name": str, "paper": str, "short": str, "arxiv": str, "table": str, "metric": str, "models": list,
+        "levels": dict, "sources": dict, "missing": str, "tasks": dict}
+_TASK = {"level": str, "paper_name": str, "scores": dict, "sources": dict}
+
+
+def _fields(d, spec: dict, where: str) -> None:
+    if not isinstance(d, dict):
+        raise ValueError(f"{where} must be a JSON object")
+    for key, kind in spec.items():
+        if key not in d:
+            raise ValueError(f"{where} has no {key!r}")
+        if not isinstance(d[key], kind):
+            raise ValueError(f"{where}: {key!r} must be a JSON {'array' if kind is list else kind.__name__}")
+
+
+def parse_table(text: str, label: str) -> PublishedTable:
+    """A :class:`PublishedTable` from its JSON text, with one-line errors naming ``label`` and
+    the place: unknown tasks (not in :data:`expressivity.languages.REGISTRY`) or models (not in
+    :data:`expressivity.train.MODELS`), level codes not in ``levels``, a score that is not a
+    number in [0, 100], a number without a known source or a source without a number."""
+    from ..languages import REGISTRY
+    from .config import MODELS
+
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{label} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    _fields(d, _TOP, label)
     models = tuple(d["models"])
+    bad = [m for m in models if m not in MODELS]
+    if bad or not models or len(set(models)) != len(models):
+        raise ValueError(f"{label}: 'models' must list distinct model names of: {', '.join(sorted(MODELS))}"
+                         + (f" (unknown: {', '.join(map(str, bad))})" if bad else ""))
     tasks = {}
     for task, t in d["tasks"].items():
-        scores = {m: (None if t["scores"].get(m) is None else float(t["scores"][m])) for m in models}
+        where = f"{label}: task {task!r}"
+        if task not in REGISTRY:
+            raise ValueError(f"{where} is not a task of expressivity.languages.REGISTRY")
+        _fields(t, _TASK, where)
+        if t["level"] not in d["levels"]:
+            raise ValueError(f"{where}: level {t['level']!r} is not one of 'levels': {', '.join(d['levels'])}")
+        if set(t["scores"]) - set(models):
+            raise ValueError(f"{where}: scores of models not in 'models': {', '.join(set(t['scores']) - set(models))}")
+        scores = {}
+        for m in models:
+            v = t["scores"].get(m)
+            ok = v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 100)
+            if not ok:
+                raise ValueError(f"{where}: the {m} score must be a number in [0, 100] (percent) or null, not {v!r}")
+            scores[m] = None if v is None else float(v)
         unknown = set(t["sources"]) - set(models) or set(t["sources"].values()) - set(d["sources"])
         if unknown or any((scores[m] is None) == (m in t["sources"]) for m in models):
-            raise ValueError(f"{COMPARISONS[name]}: task {task}: every number needs a known source and "
-                             f"every source a number")
+            raise ValueError(f"{where}: every number needs a known source and every source a number")
         tasks[task] = PublishedTask(task, t["level"], t["paper_name"], scores, dict(t["sources"]))
+    if not tasks:
+        raise ValueError(f"{label}: 'tasks' is empty")
     return PublishedTable(d["name"], d["paper"], d["short"], d["arxiv"], d["table"], d["metric"], models,
                           dict(d["levels"]), dict(d["sources"]), d["missing"], tasks)
