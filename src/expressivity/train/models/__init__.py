@@ -21,9 +21,8 @@ from torch import nn
 
 from ... import checks
 from ...transformer import Transformer
-from ..config import MEMORY_MODELS
+from ..config import MEMORY_MODELS, RunConfig
 from ..config import MODELS as MODEL_NAMES
-from ..config import RunConfig
 from .construction import ConstructionModel, from_construction
 from .lstm import LSTMModel
 from .rnn import RNNModel
@@ -31,7 +30,6 @@ from .stack_lstm import StackLSTM
 from .stack_rnn import STACK_SIZE, StackModel, StackRNN, stack_update
 from .tape_rnn import TAPE_SIZE, TapeRNN, tape_update
 from .transformer import transformer_config
-
 
 OWN_MEMORY = {"stack_rnn": STACK_SIZE, "stack_lstm": STACK_SIZE, "tape_rnn": TAPE_SIZE}  # cells by default
 
