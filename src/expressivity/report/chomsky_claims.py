@@ -55,7 +55,7 @@ from .claims import Check, ClaimSpec, Context, Measurement
 SOLVED = 90.0  # the paper's threshold (§5.1): a task is solved when the score is ≥ 90 %
 TRANSFORMER_SLACK = 15.0  # points above the transformer's published score still counted as failing
 MARGIN = 20.0  # points by which the memory-augmented model must beat the transformer
-FIT = 99.0  # % accuracy on its training lengths a model needs for its test score to measure extrapolation
+FIT = 99.0  # % accuracy on its training lengths the memory model needs for a verdict (its score to measure extrapolation)
 # cells of memory the level's automaton needs on a string of length n: none for a finite automaton;
 # one per input token (n symbols and EOS) for Reverse String's pushdown automaton (push each symbol,
 # then pop) and Duplicate String's tape (written once, read twice)
