@@ -134,6 +134,8 @@ GOOD_SWEEP = ("base: {task: parity, layers: 1, heads: 1, d_model: 8, train_lengt
 CLI_CASES = [
     # ---------------------------------------------------------------- train: numbers
     Case("train steps 0", train("--steps", "0"), "steps"),
+    Case("train memory size on a model without memory", train("--memory-size", "50"), "memory_size"),
+    Case("train memory size negative", train("--model", "stack_rnn", "--memory-size", "-1"), "memory_size"),
     Case("train steps negative", train("--steps", "-5"), "steps"),
     Case("train steps not an integer", train("--steps", "2.5"), "--steps"),
     Case("train lr zero", train("--lr", "0"), "lr"),

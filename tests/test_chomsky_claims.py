@@ -20,15 +20,20 @@ def _spec(claim_id):
 @pytest.mark.parametrize("claim_id", IDS)
 def test_claim_runs_at_test_size_with_the_published_numbers(claim_id):
     claim, fig = measure_and_judge(_spec(claim_id), Context(size="test"))
-    assert claim.status in ("holds", "violated"), claim.reason  # judged (tiny budget: usually violated)
-    assert fig[:8] == b"\x89PNG\r\n\x1a\n" and len(claim.checks) == 3
     task, memory, _, _ = C.LEVELS[claim_id.split(".")[1]]
+    fit = claim.numbers["fit"][memory]  # the memory model's best run on its training lengths, %
+    # a verdict only for a fitted memory model (4 steps: it is not, so not applicable)
+    assert claim.status == ("not applicable" if fit < C.FIT else claim.status), claim.reason
+    assert claim.status != "not applicable" or "FAILED requirement" in claim.reason
+    assert fig[:8] == b"\x89PNG\r\n\x1a\n" and len(claim.checks) == 4 and claim.checks[0]["requires"]
+    assert claim.checks[0]["measured"] == pytest.approx(fit) and f"{fit:.1f} %" in claim.measured
     table = published("deletang")
     assert claim.numbers["published"] == {memory: table.score(task, memory),
                                           "transformer": table.score(task, "transformer")}
     for model, res in claim.numbers["runs"].items():
         scores = [r["score"] for r in res["runs"]]
         assert res["best"] == max(scores) == claim.numbers["ours"][model]
+        assert 0 <= res["fit"] <= 100 and res["fit"] == max(res["runs"], key=lambda r: r["score"])["fit"]
         for r in res["runs"]:  # a run's score is its mean accuracy over the test lengths, in percent
             acc = list(r["accuracy"].values())
             assert r["score"] == pytest.approx(100 * sum(acc) / len(acc))
@@ -42,10 +47,11 @@ def test_context_sensitive_claim_is_not_applicable_below_full_with_the_reason(si
     assert claim.numbers["published"]["tape_rnn"] == 100.0
 
 
-def _fake(scores):
+def _fake(scores, fit=None):
     def train(ctx, level, model, b):
         s = scores[model]
-        return {"best": s, "runs": [{"seed": 0, "score": s, "accuracy": {12: s / 100, 20: s / 100}}]}
+        f = (fit or {}).get(model, 100.0)
+        return {"best": s, "fit": f, "runs": [{"seed": 0, "score": s, "fit": f, "accuracy": {12: s / 100, 20: s / 100}}]}
     return train
 
 
@@ -60,9 +66,38 @@ def test_verdict_follows_the_three_checks(monkeypatch, memory, transformer, stat
     claim, _ = measure_and_judge(_spec("chomsky.dcf"), Context(size="quick"))
     assert claim.status == status, claim.reason
     pub = published("deletang").score("reverse_string", "transformer")
-    checks = {c["what"].split(" ")[0]: c for c in claim.checks}
+    checks = {c["what"].split(" ")[0]: c for c in claim.checks if not c.get("requires")}
     assert checks["Transformer"]["bound"] == pytest.approx(pub + C.TRANSFORMER_SLACK)
     assert claim.numbers["ours"] == {"stack_rnn": memory, "transformer": transformer}
+
+
+@pytest.mark.parametrize("memory,fit,status", [
+    (85.5, 100.0, "violated"),  # fitted, yet not extrapolating: a verdict
+    (85.5, 98.0, "not applicable"),  # not fitted: the budget, not the claim
+    (100.0, 98.0, "not applicable"),  # not judged either way
+    (100.0, 99.0, "holds"),
+])
+def test_a_verdict_needs_the_memory_model_to_fit_its_training_range(monkeypatch, memory, fit, status):
+    # the transformer's own fit is shown, never required (here it fits nothing)
+    monkeypatch.setattr(C, "_train", _fake({"stack_rnn": memory, "transformer": 50.0},
+                                           {"stack_rnn": fit, "transformer": 60.0}))
+    claim, _ = measure_and_judge(_spec("chomsky.dcf"), Context(size="standard"))
+    assert claim.status == status, claim.reason
+    (req,) = [c for c in claim.checks if c.get("requires")]
+    assert req["measured"] == fit and req["bound"] == C.FIT and "1–15" in req["what"]
+    assert "on the training lengths Stack-RNN" in claim.measured and "Transformer 60.0 %" in claim.measured
+    assert (status == "not applicable") == ("FAILED requirement" in claim.reason)
+
+
+def test_memory_is_sized_to_the_longest_test_string_where_the_models_own_is_smaller():
+    levels = C.LEVELS
+    assert C.memory_size("dcf", "stack_rnn", levels["dcf"][3]["standard"]) == 101  # tested to n = 100
+    assert C.memory_size("dcf", "stack_rnn", levels["dcf"][3]["quick"]) == 41
+    assert C.memory_size("dcf", "stack_rnn", levels["dcf"][3]["test"]) == 0  # n ≤ 12: its own 30 cells
+    assert C.memory_size("dcf", "transformer", levels["dcf"][3]["standard"]) == 0
+    assert C.memory_size("regular", "stack_rnn", levels["regular"][3]["standard"]) == 0  # a finite automaton
+    full = levels["cs"][3]["full"]
+    assert C.memory_size("cs", "tape_rnn", full) == max(full.test_lengths) + 1
 
 
 def test_quick_budgets_test_beyond_their_training_range():
@@ -82,7 +117,7 @@ def test_reproduce_runs_the_claims_as_units_into_the_results_store(tmp_path):
     db = tmp_path / "results.sqlite"
     res = reproduce(tmp_path / "out", size="test", db=db, only=["chomsky.dcf"], workers=2)
     (claim,) = res.claims
-    assert claim.status in ("holds", "violated") and claim.units == {"done": 2, "total": 2}
+    assert claim.status in ("holds", "violated", "not applicable") and claim.units == {"done": 2, "total": 2}
     with Store(db, read_only=True) as st:
         units = st.units(group="chomsky.dcf")
         runs = {r["run_id"]: r for r in st.runs()}
@@ -92,6 +127,9 @@ def test_reproduce_runs_the_claims_as_units_into_the_results_store(tmp_path):
         (unit,) = [u for k, u in units.items() if k.endswith(f"{model}/s0")]
         acc = {m["length"]: m["accuracy"] for m in unit["value"]["metrics"]}
         assert r["runs"][0]["score"] == pytest.approx(100 * sum(acc.values()) / len(acc))
+        fitted = [m["accuracy"] for m in unit["value"]["train_range"]]  # and its fit from their train-range rows
+        assert [m["length"] for m in unit["value"]["train_range"]] == list(range(1, 7))
+        assert r["fit"] == pytest.approx(100 * sum(fitted) / len(fitted))
         assert runs[unit["value"]["run_id"]]["status"] == "done"
     res_q = reproduce(tmp_path / "out2", size="quick", db=None, only=["chomsky.cs"])
     assert res_q.claims[0].status == "not applicable" and res_q.claims[0].units == {"done": 0, "total": 0}

@@ -61,6 +61,15 @@ def test_status_rule_names_the_failing_check():
     assert status_of([])[0] == "not applicable"
 
 
+def test_a_failed_requirement_is_not_applicable_whatever_the_checks_say():
+    good, bad = Check("score", 95.0, ">=", 90.0), Check("score", 80.0, ">=", 90.0)
+    fitted, unfitted = Check("fit", 100.0, ">=", 99.0), Check("fit", 95.0, ">=", 99.0)
+    assert status_of([good], [fitted])[0] == "holds" and status_of([bad], [fitted])[0] == "violated"
+    for checks in ([good], [bad]):
+        status, reason = status_of(checks, [fitted, unfitted])
+        assert status == "not applicable" and "FAILED requirement fit = 95" in reason and "score" not in reason
+
+
 def test_check_validation():
     with pytest.raises(ValueError, match="relation"):
         Check("q", 1.0, "<", 2.0)

@@ -142,3 +142,25 @@ def test_cli_train_records_run_and_rejects_bad_input(tmp_path):
     foreign.write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     res = CliRunner().invoke(app, ["train", "--task", "parity", "--db", str(foreign)])
     assert res.exit_code == 2 and "not an expressivity results database" in res.output
+
+
+def test_fit_evaluates_the_trained_model_on_every_training_length():
+    cfg = tiny(task="dyck", kind="next_symbol", train_lengths=(2, 8), test_lengths=(10,), steps=3)
+    fitted, plain = train_run(cfg, fit=True), train_run(cfg)
+    rows = fitted.extra["train_range"]
+    assert [r["length"] for r in rows] == [2, 4, 6, 8]  # the valid (even) Dyck lengths of 2–8
+    assert all(0 <= r["accuracy"] <= 1 for r in rows)
+    assert plain.extra == {} and fitted.metrics == plain.metrics  # the test metrics are not touched
+
+
+@pytest.mark.parametrize("model,own", [("stack_rnn", 30), ("stack_lstm", 30), ("tape_rnn", 40)])
+def test_memory_size_sets_the_cells_and_keeps_old_run_ids(model, own):
+    cfg = tiny(task="reverse_string", kind="transduction", model=model, layers=1)
+    sized = RunConfig.from_dict({**cfg.to_dict(), "memory_size": 77})
+    assert build_model(cfg, 5, 3).K == own and build_model(sized, 5, 3).K == 77
+    assert "memory_size" not in cfg.to_dict() and sized.to_dict()["memory_size"] == 77
+    assert sized.run_id != cfg.run_id
+    with pytest.raises(ValueError, match="memory_size sizes the stack or tape"):
+        tiny(memory_size=5)  # a transformer has no memory
+    with pytest.raises(ValueError, match="memory_size"):
+        tiny(task="reverse_string", kind="transduction", model=model, memory_size=-1)

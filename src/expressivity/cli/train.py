@@ -49,6 +49,8 @@ def train(
     ln_eps: float | None = typer.Option(None, "--ln-eps"),
     log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
     eval_batch: int | None = typer.Option(None, "--eval-batch", help="strings per test length"),
+    memory_size: int | None = typer.Option(None, "--memory-size", help="cells of the stack / tape of stack_rnn, "
+                                           "stack_lstm, tape_rnn (default: 30 / 40, Delétang et al.'s code)"),
     preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | yao | quick"),
     init: str | None = typer.Option(None, help="random (default) | construction:NAME (parity, first, dyck, "
                                     "parity-compiled): fine-tune from a hand-built transformer"),
@@ -73,7 +75,8 @@ def train(
     given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model,
                  steps=steps, batch_size=batch_size, lr=lr, seed=seed,
                  positional=positional, layer_norm=layer_norm, ln_eps=ln_eps,
-                 log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init, perturb=perturb)
+                 log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init, perturb=perturb,
+                 memory_size=memory_size)
     fields = {k: v for k, v in given.items() if v is not None}
     with user_errors():
         if init_param:

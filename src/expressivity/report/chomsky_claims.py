@@ -15,11 +15,32 @@ Checks (quick, standard and full): the memory-augmented model's score is ≥ 90 
 second by ≥ 20 points. At ``quick`` the models are tiny and trained a few hundred steps on a
 shorter range (1–10, as the Stack-RNN needs ≥ 10 to learn reversal, their Fig. B.1), tested
 out to 4× (Reverse String) and 10× (Parity Check) that range: the same question at CPU-minute
-cost, so our score is put beside the paper's, not compared to it within a tolerance (a
-few-hundred-step Stack-RNN reverses perfectly to 3× its range and degrades slowly past it,
-≈ 0.74 at 6×: its soft stack actions are not yet sharp). Duplicate String is not learned by a
-Tape-RNN at that budget (measured: 1500 steps fit lengths 1–8 but give 0.52 at length 32),
-so ``chomsky.cs`` is not applicable at quick and standard — only at full, which runs the paper's protocol (train 1–40, test 41–500).
+cost, so our score is put beside the paper's, not compared to it within a tolerance.
+
+Protocol, at every budget, so that a verdict is about the claim and not about the budget:
+
+* **Memory sized to the test strings.** The models' own memories are fixed (30 stack cells,
+  40 tape cells, as in Delétang et al.'s code), and a 30-cell stack holds 30 symbols: a
+  Stack-RNN reversing n > 30 symbols gets the first 30 outputs right and guesses the rest,
+  (30 + (n − 30)/2)/n — measured exactly so at ``standard`` (0.88, 0.75, 0.69, 0.65 at
+  n = 40, 60, 80, 100, after 1500 and 3000 steps alike; the same weights with a 128-cell stack
+  score 1.00 up to n = 80 and 0.99 at 100). That is the finite stack, not the level's
+  automaton, whose stack is unbounded; so the memory model gets the cells the automaton needs
+  on the longest test string (:data:`MEMORY_CELLS`: none at the regular level, n + 1 for
+  Reverse and Duplicate String), where its own memory is smaller.
+* **A verdict needs a fitted memory model.** Its score beyond the training range measures
+  extrapolation only if it fits that range: the best run's mean accuracy on fresh strings of
+  the training lengths (``train_run(fit=True)``) must be ≥ :data:`FIT` (99 %); otherwise the
+  claim is *not applicable* at that budget (a requirement, :func:`.claims.status_of`), not
+  violated. The transformer's accuracy there is shown beside it but not required: the
+  paper's score does not separate failing to fit from failing to extrapolate, and at the CPU
+  budgets our small transformers fit neither (measured on Reverse String, lengths 1–15:
+  77 % after 1500 steps, 92 % after 5000) — their failure there is weaker evidence than the
+  paper's. The transformer checks are unchanged.
+
+Duplicate String is not learned by a Tape-RNN at the CPU budgets (measured: 1500 steps fit
+lengths 1–8 but give 0.52 at length 32), so ``chomsky.cs`` is not applicable at quick and
+standard — only at full, which runs the paper's protocol (train 1–40, test 41–500).
 """
 
 from __future__ import annotations
@@ -34,6 +55,11 @@ from .claims import Check, ClaimSpec, Context, Measurement
 SOLVED = 90.0  # the paper's threshold (§5.1): a task is solved when the score is ≥ 90 %
 TRANSFORMER_SLACK = 15.0  # points above the transformer's published score still counted as failing
 MARGIN = 20.0  # points by which the memory-augmented model must beat the transformer
+FIT = 99.0  # % accuracy on its training lengths the memory model needs for a verdict (its score to measure extrapolation)
+# cells of memory the level's automaton needs on a string of length n: none for a finite automaton;
+# one per input token (n symbols and EOS) for Reverse String's pushdown automaton (push each symbol,
+# then pop) and Duplicate String's tape (written once, read twice)
+MEMORY_CELLS = {"regular": lambda n: 0, "dcf": lambda n: n + 1, "cs": lambda n: n + 1}
 
 
 @dataclass(frozen=True)
@@ -76,9 +102,22 @@ _NOT_AT_QUICK = ("not measured at quick or standard: a tiny Tape-RNN fits Duplic
                  "about the claim; run --full (the paper's protocol) for the check")
 
 
+def memory_size(level: str, model: str, b: Budget) -> int:
+    """``RunConfig.memory_size`` of ``model`` at this level and budget: the cells the level's
+    automaton needs on the longest test string (:data:`MEMORY_CELLS`) where the model's own
+    memory is smaller, else 0 (the model's own: 30 stack, 40 tape cells)."""
+    from ..train.models import OWN_MEMORY
+
+    own = OWN_MEMORY.get(model, 0)
+    need = MEMORY_CELLS[level](max(b.test_lengths))
+    return need if own and need > own else 0
+
+
 def train_unit(level: str, model: str, seed: int, size: str):
-    """One work unit: train ``model`` on the level's task with this budget (one seed); the
-    RunResult (``reproduce`` records it as a run of the results store)."""
+    """One work unit: train ``model`` on the level's task with this budget (one seed), its
+    memory sized by :func:`memory_size`, and evaluate it on the test lengths and on its
+    training range (``extra["train_range"]``); the RunResult (``reproduce`` records it as a
+    run of the results store)."""
     import torch
 
     from ..runs import report_progress
@@ -91,8 +130,9 @@ def train_unit(level: str, model: str, seed: int, size: str):
     shape = ({"layers": layers, "heads": heads, "d_model": d_model, "positional": "sinusoidal"}
              if model == "transformer" else {"layers": 1, "d_model": b.d_model})
     cfg = preset("deletang", task, model=model, steps=b.steps, eval_batch=b.eval_batch, batch_size=b.batch_size,
-                 lr=b.lr, train_lengths=b.train_lengths, test_lengths=b.test_lengths, seed=seed, **shape)
-    return train_run(cfg, on_step=lambda s, _l: report_progress(s / b.steps) if s % 50 == 0 else None)
+                 lr=b.lr, train_lengths=b.train_lengths, test_lengths=b.test_lengths, seed=seed,
+                 memory_size=memory_size(level, model, b), **shape)
+    return train_run(cfg, on_step=lambda s, _l: report_progress(s / b.steps) if s % 50 == 0 else None, fit=True)
 
 
 def _unit_key(model: str, seed: int) -> str:
@@ -115,16 +155,22 @@ def _units(level: str):
 
 
 def _train(ctx: Context, level: str, model: str, b: Budget) -> dict:
-    """The runs' scores (%, mean accuracy over the test lengths) and per-length accuracy of
-    ``model``: from the finished units in ``ctx.units``, else trained here (a direct call)."""
+    """The runs' scores (%, mean accuracy over the test lengths), per-length accuracy and fit
+    (%, mean accuracy over the training lengths; NaN if not evaluated) of ``model``: from the
+    finished units in ``ctx.units``, else trained here (a direct call)."""
     runs = []
     for seed in b.seeds:
         key = _unit_key(model, ctx.seed + seed)
-        metrics = (ctx.units[key]["metrics"] if key in ctx.units
-                   else train_unit(level, model, ctx.seed + seed, ctx.size).metrics)
+        if key in ctx.units:
+            metrics, fitted = ctx.units[key]["metrics"], ctx.units[key].get("train_range", [])
+        else:
+            r = train_unit(level, model, ctx.seed + seed, ctx.size)
+            metrics, fitted = r.metrics, r.extra.get("train_range", [])
         acc = {int(m["length"]): float(m["accuracy"]) for m in metrics}
-        runs.append({"seed": seed, "score": 100.0 * float(np.mean(list(acc.values()))), "accuracy": acc})
-    return {"best": max(r["score"] for r in runs), "runs": runs}
+        fit = 100.0 * float(np.mean([m["accuracy"] for m in fitted])) if fitted else float("nan")
+        runs.append({"seed": seed, "score": 100.0 * float(np.mean(list(acc.values()))), "accuracy": acc, "fit": fit})
+    best = max(runs, key=lambda r: r["score"])
+    return {"best": best["score"], "fit": best["fit"], "runs": runs}
 
 
 def _plot(task: str, names: dict[str, str], results: dict, b: Budget, published: dict, ok: bool) -> bytes:
@@ -158,6 +204,10 @@ def _measure(level: str, ctx: Context) -> Measurement:
                                f"{names[m]} {v:.1f}" for m, v in pub.items()))
     results = {m: _train(ctx, level, m, b) for m in (memory, "transformer")}
     ours = {m: r["best"] for m, r in results.items()}
+    fit = {m: r["fit"] for m, r in results.items()}
+    lo, hi = b.train_lengths
+    requires = (Check(f"{names[memory]} on its training lengths {lo}–{hi} (%, best run), fitted at ≥ {FIT:g}",
+                      fit[memory], ">=", FIT),)
     checks = (
         Check(f"{names[memory]} score (%), solved at ≥ {SOLVED:g} (paper {pub[memory]:.1f})", ours[memory], ">=",
               SOLVED),
@@ -165,20 +215,23 @@ def _measure(level: str, ctx: Context) -> Measurement:
               ours["transformer"], "<=", pub["transformer"] + TRANSFORMER_SLACK),
         Check(f"{names[memory]} − Transformer (points)", ours[memory] - ours["transformer"], ">=", MARGIN),
     )
-    lo, hi = min(b.test_lengths), max(b.test_lengths)
-    fig = _plot(task, names, results, b, pub, all(c.ok() for c in checks))
+    cells = memory_size(level, memory, b)
+    fig = _plot(task, names, results, b, pub, all(c.ok() for c in (*requires, *checks)))
     return Measurement(
-        checks=checks,
-        summary=(f"{task} ({level_name}), score on n = {lo}…{hi} after training on {b.train_lengths[0]}–"
-                 f"{b.train_lengths[1]}: {names[memory]} {ours[memory]:.1f} % (paper {pub[memory]:.1f}), "
-                 f"Transformer {ours['transformer']:.1f} % (paper {pub['transformer']:.1f})"),
-        numbers={"task": task, "ours": ours, "published": pub, "runs": results,
+        checks=checks, requires=requires,
+        summary=(f"{task} ({level_name}), score on n = {min(b.test_lengths)}…{max(b.test_lengths)} after training "
+                 f"on {lo}–{hi}: {names[memory]} {ours[memory]:.1f} % (paper {pub[memory]:.1f}"
+                 + (f"; {cells} memory cells" if cells else "") + f"), Transformer {ours['transformer']:.1f} % "
+                 f"(paper {pub['transformer']:.1f}); on the training lengths {names[memory]} {fit[memory]:.1f} %, "
+                 f"Transformer {fit['transformer']:.1f} %"),
+        numbers={"task": task, "ours": ours, "published": pub, "runs": results, "fit": fit, "memory_size": cells,
                  "train_lengths": list(b.train_lengths), "test_lengths": list(b.test_lengths), "steps": b.steps,
                  "seeds": list(b.seeds), "mean_over_seeds": {m: float(np.mean([r["score"] for r in res["runs"]]))
                                                              for m, res in results.items()}},
         figure=fig,
         notes=(f"published: {table.citation()}; score = mean accuracy over the test lengths, best of "
-               f"{len(b.seeds)} seed(s) (the paper: best of 10 seeds × 3 learning rates, 1 000 000 steps)"),
+               f"{len(b.seeds)} seed(s) (the paper: best of 10 seeds × 3 learning rates, 1 000 000 steps); "
+               f"fit = the same on fresh strings of the training lengths, for the best run"),
     )
 
 
@@ -208,7 +261,8 @@ def _spec(level: str, title: str, memory: str, budget_s: dict[str, float]) -> Cl
     return ClaimSpec(
         id=f"chomsky.{level}", title=title, source=_SOURCE,
         bound=(f"{memory} score ≥ {SOLVED:g} %; Transformer ≤ its published score + {TRANSFORMER_SLACK:g} "
-               f"points; gap ≥ {MARGIN:g} points"),
+               f"points; gap ≥ {MARGIN:g} points (judged when the {memory} fits its training lengths, "
+               f"≥ {FIT:g} %)"),
         bound_value=SOLVED, run=_MEASURE[level], depends=("train", "languages", "transformer"),
         how_to_read=_READ, budget_s=budget_s, units=_units(level))
 
@@ -218,7 +272,7 @@ SPECS = [
                       "transformers fail even on some regular tasks"), "Stack-RNN",
           {"test": 15, "quick": 45, "standard": 400, "full": 15000}),
     _spec("dcf", ("Deterministic context-free level (Reverse String): transformers fail to extrapolate, "
-                  "the Stack-RNN succeeds"), "Stack-RNN", {"test": 15, "quick": 60, "standard": 500, "full": 27000}),
+                  "the Stack-RNN succeeds"), "Stack-RNN", {"test": 15, "quick": 60, "standard": 550, "full": 27000}),
     _spec("cs", ("Context-sensitive level (Duplicate String): transformers fail to extrapolate, "
                  "the Tape-RNN succeeds"), "Tape-RNN", {"test": 15, "quick": 1, "standard": 1, "full": 62000}),
 ]

@@ -4,6 +4,9 @@ A claim's measurement is a list of :class:`Check` s — one comparison ``measure
 number the theory constrains (⋈ ∈ {≤, ≥, =, ≈}). The status rule (:func:`status_of`) is
 deliberately blunt:
 
+* a requirement fails (``Measurement.requires``: a condition without which the checks say
+  nothing about the claim, e.g. a trained model fits its training range) → ``"not
+  applicable"``, the failed requirement named — whatever the checks say;
 * every check passes                        → ``"holds"``;
 * any check fails (or measured is NaN/inf)  → ``"violated"`` — the failing checks are named in
   the reason, never hidden;
@@ -97,8 +100,13 @@ class Check:
         return f"{self.what} = {fmt(self.measured)} {_SYMBOL[self.relation]} {fmt(self.bound)}{tol}"
 
 
-def status_of(checks: list[Check] | tuple[Check, ...]) -> tuple[Status, str]:
-    """The status rule: all checks pass → holds; any fails → violated (the failures named)."""
+def status_of(checks: list[Check] | tuple[Check, ...],
+              requires: list[Check] | tuple[Check, ...] = ()) -> tuple[Status, str]:
+    """The status rule: a requirement fails → not applicable (the failures named); else all
+    checks pass → holds; any fails → violated (the failures named)."""
+    unmet = [c for c in requires if not c.ok()]
+    if unmet:
+        return "not applicable", "not judged: " + "; ".join("FAILED requirement " + c.text() for c in unmet)
     if not checks:
         return "not applicable", "no comparison was measured"
     failed = [c for c in checks if not c.ok()]
@@ -114,7 +122,9 @@ class Measurement:
     """What a claim's measurement function returns.
 
     ``summary`` is the one-line "measured" cell; ``numbers`` the raw data (lists of floats,
-    JSON-serialisable) for claims.json; ``figure`` the PNG bytes of its figure.
+    JSON-serialisable) for claims.json; ``figure`` the PNG bytes of its figure; ``requires``
+    the conditions for a verdict (see :func:`status_of`), listed with the checks in the claim
+    (``"requires": True``).
     """
 
     checks: tuple[Check, ...]
@@ -122,6 +132,7 @@ class Measurement:
     numbers: dict[str, Any] = field(default_factory=dict)
     figure: bytes | None = None
     notes: str = ""  # how to read the measurement, caveats
+    requires: tuple[Check, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -229,9 +240,10 @@ def measure_and_judge(spec: ClaimSpec, ctx: Context) -> tuple[Claim, bytes | Non
         m = spec.run(ctx)
         if not isinstance(m, Measurement):
             raise TypeError(f"measurement returned {type(m).__name__}, not Measurement")
-        status, reason = status_of(m.checks)
+        status, reason = status_of(m.checks, m.requires)
         numbers, summary, fig, notes = m.numbers, m.summary, m.figure, m.notes
-        checks = tuple({**asdict(c), "ok": c.ok()} for c in m.checks)
+        checks = (tuple({**asdict(c), "ok": c.ok(), "requires": True} for c in m.requires)
+                  + tuple({**asdict(c), "ok": c.ok()} for c in m.checks))
     except Exception as exc:  # noqa: BLE001 — a broken area must not take the report down
         status = "not applicable"
         where = traceback.extract_tb(exc.__traceback__)[-1]

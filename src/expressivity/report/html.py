@@ -61,7 +61,8 @@ def render(claims: list[Claim], figures: dict[str, bytes], size: str, total_s: f
             else "<p><em>No figure: the measurement did not run.</em></p>"
         )
         checks = "".join(
-            f"<li>{'✔' if k['ok'] else '✘ FAILED'} {escape(str(k['what']))}: "
+            f"<li>{'✔' if k['ok'] else '✘ FAILED'} {'requirement: ' if k.get('requires') else ''}"
+            f"{escape(str(k['what']))}: "
             f"{escape(fmt(_num(k['measured'])))} {escape(_sym(k['relation']))} "
             f"{escape(fmt(_num(k['bound'])))}"
             f"{' (tol ' + escape(fmt(k['tol'])) + ')' if k['tol'] else ''}</li>"

@@ -13,8 +13,12 @@ Initialisation: ``init = "random"`` (the model's own seeded init) or ``"construc
 :mod:`.models.construction`). A construction fixes the architecture, so the size fields
 (layers, heads, d_model, d_mlp, positional, layer_norm, ln_eps) are not used; it needs
 ``model="transformer"``, ``kind="recognition"`` and the construction's language as the task.
-``init``, ``init_params`` and ``perturb`` at their defaults are left out of :meth:`to_dict`,
-so the run ids of configs written before they existed do not change.
+Memory: ``memory_size`` is the number of cells of the stack (``stack_rnn``, ``stack_lstm``) or
+tape (``tape_rnn``); 0 keeps the models' own sizes (30 stack cells, 40 tape cells: Delétang et
+al.'s code). A stack of K cells holds K symbols, so e.g. a Stack-RNN reverses at most K of
+them; a model without memory takes no ``memory_size``.
+``init``, ``init_params``, ``perturb`` and ``memory_size`` at their defaults are left out of
+:meth:`to_dict`, so the run ids of configs written before they existed do not change.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ MAX_SIZE = {"layers": 1024, "heads": 4096, "d_model": 2**20, "d_mlp": 2**24, "st
             "batch_size": 2**20, "eval_batch": 2**20, "checkpoint_every": 10**9}
 Accuracy = Literal["per_string", "per_position"]
 INIT_CONSTRUCTION = "construction:"  # init = "construction:NAME"
-_INIT_DEFAULTS = {"init": "random", "init_params": {}, "perturb": 0.0}  # dropped from to_dict at these values
+_OMITTED_DEFAULTS = {"init": "random", "init_params": {}, "perturb": 0.0, "memory_size": 0}  # dropped from to_dict at these values
+MEMORY_MODELS: tuple[str, ...] = ("stack_rnn", "stack_lstm", "tape_rnn")  # the models with a memory_size
 
 
 def init_choices() -> list[str]:
@@ -77,6 +82,7 @@ class RunConfig:
     protocol: str = "custom"  # preset name this config came from (informational)
     grad_clip: float = 1.0  # max gradient norm (0 = off)
     checkpoint_every: int = 500  # steps between checkpoints (when an output dir is given)
+    memory_size: int = 0  # cells of the stack / tape of stack_rnn, stack_lstm, tape_rnn; 0 = the model's own
 
     def __post_init__(self) -> None:
         def need(cond: bool, name: str, msg: str) -> None:
@@ -109,6 +115,11 @@ class RunConfig:
         for name in ("layers", "heads", "d_model", "steps", "batch_size", "eval_batch", "checkpoint_every"):
             put(name, checks.check_int(getattr(self, name), field_name(name), min=1, max=MAX_SIZE[name]))
         put("d_mlp", checks.check_int(self.d_mlp, "RunConfig.d_mlp", min=0, max=MAX_SIZE["d_mlp"]))
+        put("memory_size", checks.check_int(self.memory_size, "RunConfig.memory_size (stack / tape cells; 0 = the "
+                                            "model's own)", min=0, max=MAX_LENGTH))
+        if self.memory_size and self.model not in MEMORY_MODELS:
+            raise ValueError(f"RunConfig.memory_size sizes the stack or tape of {', '.join(MEMORY_MODELS)}; model "
+                             f"{self.model!r} has none (leave memory_size at 0)")
         put("seed", checks.check_int(self.seed, "RunConfig.seed", min=0, max=2**63 - 1))
         need(self.d_model % self.heads == 0, "d_model", f"must be divisible by heads = {self.heads}")
         put("lr", checks.check_float(self.lr, "RunConfig.lr", min=0, min_open=True))
@@ -184,7 +195,7 @@ class RunConfig:
         d = asdict(self)
         d["train_lengths"] = list(self.train_lengths)
         d["test_lengths"] = list(self.test_lengths)
-        for name, default in _INIT_DEFAULTS.items():
+        for name, default in _OMITTED_DEFAULTS.items():
             if d[name] == default:
                 del d[name]
         return d

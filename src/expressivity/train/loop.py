@@ -39,7 +39,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -51,10 +51,10 @@ from .. import checks
 from ..transformer import Transformer, save_transformer
 from . import bracket_distance
 from .config import RunConfig
-from .models import build_model
+from .models import build_model, memory_cells
 from .models.construction import construction_name, get_construction
-from .models.stack_rnn import STACK_CELL, STACK_SIZE
-from .models.tape_rnn import TAPE_CELL, TAPE_SIZE
+from .models.stack_rnn import STACK_CELL
+from .models.tape_rnn import TAPE_CELL
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -86,12 +86,16 @@ def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor, mask: torch.T
 
 def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
               on_step: Callable[[int, float], None] | None = None,
-              on_eval: Callable[[int, int], None] | None = None, *, restart: bool = False) -> RunResult:
+              on_eval: Callable[[int, int], None] | None = None, *, restart: bool = False,
+              fit: bool = False) -> RunResult:
     """Train one run and evaluate it per test length (see the module docstring).
 
     ``on_step(step, loss)`` is called after every optimiser step, ``on_eval(done, total)``
     before the first and after every evaluated test length (progress bars). ``restart``:
     discard a checkpoint of this run in ``out_dir`` (e.g. a corrupt one) and start afresh.
+    ``fit``: also evaluate the trained model the same way at every training length (fresh
+    strings): does it fit its training range? The rows go to ``result.extra["train_range"]``,
+    not to the metrics (nor the store's results).
     """
     if not isinstance(cfg, RunConfig):
         raise ValueError(f"cfg must be a RunConfig, got {type(cfg).__name__}")
@@ -150,8 +154,12 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
                 {"status": "diverged", "diverged_at": diverged_at, "loss": str(losses[-1])}, indent=1)))
         return result
     metrics = evaluate_lengths(model, cfg, task, on_length=on_eval)
+    extra = {}
+    if fit:
+        extra["train_range"] = evaluate_lengths(model, replace(cfg, test_lengths=tuple(train_lengths)), task)
     tail = losses[-max(1, len(losses) // 10):] if losses else [float("nan")]
-    result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from)
+    result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from,
+                       extra)
     if out is not None:
         checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(list(metrics), indent=1)))
     return result
@@ -186,9 +194,10 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
             return layers * batch * (3 * H * t * t + t * (8 * d + 2 * d_mlp)) * f
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
-        memory = {"stack_rnn": 4 * STACK_SIZE * STACK_CELL,  # stack / tape and its moved copies per step
-                  "stack_lstm": 4 * STACK_SIZE * STACK_CELL + 6 * d,  # + the LSTM's c_t and gates
-                  "tape_rnn": 6 * TAPE_SIZE * TAPE_CELL}.get(cfg.model, 0)
+        K = memory_cells(cfg)
+        memory = {"stack_rnn": 4 * K * STACK_CELL,  # stack / tape and its moved copies per step
+                  "stack_lstm": 4 * K * STACK_CELL + 6 * d,  # + the LSTM's c_t and gates
+                  "tape_rnn": 6 * K * TAPE_CELL}.get(cfg.model, 0)
 
         def acts(batch: int, t: int, layers: int) -> float:
             return layers * batch * t * (10 * d + memory) * f

@@ -8,7 +8,7 @@
 - ``tape_rnn``: Elman RNN + differentiable tape (:mod:`.tape_rnn`, Delétang et al. 2023).
 
 ``build_model(cfg, d_vocab, d_out)`` builds ``cfg.model``, initialised deterministically from
-``cfg.seed`` — or, with ``cfg.init = "construction:NAME"``, the construction's transformer
+``cfg.seed`` (a stack or tape of ``memory_cells(cfg)`` cells) — or, with ``cfg.init = "construction:NAME"``, the construction's transformer
 perturbed by N(0, ``cfg.perturb``²) (:mod:`.construction`). ``MODELS`` is the registry (a plain dict of builders).
 """
 
@@ -21,15 +21,23 @@ from torch import nn
 
 from ... import checks
 from ...transformer import Transformer
+from ..config import MEMORY_MODELS, RunConfig
 from ..config import MODELS as MODEL_NAMES
-from ..config import RunConfig
 from .construction import ConstructionModel, from_construction
 from .lstm import LSTMModel
 from .rnn import RNNModel
 from .stack_lstm import StackLSTM
-from .stack_rnn import StackModel, StackRNN, stack_update
-from .tape_rnn import TapeRNN, tape_update
+from .stack_rnn import STACK_SIZE, StackModel, StackRNN, stack_update
+from .tape_rnn import TAPE_SIZE, TapeRNN, tape_update
 from .transformer import transformer_config
+
+OWN_MEMORY = {"stack_rnn": STACK_SIZE, "stack_lstm": STACK_SIZE, "tape_rnn": TAPE_SIZE}  # cells by default
+
+
+def memory_cells(cfg: RunConfig) -> int:
+    """Cells K of the stack or tape of ``cfg.model``: ``cfg.memory_size``, or the model's own
+    size (:data:`OWN_MEMORY`) when it is 0; 0 for a model without memory."""
+    return (cfg.memory_size or OWN_MEMORY[cfg.model]) if cfg.model in OWN_MEMORY else 0
 
 
 def _transformer(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
@@ -40,11 +48,11 @@ MODELS: dict[str, Callable[[RunConfig, int, int], nn.Module]] = {
     "transformer": _transformer,
     "rnn": lambda cfg, v, c: RNNModel(v, cfg.d_model, cfg.layers, c),
     "lstm": lambda cfg, v, c: LSTMModel(v, cfg.d_model, cfg.layers, c),
-    "stack_rnn": lambda cfg, v, c: StackRNN(v, cfg.d_model, c),
-    "stack_lstm": lambda cfg, v, c: StackLSTM(v, cfg.d_model, c),
-    "tape_rnn": lambda cfg, v, c: TapeRNN(v, cfg.d_model, c, jumps=cfg.kind != "next_symbol"),
+    "stack_rnn": lambda cfg, v, c: StackRNN(v, cfg.d_model, c, memory_cells(cfg)),
+    "stack_lstm": lambda cfg, v, c: StackLSTM(v, cfg.d_model, c, memory_cells(cfg)),
+    "tape_rnn": lambda cfg, v, c: TapeRNN(v, cfg.d_model, c, memory_cells(cfg), jumps=cfg.kind != "next_symbol"),
 }
-assert tuple(MODELS) == MODEL_NAMES
+assert tuple(MODELS) == MODEL_NAMES and tuple(OWN_MEMORY) == MEMORY_MODELS
 
 
 def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
@@ -60,5 +68,5 @@ def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
     return model
 
 
-__all__ = ["MODELS", "ConstructionModel", "LSTMModel", "RNNModel", "StackLSTM", "StackModel", "StackRNN", "TapeRNN", "build_model", "stack_update",
+__all__ = ["MODELS", "OWN_MEMORY", "ConstructionModel", "LSTMModel", "RNNModel", "StackLSTM", "StackModel", "StackRNN", "TapeRNN", "build_model", "memory_cells", "stack_update",
            "tape_update", "transformer_config"]
