@@ -120,10 +120,6 @@ class _FunctionTask(Task):
 class ClassificationTask(_FunctionTask):
     kind = "classification"
 
-    def n_tokens(self, length: int) -> int:
-        """Sequence length T of a batch of inputs of ``length`` symbols."""
-        return length + 1
-
     def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
         if not self.valid_length(length):
             raise ValueError(f"{self.name} classification: no inputs of length {length}")
