@@ -25,8 +25,7 @@ import torch
 from torch import nn
 
 from ..constructions.base import Encoded, Encoder
-from ..languages import Language, Vocab
-from ..languages import get as get_language
+from ..languages import Language, Vocab, get_language
 from ..languages.tasks import bos_tokens, cls_tokens
 from ..train import RunConfig, build_model
 from ..train.models.construction import construction_name, get_construction
