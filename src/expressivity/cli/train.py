@@ -33,8 +33,9 @@ def train(
     task: str = typer.Option(..., help="a language or function task of expressivity.languages.REGISTRY, e.g. "
                              "parity, dyck, tomita3, anbncn, reverse_string, binary_addition (all of them: "
                              "docs/languages.md; an unknown name lists them)"),
-    kind: str | None = typer.Option(None, help="recognition | next_symbol (languages; default recognition) | "
-                                    "classification | transduction (a function task's own kind, the default)"),
+    kind: str | None = typer.Option(None, help="recognition | next_symbol (languages; default recognition, "
+                                    "next_symbol under --preset bhattamishra or yao) | classification | "
+                                    "transduction (a function task's own kind, the default)"),
     param: list[str] = typer.Option([], "--param", help="task parameter KEY=VALUE, e.g. k=2, max_depth=4 (dyck), "
                                     "vocab_size=3 (reverse_string)"),
     model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | stack_lstm | tape_rnn"),
