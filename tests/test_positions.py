@@ -195,6 +195,26 @@ def test_fast_path_equals_the_hooked_path(positional, causal):
     assert cache["blocks.0.attn.hook_pattern"].shape == (3, 2, 10, 10)
 
 
+@pytest.mark.parametrize("positional", ENCODINGS)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype,tol", [("float64", 1e-10), ("float32", 2e-4)])
+def test_fast_path_gradients_equal_the_hooked_paths(positional, causal, dtype, tol):
+    """The same gradients through SDPA (whichever kernel it picks for the bias mask) as through
+    the explicit pattern, for every parameter (the relative table W_rel included)."""
+    m = model(positional, causal, layer_norm="pre", dtype=dtype)
+    x = ids(10)
+    w = torch.randn(m(x).shape, generator=torch.Generator().manual_seed(3)).to(m(x).dtype)
+    grads = []
+    for cache in (None, {}):
+        m.zero_grad()
+        (m(x, cache=cache) * w).sum().backward()
+        grads.append({n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None})
+    assert grads[0].keys() == grads[1].keys() and grads[0]
+    for name in grads[0]:
+        scale = grads[1][name].abs().max().clamp_min(1.0)
+        assert (grads[0][name] - grads[1][name]).abs().max() <= tol * scale, name
+
+
 @pytest.mark.parametrize("positional", ["alibi", "relative", "none", "i_over_n"])
 def test_one_wide_heads_and_hardmax_see_the_same_biases(positional):
     """d_head = 1 (the compiled-model layout) and hardmax use the same logits."""

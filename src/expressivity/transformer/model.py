@@ -187,8 +187,10 @@ class Attention(nn.Module):
             if cfg.attention == "softmax" and cache is None:
                 if isinstance(scale, Tensor):
                     q, scale = q * scale, 1.0
-                if bias is not None:  # SDPA adds a float mask to the scaled logits
-                    mask = bias if allowed is None else bias.masked_fill(~allowed, float("-inf"))
+                if bias is not None:  # SDPA adds a float mask to the scaled logits; a 4-D one (1, H, T, T)
+                    # keeps its fused CPU kernel (a 3-D mask falls back to the math path; a mask that needs a
+                    # gradient, the relative table's, takes the math path either way)
+                    mask = bias[None] if allowed is None else bias.masked_fill(~allowed, float("-inf"))
                     z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
                 elif cfg.causal and key_mask is None:  # let SDPA build the causal mask itself
                     z = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)
