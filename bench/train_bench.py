@@ -5,7 +5,8 @@ plus the Dyck generator's sampling speed.
         [--kind recognition|next_symbol] [--repeats 3] [--rows ours,torch,rope,...]
 
 Training time is process CPU time (time.process_time) with one torch thread, best of
-interleaved repeats, so that other load on a shared machine does not distort the ratio.
+interleaved repeats (each repeat starts at another row, so no row is always timed first),
+so that other load on a shared machine does not distort the ratio.
 
 Rows: ours (expressivity.transformer.Transformer as is: fused Q/K/V projections and
 F.scaled_dot_product_attention for softmax — the former ours+fused / ours+sdpa patches are
@@ -120,9 +121,10 @@ def main():
         makers = {k: v for k, v in makers.items() if k in keep}
     best = {k: math.inf for k in makers}
     params = {k: sum(p.numel() for p in makers[k]().parameters()) for k in makers}
-    for _ in range(args.repeats):  # interleaved repeats, best time kept (shared machine)
-        for name, make in makers.items():
-            t, _ = time_training(make(), batches, d_out)
+    order = list(makers)
+    for r in range(args.repeats):  # interleaved repeats, best time kept (shared machine); the order rotates
+        for name in order[r % len(order):] + order[: r % len(order)]:  # so that no row is always first
+            t, _ = time_training(makers[name](), batches, d_out)
             best[name] = min(best[name], t)
     print(f"# {args.kind} Dyck-2, batch {args.batch}, T = {batches[0]['input'].shape[1]}, d_model {args.d_model}, "
           f"{args.layers} layers, {args.heads} heads, d_mlp {4 * args.d_model}; {args.steps} steps, "

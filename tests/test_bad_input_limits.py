@@ -113,6 +113,9 @@ CLI_CASES = [
                                                         "--lengths", "8"], ("lstm", "no transformer"), _lstm_run),
     Case("sensitivity: unknown language", ["sensitivity", "--language", "nope", "--lengths", "8"],
          ("language", "nope", "parity")),
+    Case("sensitivity: a function task as the language", ["sensitivity", "--language", "reverse_string",
+                                                          "--lengths", "8"],
+         ("reverse_string", "transduction", "not a language", "tomita7")),
     Case("sensitivity: language of another alphabet", ["sensitivity", "--model", "parity", "--language", "dyck",
                                                          "--lengths", "8"], ("language", "alphabet")),
     Case("sensitivity: --strings 0", ["sensitivity", "--strings", "0", "--lengths", "8"], "--strings"),
@@ -217,6 +220,8 @@ P = languages.get("parity")
 API_CASES = [
     # ---- languages
     ("languages.get: a list as name", lambda: languages.get(["parity"]), ("parity", "dyck")),
+    ("languages.get_language: a function task", lambda: languages.get_language("parity_check"),
+     ("parity_check", "classification", "not a language", "parity,")),
     ("languages.get: unknown parameter", lambda: languages.get("dyck", depth=3), ("depth", "max_depth")),
     ("languages.get: p_end not a number", lambda: languages.get("parity", p_end="x"), "p_end"),
     ("languages.get: max_depth a bool", lambda: languages.get("dyck", max_depth=True), "max_depth"),

@@ -20,6 +20,16 @@ CASES = [
     Case("empty encoding", [*TRAIN, "--positional", ""], ("positional", "rope")),
     Case("rope with an odd head width", [*TRAIN, "--positional", "rope", "--d-model", "6", "--heads", "2"],
          ("rope", "d_head", "even")),
+    Case("unknown task lists the tasks", ["train", "--task", "reverse", "--steps", "1"],
+         ("unknown language or task", "'reverse'", "reverse_string", "binary_addition", "tomita7", "anbncndn")),
+    Case("a function task asked for recognition", ["train", "--task", "reverse_string", "--kind", "recognition"],
+         ("reverse_string", "transduction", "not 'recognition'")),
+    Case("a transduction task on a recogniser (a construction)",
+         ["train", "--task", "reverse_string", "--init", "construction:parity", "--steps", "1"],
+         ("construction:parity", "recognisers", "transduction")),
+    Case("a classification task on a recogniser under a preset",
+         ["train", "--task", "parity_check", "--preset", "deletang", "--init", "construction:parity"],
+         ("construction:parity", "recognisers", "classification")),
     Case("i/n for next-symbol prediction",
          ["train", "--task", "dyck", "--kind", "next_symbol", "--steps", "1", "--train-lengths", "2-4",
           "--test-lengths", "6", "--positional", "i_over_n"], ("positional", "i_over_n", "next-symbol")),
@@ -51,3 +61,11 @@ def test_api_build_model_refuses_a_config_it_does_not_know():
     cfg = RunConfig(**BASE)
     object.__setattr__(cfg, "model", "gru")  # past validation, as a hand-edited config could be
     api_rejects(build_model, cfg, 6, 2, mentions=("model", "stack_rnn"))
+
+
+def test_api_transduction_on_a_recogniser_and_unknown_task():
+    api_rejects(RunConfig, task="reverse_string", kind="transduction", init="construction:first",
+                mentions=("construction:first", "recognisers", "transduction"))
+    api_rejects(RunConfig.from_dict, {"task": "duplicate_string", "init": "construction:parity"},
+                mentions=("recognisers", "transduction"))
+    api_rejects(RunConfig, task="reverse", mentions=("unknown language or task", "reverse_string", "tomita1"))

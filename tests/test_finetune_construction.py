@@ -30,6 +30,7 @@ def model_logit(model, cfg, strings: list[str]) -> np.ndarray:
 
 @pytest.mark.parametrize("name, task, params", [("parity", "parity", {}), ("first", "first", {}),
                                                 ("parity", "parity", {"layer_norm": True}),
+                                                ("parity", "parity", {"scale": 20.0}), ("first", "first", {"scale": 5.0}),
                                                 ("dyck", "dyck", {"max_length": 40})])
 def test_sigma_zero_and_no_step_is_the_construction(name, task, params):
     task_params = {"k": 2, "max_depth": 2} if task == "dyck" else {}

@@ -50,7 +50,10 @@ CASES = [
     ("dyck", {"k": 1}, lambda s: ref_dyck(s, ["()"])),
     ("dyck", {"k": 2}, lambda s: ref_dyck(s, ["()", "[]"])),
     ("dyck", {"k": 2, "max_depth": 2}, lambda s: ref_dyck(s, ["()", "[]"], 2)),
+    ("dyck", {"k": 3}, lambda s: ref_dyck(s, ["()", "[]", "{}"])),
+    ("dyck", {"k": 4, "max_depth": 2}, lambda s: ref_dyck(s, ["()", "[]", "{}", "<>"], 2)),
 ]
+MAX_LEN = {1: 12, 2: 12, 4: 8, 6: 6, 8: 5}  # all strings up to this length, by alphabet size
 
 
 def all_strings(alphabet, max_len):
@@ -60,11 +63,9 @@ def all_strings(alphabet, max_len):
 
 
 @pytest.mark.parametrize("name,params,ref", CASES, ids=[f"{c[0]}{c[1]}" for c in CASES])
-def test_membership_matches_brute_force_up_to_length_12(name, params, ref):
+def test_membership_matches_brute_force_on_all_short_strings(name, params, ref):
     lang = L.get(name, **params)
-    max_len = 12 if len(lang.alphabet) <= 2 else 8  # 4^8 = 65536 strings for Dyck-2
-    if name == "dyck" and params.get("k") == 1:
-        max_len = 12
+    max_len = MAX_LEN[len(lang.alphabet)]  # 4^8 = 65536 strings for Dyck-2
     by_len = defaultdict(list)
     for s in all_strings(lang.alphabet, max_len):
         by_len[len(s)].append(s)
@@ -267,7 +268,7 @@ def test_dyck2_vectorised_membership_all_strings_to_9_and_hard_cases_at_12():
 def test_support_matches_brute_force(name, params, ref):
     """supports(n, positive) is True exactly when a string of that class and length exists."""
     lang = L.get(name, **params)
-    for n in range(0, 7):
+    for n in range(0, min(7, MAX_LEN[len(lang.alphabet)] + 1)):
         members = [ref(s) for s in all_strings(lang.alphabet, n) if len(s) == n]
         assert lang.supports(n, True) == any(members), (n, "positive")
         assert lang.supports(n, False) == (not all(members)), (n, "negative")

@@ -78,3 +78,19 @@ def test_resolve_model_by_name():
         resolve_model("random", {"k": 2})
     with pytest.raises(ValueError, match="not 'random', a construction"):
         resolve_model("nope")
+
+
+def test_a_trained_model_reads_the_tokens_its_task_trained_on():
+    """TrainedModel.encode gives exactly the inputs of the task's batches (languages/tasks.py)."""
+    import numpy as np
+
+    from expressivity import constructions, languages
+    from expressivity.limits.trained import TrainedModel
+
+    c = constructions.get("parity")
+    for kind in ("recognition", "next_symbol"):
+        task = languages.get_task("dyck", kind, k=2)
+        batch = task.sample_batch(np.random.default_rng(0), 6, 8)
+        strings = task.vocab.decode(batch["input"])
+        enc = TrainedModel(c.transformer, task.language, kind).encode(strings)
+        assert enc.inputs.tolist() == batch["input"].tolist(), kind

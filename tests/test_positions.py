@@ -195,6 +195,26 @@ def test_fast_path_equals_the_hooked_path(positional, causal):
     assert cache["blocks.0.attn.hook_pattern"].shape == (3, 2, 10, 10)
 
 
+@pytest.mark.parametrize("positional", ENCODINGS)
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("dtype,tol", [("float64", 1e-10), ("float32", 2e-4)])
+def test_fast_path_gradients_equal_the_hooked_paths(positional, causal, dtype, tol):
+    """The same gradients through SDPA (whichever kernel it picks for the bias mask) as through
+    the explicit pattern, for every parameter (the relative table W_rel included)."""
+    m = model(positional, causal, layer_norm="pre", dtype=dtype)
+    x = ids(10)
+    w = torch.randn(m(x).shape, generator=torch.Generator().manual_seed(3)).to(m(x).dtype)
+    grads = []
+    for cache in (None, {}):
+        m.zero_grad()
+        (m(x, cache=cache) * w).sum().backward()
+        grads.append({n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None})
+    assert grads[0].keys() == grads[1].keys() and grads[0]
+    for name in grads[0]:
+        scale = grads[1][name].abs().max().clamp_min(1.0)
+        assert (grads[0][name] - grads[1][name]).abs().max() <= tol * scale, name
+
+
 @pytest.mark.parametrize("positional", ["alibi", "relative", "none", "i_over_n"])
 def test_one_wide_heads_and_hardmax_see_the_same_biases(positional):
     """d_head = 1 (the compiled-model layout) and hardmax use the same logits."""
@@ -264,7 +284,25 @@ def test_cli_train_accepts_a_new_model_and_encoding(tmp_path, monkeypatch):
 
 
 def test_fused_rope_equals_the_pairwise_rotation():
+    """The model's complex product and the ONNX export's x·C + swap(x)·S both equal the
+    explicit pairwise rotation, on contiguous and strided inputs, in float64 and float32,
+    and the complex product's gradient is the rotation's."""
     x = torch.randn(2, 5, 3, 8, dtype=torch.float64)
-    C, S = P.rope_factors(5, 8, torch.float64)
     cos, sin = P.rope_tables(5, 8, torch.float64)
-    assert torch.allclose(P.rope_apply(x.transpose(1, 2), C, S), P.rope_rotate(x.transpose(1, 2), cos, sin), atol=1e-14)
+    C, S = P.rope_factors(5, 8, torch.float64)
+    swap = x.transpose(1, 2).unflatten(-1, (-1, 2)).flip(-1).flatten(-2)
+    want = P.rope_rotate(x.transpose(1, 2), cos, sin)
+    assert torch.allclose(x.transpose(1, 2) * C + swap * S, want, atol=1e-14)
+    R = P.rope_phases(5, 8, torch.float64)
+    assert R.dtype == torch.complex128 and P.rope_phases(5, 8, torch.float32).dtype == torch.complex64
+    assert torch.allclose(P.rope_apply(x.transpose(1, 2), R), want, atol=1e-14)  # strided input
+    assert torch.allclose(P.rope_apply(x.transpose(1, 2).contiguous(), R), want, atol=1e-14)
+    wide = torch.randn(2, 3, 5, 9, dtype=torch.float64)[..., 1:]  # odd storage offset
+    assert torch.allclose(P.rope_apply(wide, R), P.rope_rotate(wide, cos, sin), atol=1e-14)
+    x32 = x.float().transpose(1, 2)
+    assert torch.allclose(P.rope_apply(x32, P.rope_phases(5, 8, torch.float32)), want.float(), atol=1e-5)
+    a, b = x.clone().requires_grad_(), x.clone().requires_grad_()
+    w = torch.randn(2, 3, 5, 8, dtype=torch.float64)
+    (P.rope_apply(a.transpose(1, 2), R) * w).sum().backward()
+    (P.rope_rotate(b.transpose(1, 2), cos, sin) * w).sum().backward()
+    assert torch.allclose(a.grad, b.grad, atol=1e-14)

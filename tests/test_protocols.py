@@ -72,8 +72,12 @@ def test_best_of_seeds_picks_the_best_score_and_refuses_mixed_runs():
 
 
 def test_bhattamishra_bins():
-    cfg = preset("bhattamishra", "dyck", kind="next_symbol")
+    cfg = preset("bhattamishra", "dyck")
     assert cfg.train_lengths == (2, 50) and cfg.accuracy == "per_string"
+    # their character-prediction task: next-symbol by default for a language, a function task keeps its kind
+    assert cfg.kind == "next_symbol" and preset("bhattamishra", "tomita3").kind == "next_symbol"
+    assert preset("bhattamishra", "reverse_string").kind == "transduction"
+    assert preset("bhattamishra", "parity", kind="recognition").kind == "recognition"  # still overridable
     rows = [{"length": n, "accuracy": 1.0 if n <= 100 else 0.0} for n in range(52, 151, 2)]
     score = protocol_score(rows, "bhattamishra")
     assert score["accuracy_51_100"] == 1.0 and score["accuracy_101_150"] == 0.0

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from expressivity.train import RunConfig, train_run
+from expressivity.languages import REGISTRY, kinds_of
+from expressivity.train import MODELS, RunConfig, train_run
 
 
 def tiny(**kw) -> RunConfig:
@@ -38,3 +39,20 @@ def test_run_config_refuses_what_cannot_train():
         tiny(task="parity_check", kind="translation")
     with pytest.raises(ValueError, match="no valid length"):
         tiny(task="modular_arithmetic", kind="classification", train_lengths=(4, 4))
+
+
+@pytest.mark.parametrize("task", sorted(REGISTRY))
+def test_every_task_trains_and_evaluates_under_its_own_kind(task):
+    """Every registered task, without a kind given (RunConfig.from_dict: a function task's own
+    kind, recognition for a language), through one step and an evaluation."""
+    cfg = RunConfig.from_dict(dict(task=task, model="lstm", layers=1, d_model=8, train_lengths=(2, 12),
+                                   test_lengths=(13, 14, 15, 16), steps=1, batch_size=4, eval_batch=4))
+    assert cfg.kind == kinds_of(task)[0]
+    result = train_run(cfg)
+    assert result.metrics and all(0.0 <= m["accuracy"] <= 1.0 for m in result.metrics)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_model_trains_on_a_transduction_task(model):
+    result = train_run(tiny(task="reverse_string", kind="transduction", model=model, steps=1))
+    assert [m["length"] for m in result.metrics] == [7, 8, 9]

@@ -65,7 +65,7 @@ def sensitivity(
         m = resolve_model(model, parse_params(param), seed=seed, attention=attention or "softmax",
                           layer_norm=layer_norm or "none", eps=1e-5 if eps is None else eps,
                           lam=0.1 if lam is None else lam, causal=bool(causal), n_ctx=max(ns) + 1, vocab=2)
-        lang = languages.get(language) if language else None
+        lang = languages.get_language(language) if language else None
         with _progress() as prog:
             task = prog.add_task("flip sensitivity", total=len(ns))
             rep = flip_sensitivity(m, lang, ns, n_strings=strings, seed=seed,

@@ -30,13 +30,19 @@ def _progress() -> Progress:
 
 @app.command()
 def train(
-    task: str = typer.Option(..., help="language: parity | first | majority | dyck"),
-    kind: str | None = typer.Option(None, help="recognition (default) | next_symbol"),
-    param: list[str] = typer.Option([], "--param", help="language parameter KEY=VALUE, e.g. k=2, max_depth=4"),
+    task: str = typer.Option(..., help="a language or function task of expressivity.languages.REGISTRY, e.g. "
+                             "parity, dyck, tomita3, anbncn, reverse_string, binary_addition (all of them: "
+                             "docs/languages.md; an unknown name lists them)"),
+    kind: str | None = typer.Option(None, help="recognition | next_symbol (languages; default recognition, "
+                                    "next_symbol under --preset bhattamishra or yao) | classification | "
+                                    "transduction (a function task's own kind, the default)"),
+    param: list[str] = typer.Option([], "--param", help="task parameter KEY=VALUE, e.g. k=2, max_depth=4 (dyck), "
+                                    "vocab_size=3 (reverse_string)"),
     model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | stack_lstm | tape_rnn"),
     layers: int | None = typer.Option(None, help="transformer blocks / RNN or LSTM layers"),
     heads: int | None = typer.Option(None, help="attention heads"),
-    d_model: int | None = typer.Option(None, "--d-model", help="residual width / LSTM hidden size"),
+    d_model: int | None = typer.Option(None, "--d-model", help="residual width / hidden size of the recurrent "
+                                       "models"),
     train_lengths: str | None = typer.Option(None, "--train-lengths", help="e.g. 1-40"),
     test_lengths: str | None = typer.Option(None, "--test-lengths", help="e.g. 41-500 or 51-100,101-150"),
     steps: int | None = typer.Option(None, help="optimiser steps"),

@@ -140,7 +140,7 @@ class _Positions:
                 self.g.const(swap, "rope_swap", np.int64))
 
     def rotate(self, x: str, rope: tuple[str, str, str], hint: str) -> str:
-        """x·C + swap(x)·S on x (B, H, T, d_head), as positions.rope_apply."""
+        """x·C + swap(x)·S on x (B, H, T, d_head) (positions.rope_factors: the rotation of rope_apply)."""
         C, S, swap = rope
         g = self.g
         return g.op("Add", [g.op("Mul", [x, C]), g.op("Mul", [g.op("Gather", [x, swap], axis=3), S])], hint)

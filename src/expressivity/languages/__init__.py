@@ -108,6 +108,17 @@ def get(name: str, **params) -> Language | FunctionTask:
     return cls(**params)
 
 
+def get_language(name: str, **params) -> Language:
+    """``get(name, **params)`` for a language only (what the limits analyses read); a function
+    task gets a one-line ValueError naming the languages."""
+    source = get(name, **params)
+    if not isinstance(source, Language):
+        names = ", ".join(n for n in sorted(REGISTRY) if issubclass(REGISTRY[n], Language))
+        raise ValueError(f"{name} is a {source.kind} task (a function of the input string), not a language; "
+                         f"choose a language: {names}")
+    return source
+
+
 def kinds_of(name: str) -> tuple[str, ...]:
     """The task kinds ``name`` supports."""
     if not isinstance(name, str) or name not in REGISTRY:
@@ -128,5 +139,6 @@ def get_task(name: str, kind: str = "recognition", **params) -> Task:
 
 __all__ = ["BOS", "CLS", "EOS", "EOS_TOKEN", "KINDS", "LEVELS", "PAD", "PAIRS", "REGISTRY", "Classification",
            "ClassificationTask", "Dyck", "First", "FunctionTask", "Language", "Majority", "NextSymbolTask", "Parity",
-           "RecognitionTask", "Task", "Transduction", "TransductionTask", "Vocab", "get", "get_task", "kinds_of",
+           "RecognitionTask", "Task", "Transduction", "TransductionTask", "Vocab", "get", "get_language", "get_task",
+           "kinds_of",
            "make_task", "register"]

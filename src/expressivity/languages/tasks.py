@@ -39,11 +39,23 @@ KINDS = ("recognition", "next_symbol", "classification", "transduction")
 LANGUAGE_KINDS = ("recognition", "next_symbol")
 
 
+def cls_tokens(vocab: Vocab, ids: np.ndarray) -> np.ndarray:
+    """Token ids s_1 … s_n CLS (B, n + 1) of symbol indices ids (B, n): what a recogniser or
+    classifier reads (the label at CLS)."""
+    return np.concatenate([vocab.ids_of(ids), np.full((len(ids), 1), CLS)], axis=1)
+
+
+def bos_tokens(vocab: Vocab, ids: np.ndarray) -> np.ndarray:
+    """Token ids BOS s_1 … s_n (B, n + 1) of symbol indices ids (B, n): what a next-symbol
+    model reads (position t predicts s_{t+1}, the last one EOS)."""
+    return np.concatenate([np.full((len(ids), 1), BOS), vocab.ids_of(ids)], axis=1)
+
+
 def cls_batch(vocab: Vocab, ids: np.ndarray, labels: np.ndarray, n_classes: int) -> dict:
     """The batch of a label read at CLS: input s_1 … s_n CLS (B, n+1), a one-hot target over
     ``n_classes`` at the CLS position only, mask on that position; ids (B, n), labels (B,)."""
     B, n = ids.shape
-    tokens = np.concatenate([vocab.ids_of(ids), np.full((B, 1), CLS)], axis=1)  # (B, n+1)
+    tokens = cls_tokens(vocab, ids)  # (B, n+1)
     output = torch.zeros(B, n + 1, n_classes)
     output[torch.arange(B), n, torch.from_numpy(labels)] = 1.0
     mask = torch.zeros(B, n + 1, dtype=torch.bool)
@@ -96,7 +108,7 @@ class NextSymbolTask(_LanguageTask):
         lang = self.language
         ids = lang.sample_ids(generator, batch_size, length, True)  # (B, n)
         target = lang.next_symbol_table(ids)  # (B, n + 1, |Σ| + 1)
-        tokens = np.concatenate([np.full((batch_size, 1), BOS), self.vocab.ids_of(ids)], axis=1)  # (B, n+1)
+        tokens = bos_tokens(self.vocab, ids)  # (B, n+1)
         return {"input": torch.from_numpy(tokens).long(),
                 "output": torch.from_numpy(target).float(),
                 "mask": torch.ones(batch_size, length + 1, dtype=torch.bool)}
@@ -119,10 +131,6 @@ class _FunctionTask(Task):
 
 class ClassificationTask(_FunctionTask):
     kind = "classification"
-
-    def n_tokens(self, length: int) -> int:
-        """Sequence length T of a batch of inputs of ``length`` symbols."""
-        return length + 1
 
     def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
         if not self.valid_length(length):

@@ -21,13 +21,12 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch import nn
 
 from ..constructions.base import Encoded, Encoder
-from ..languages import BOS, CLS, Language, Vocab
-from ..languages import get as get_language
+from ..languages import Language, Vocab, get_language
+from ..languages.tasks import bos_tokens, cls_tokens
 from ..train import RunConfig, build_model
 from ..train.models.construction import construction_name, get_construction
 from ..transformer import Transformer, metadata_json, read_tensors, safetensors_metadata
@@ -51,13 +50,8 @@ class TrainedModel:
 
     def encode(self, strings: list[str]) -> Encoded:
         ids = self.language.to_ids(list(strings))  # (B, n)
-        vocab = Vocab(self.language.alphabet)
         B, n = ids.shape
-        tok = vocab.ids_of(ids)
-        if self.kind == "recognition":
-            x = np.concatenate([tok, np.full((B, 1), CLS)], axis=1)
-        else:
-            x = np.concatenate([np.full((B, 1), BOS), tok], axis=1)
+        x = (cls_tokens if self.kind == "recognition" else bos_tokens)(Vocab(self.language.alphabet), ids)
         return Encoded(torch.as_tensor(x, dtype=torch.long), None, torch.full((B,), n, dtype=torch.long))
 
 

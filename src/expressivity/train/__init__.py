@@ -3,7 +3,7 @@
 Main entry points:
 ``RunConfig`` (frozen run description), ``train_run(cfg, out_dir=None, on_step=None) ->
 RunResult`` (deterministic given ``cfg.seed``; checkpoints and resumes when ``out_dir`` is
-given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | ``quick``),
+given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | ``yao`` | ``quick``),
 ``ResultStore(path)``, ``run_sweep(configs, db, backend="local"|"ray", ...)``,
 ``load_sweep(yaml_path)``.
 """

@@ -32,7 +32,7 @@ from typing import Any, Literal
 from .. import checks
 from ..checks import parse_lengths  # noqa: F401  (re-exported: the one parser of lengths)
 from ..constructions import REGISTRY as CONSTRUCTIONS
-from ..languages import KINDS, get_task
+from ..languages import KINDS, REGISTRY, get_task, kinds_of
 from ..transformer.positions import POSITIONALS
 
 Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]
@@ -205,7 +205,9 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunConfig:
-        """A RunConfig from a mapping (a YAML run, ``to_dict()`` output); unknown keys refused."""
+        """A RunConfig from a mapping (a YAML run, ``to_dict()`` output); unknown keys refused.
+        Without ``kind``, a function task gets its own (classification | transduction) and a
+        language ``recognition``, the field's default."""
         if not isinstance(data, Mapping):
             raise ValueError(f"RunConfig.from_dict needs a mapping of fields, got {type(data).__name__}")
         if not all(isinstance(k, str) for k in data):
@@ -216,6 +218,8 @@ class RunConfig:
             raise ValueError(f"RunConfig: unknown fields {sorted(unknown)}; allowed: {sorted(known)}")
         if "task" not in data:
             raise ValueError("RunConfig: 'task' is required (a language name, e.g. parity)")
+        if "kind" not in data and isinstance(data["task"], str) and data["task"] in REGISTRY:  # a function task's one kind; recognition else
+            data = {**data, "kind": kinds_of(data["task"])[0]}
         return cls(**data)  # lengths are parsed in __post_init__
 
     @property

@@ -179,8 +179,7 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
     task = task or cfg.make_task()
     d_vocab, d_out = len(task.vocab), task.n_outputs
     d, d_mlp, L, H = cfg.d_model, cfg.d_mlp or 4 * cfg.d_model, cfg.layers, cfg.heads
-    tokens = getattr(task, "n_tokens", lambda n: n + 1)
-    t_train, t_test = tokens(cfg.train_lengths[1]), tokens(max(cfg.test_lengths))
+    t_train, t_test = task.n_tokens(cfg.train_lengths[1]), task.n_tokens(max(cfg.test_lengths))
     n_ctx = cfg.max_length + 2
     learned = cfg.positional == "learned"
     if cfg.init != "random":  # the construction's sizes, float64

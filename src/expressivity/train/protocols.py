@@ -8,8 +8,12 @@
   (:func:`best_of_seeds` on the runs of :func:`seed_configs`). Steps and the strings per test
   length are left to the caller (their example trains 10 000 steps and tests 512 strings per
   length; use ``steps=``, ``eval_batch=``).
-- ``bhattamishra`` (Bhattamishra et al. 2020, EMNLP): train on lengths 2–50, test bins
-  51–100 and 101–150; a string counts as correct only if every scored position is right.
+- ``bhattamishra`` (Bhattamishra et al. 2020, EMNLP): their character-prediction task, so a
+  language gets ``kind="next_symbol"`` (their code, ``src/model.py``: a sigmoid per symbol
+  thresholded at ½ against the set of valid next symbols, our set {a : q(a) > δ} = supp p*);
+  train on lengths 2–50, test bins 51–100 and 101–150 (their generator's ``lower_window 2
+  upper_window 50 bins 2 len_incr 50``); a string counts as correct only if every position
+  is right.
 - ``yao`` (Yao et al. 2021, ACL, §6, on Hewitt et al. 2020's Dyck-(k, m) data): next-symbol
   prediction on Dyck-(k, D), k = 8 by default (they use k = 8, 32, 128: ``task_params={"k": 32}``),
   D = ``max_depth`` = 3 by default; the length windows are Hewitt et al.'s for that D (their
@@ -69,7 +73,8 @@ YAO_WINDOWS = ((3, (1, 84), (85, 168)), (5, (1, 180), (181, 360)))  # Hewitt et 
 PROTOCOLS: dict[str, Protocol] = {
     "deletang": Protocol("deletang", (1, 40), tuple(range(41, 501)), ((41, 500),), "per_position",
                          (("batch_size", 128),)),
-    "bhattamishra": Protocol("bhattamishra", (2, 50), tuple(range(51, 151)), ((51, 100), (101, 150)), "per_string"),
+    "bhattamishra": Protocol("bhattamishra", (2, 50), tuple(range(51, 151)), ((51, 100), (101, 150)), "per_string",
+                             (("kind", "next_symbol"),)),
     "yao": Protocol("yao", (1, 84), tuple(range(85, 169)), ((85, 168), (181, 360)), "per_position",
                     (("kind", "next_symbol"), ("batch_size", 10)), tasks=("dyck",),
                     task_params=(("k", 8), ("max_depth", 3)), depth_windows=YAO_WINDOWS),

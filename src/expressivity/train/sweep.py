@@ -2,7 +2,7 @@
 
 YAML format (every key optional except ``grid`` or ``runs``)::
 
-    preset: quick            # protocol preset applied to every run (deletang | bhattamishra | quick)
+    preset: quick            # protocol preset applied to every run (deletang | bhattamishra | yao | quick)
     base: {steps: 200}       # RunConfig fields shared by all runs
     grid:                    # the product of these lists (any RunConfig field)
       task: [parity, dyck]

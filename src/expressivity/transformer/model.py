@@ -64,8 +64,8 @@ class Attention(nn.Module):
             self.W_rel = nn.Parameter(torch.empty(P.REL_BUCKETS, H, dtype=dtype))
         self._pos_cache: dict = {}  # (T, device, dtype) -> RoPE tables / ALiBi bias / buckets
 
-    def _positions(self, T: int, device, dtype) -> tuple[tuple[Tensor, Tensor] | None, Tensor | None]:
-        """(RoPE cos/sin tables or None, score bias b_h(i, j) of shape (H, T, T) or None)."""
+    def _positions(self, T: int, device, dtype) -> tuple[Tensor | None, Tensor | None]:
+        """(RoPE phases e^{i·t·θ} or None, score bias b_h(i, j) of shape (H, T, T) or None)."""
         cfg = self.cfg
         kind = cfg.positional
         if kind not in ("rope", "alibi", "relative"):
@@ -73,8 +73,8 @@ class Attention(nn.Module):
         key = (T, device, dtype)
         hit = self._pos_cache.get(key)
         if hit is None:
-            if kind == "rope":  # (T, 1, 1, d_head) each, to broadcast over (B, T, 2, H, d_head)
-                hit = tuple(f[:, None, None, :] for f in P.rope_factors(T, cfg.d_head, dtype, device))
+            if kind == "rope":  # (T, 1, 1, d_head/2) complex, to broadcast over (B, T, 2, H, d_head/2)
+                hit = P.rope_phases(T, cfg.d_head, dtype, device)[:, None, None, :]
             elif kind == "alibi":
                 hit = P.alibi_bias(cfg.n_heads, T, cfg.causal, dtype, device)
             else:
@@ -103,8 +103,8 @@ class Attention(nn.Module):
         T = y.shape[1]
         qkv = self.project(y)  # (B, T, 3, H, e)
         if self.cfg.positional == "rope":  # rotate each (2i, 2i+1) pair of q_t and k_t by t·θ_i
-            C, S = self._positions(T, y.device, y.dtype)[0]
-            qk = P.rope_apply(qkv[:, :, :2], C, S)  # q and k in one pass: (B, T, 2, H, e)
+            R = self._positions(T, y.device, y.dtype)[0]
+            qk = P.rope_apply(qkv[:, :, :2], R)  # q and k in one complex product: (B, T, 2, H, e)
             q, k = qk.permute(2, 0, 3, 1, 4).unbind(0)
             return q, k, qkv[:, :, 2].transpose(1, 2)
         q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
@@ -187,8 +187,10 @@ class Attention(nn.Module):
             if cfg.attention == "softmax" and cache is None:
                 if isinstance(scale, Tensor):
                     q, scale = q * scale, 1.0
-                if bias is not None:  # SDPA adds a float mask to the scaled logits
-                    mask = bias if allowed is None else bias.masked_fill(~allowed, float("-inf"))
+                if bias is not None:  # SDPA adds a float mask to the scaled logits; a 4-D one (1, H, T, T)
+                    # keeps its fused CPU kernel (a 3-D mask falls back to the math path; a mask that needs a
+                    # gradient, the relative table's, takes the math path either way)
+                    mask = bias[None] if allowed is None else bias.masked_fill(~allowed, float("-inf"))
                     z = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=scale)
                 elif cfg.causal and key_mask is None:  # let SDPA build the causal mask itself
                     z = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)

@@ -95,17 +95,28 @@ def rope_rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
 
 
 def rope_factors(T: int, d_head: int, dtype: torch.dtype, device=None) -> tuple[Tensor, Tensor]:
-    """The same rotation as one fused step: rope_rotate(x) = x·C + swap(x)·S with
-    C = (cos θ_0 t, cos θ_0 t, cos θ_1 t, …) and S = (−sin θ_0 t, sin θ_0 t, −sin θ_1 t, …),
-    swap(x) exchanging x_{2i} and x_{2i+1}: each (T, d_head)."""
+    """The same rotation in real arithmetic (the ONNX export's form): rope_rotate(x) =
+    x·C + swap(x)·S with C = (cos θ_0 t, cos θ_0 t, cos θ_1 t, …) and S = (−sin θ_0 t,
+    sin θ_0 t, −sin θ_1 t, …), swap(x) exchanging x_{2i} and x_{2i+1}: each (T, d_head)."""
     cos, sin = rope_tables(T, d_head, dtype, device)
     return cos.repeat_interleave(2, dim=-1), torch.stack([-sin, sin], dim=-1).flatten(-2)
 
 
-def rope_apply(x: Tensor, C: Tensor, S: Tensor) -> Tensor:
-    """x·C + swap(x)·S (see :func:`rope_factors`); x (…, T, d_head), C and S broadcastable."""
-    swapped = x.unflatten(-1, (-1, 2)).flip(-1).flatten(-2)
-    return torch.addcmul(x * C, swapped, S)
+def rope_phases(T: int, d_head: int, dtype: torch.dtype, device=None) -> Tensor:
+    """e^{i·t·θ_j} = cos(t·θ_j) + i·sin(t·θ_j) for t < T, j < d_head/2: (T, d_head/2), complex
+    of ``dtype``'s precision."""
+    cos, sin = rope_tables(T, d_head, dtype, device)
+    return torch.complex(cos, sin)
+
+
+def rope_apply(x: Tensor, R: Tensor) -> Tensor:
+    """The rotation of :func:`rope_rotate` as one complex product: the pair (x_{2i}, x_{2i+1})
+    is z_i = x_{2i} + i·x_{2i+1}, and z_i·e^{i·t·θ_i} is the rotated pair. x (…, T, d_head),
+    R = :func:`rope_phases` broadcastable to (…, T, d_head/2)."""
+    if x.stride(-1) != 1 or x.storage_offset() % 2 or any(st % 2 for st in x.stride()[:-1]):
+        x = x.contiguous()  # a complex view needs (re, im) adjacent and every other stride even
+    z = torch.view_as_complex(x.unflatten(-1, (-1, 2)))
+    return torch.view_as_real(z * R).flatten(-2)
 
 
 # ---------------------------------------------------------------------------- ALiBi
