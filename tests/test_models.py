@@ -286,3 +286,37 @@ def test_checkpoint_resume_of_a_stack_rnn(tmp_path):
         train_run(cfg, tmp_path / "resumed", on_step=crash)
     resumed = train_run(cfg, tmp_path / "resumed")
     assert resumed.resumed_from == 3 and resumed.metrics == whole.metrics
+
+
+def test_stack_model_without_history_gives_the_same_outputs():
+    """``run(keep_stacks=False)`` (what ``core`` uses) holds one stack, not T, and returns the
+    same outputs bit for bit."""
+    m = StackLSTM(6, 8, 2, stack_size=5, cell=3).double()
+    x = m.embed(torch.randint(0, 6, (3, 9)))
+    h, stacks = m.run(x)
+    h2, none = m.run(x, keep_stacks=False)
+    assert none is None and stacks.shape == (3, 9, 5, 3) and torch.equal(h, h2)
+
+
+
+@pytest.mark.parametrize("model", ["stack_rnn", "stack_lstm", "tape_rnn"])
+def test_evaluation_memory_is_one_memory_state_not_one_per_step(model, monkeypatch):
+    """Under no_grad a recurrent model holds one stack / tape, not T of them (``run`` keeps no
+    history), so the evaluation estimate grows with the memory's size K plus the length T, not
+    with K·T: a full-budget run whose memory is sized to length-500 strings (K = 501) is not
+    refused on a machine with a 1 GiB budget — the per-step count (the training one) would
+    have put its evaluation above 1 GiB."""
+    from expressivity.train import check_run_memory, memory_estimate
+
+    def est(K, n):
+        return memory_estimate(RunConfig(task="duplicate_string", kind="transduction", model=model, d_model=256,
+                                         layers=1, memory_size=K, train_lengths=(1, 40), test_lengths=(n,),
+                                         eval_batch=32))["evaluation"]
+    grow_k = est(1000, 100) - est(500, 100)
+    grow_t = est(500, 200) - est(500, 100)
+    assert est(1000, 200) - est(500, 200) == pytest.approx(grow_k)  # the K term does not depend on T
+    assert grow_k < 100 * 32 * 500 * 8 * 4  # far below one K-cell memory per step
+    assert grow_t > 0
+    monkeypatch.setenv("EXPRESSIVITY_MEMORY_BUDGET", str(2**30))
+    check_run_memory(RunConfig(task="duplicate_string", kind="transduction", model=model, d_model=256, layers=1,
+                               memory_size=501, train_lengths=(1, 40), test_lengths=(500,), eval_batch=32))

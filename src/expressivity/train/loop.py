@@ -189,7 +189,7 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
     if cfg.model == "transformer":
         params = L * (4 * d * d + 2 * d * d_mlp) + (d_vocab + d_out) * d + (n_ctx * d if learned else 0)
 
-        def acts(batch: int, t: int, layers: int) -> float:
+        def acts(batch: int, t: int, layers: int, grad: bool = True) -> float:  # one layer's scores either way
             return layers * batch * (3 * H * t * t + t * (8 * d + 2 * d_mlp)) * f
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
@@ -198,11 +198,12 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
                   "stack_lstm": 4 * K * STACK_CELL + 6 * d,  # + the LSTM's c_t and gates
                   "tape_rnn": 6 * K * TAPE_CELL}.get(cfg.model, 0)
 
-        def acts(batch: int, t: int, layers: int) -> float:
-            return layers * batch * t * (10 * d + memory) * f
+        def acts(batch: int, t: int, layers: int, grad: bool = True) -> float:
+            # with autograd every step's memory is kept; under no_grad only the current one
+            return layers * batch * (t * (10 * d + memory) if grad else t * 10 * d + 2 * memory) * f
     lengths_list = (cfg.train_lengths[1] - cfg.train_lengths[0] + 1) * 40.0
     training = acts(cfg.batch_size, t_train, L) + cfg.batch_size * t_train * d_out * 4 * f + lengths_list
-    evaluation = acts(cfg.eval_batch, t_test, 1) + cfg.eval_batch * t_test * d_out * 6 * 8.0
+    evaluation = acts(cfg.eval_batch, t_test, 1, grad=False) + cfg.eval_batch * t_test * d_out * 6 * 8.0
     return {"training": training, "evaluation": evaluation, "parameters": 4 * params * f}
 
 

@@ -63,8 +63,10 @@ class StackModel(RecurrentModel):
         """(h_t (B, d), new state) from [x_t; r_{t−1}] (B, d + m) and the state."""
         raise NotImplementedError
 
-    def run(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        """Outputs h_1..h_T (B, T, d) and the stacks S_1..S_T (B, T, K, m) from embedded x."""
+    def run(self, x: Tensor, keep_stacks: bool = True) -> tuple[Tensor, Tensor | None]:
+        """Outputs h_1..h_T (B, T, d) and the stacks S_1..S_T (B, T, K, m) from embedded x
+        (None with ``keep_stacks=False``: the forward pass then holds one stack, not T — what
+        evaluation under ``no_grad`` needs; training keeps them for autograd anyway)."""
         B, T, d = x.shape
         state = self.init_state(x)
         S = x.new_zeros(B, self.K, self.m)  # (B, K, m), S[:, 0] = top
@@ -73,11 +75,12 @@ class StackModel(RecurrentModel):
             h, state = self.controller(torch.cat([x[:, t], S[:, 0]], dim=-1), state)  # (B, d)
             S = stack_update(S, torch.softmax(self.W_a(h), dim=-1), self.W_v(h))
             outs.append(h)
-            stacks.append(S)
-        return torch.stack(outs, dim=1), torch.stack(stacks, dim=1)
+            if keep_stacks:
+                stacks.append(S)
+        return torch.stack(outs, dim=1), (torch.stack(stacks, dim=1) if keep_stacks else None)
 
     def core(self, x: Tensor, ids: Tensor) -> Tensor:
-        return self.run(x)[0]  # (B, T, d)
+        return self.run(x, keep_stacks=False)[0]  # (B, T, d)
 
     def stacks(self, inputs: Tensor) -> Tensor:
         """The stack after each step for token ids (B, T): (B, T, K, m) (for tests and probes)."""
