@@ -261,9 +261,9 @@ def _dry_run(grid, configs, db: Path, workers: int | None) -> None:
     for model, cs in sorted(by_model.items()):
         console.print(f"  {model:<12} {len(cs):4d} runs  {sum(cs) / 3600:8.2f} core-h  "
                       f"(longest {max(cs) / 60:.1f} min)", highlight=False)
-    console.print(f"estimate (train/budget.py, idle cores, good to ~2x): {sum(costs.values()) / 3600:.2f} "
-                  f"core-hours,\n  {wall / 3600:.2f} h wall on {cores} cores. Dry run: nothing was trained.",
-                  highlight=False)
+    console.print(f"estimate (train/budget.py, idle cores): {sum(costs.values()) / 3600:.2f} core-hours, "
+                  f"{wall / 3600:.2f} h wall on {cores} cores\n  (measured at the full budget: 0.4-5x of it per "
+                  "model, docs/benchmark.md)\nDry run: nothing was trained.", highlight=False)
 
 
 @app.command()

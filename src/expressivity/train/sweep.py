@@ -190,6 +190,7 @@ def parse_shard(text, name: str = "--shard") -> tuple[int, int]:
 
 
 def check_shard(shard, name: str = "shard") -> tuple[int, int]:
+    """``(i, n)`` as ints with 1 <= i <= n <= 10⁶."""
     if not isinstance(shard, (tuple, list)) or len(shard) != 2:
         raise ValueError(f"{name} must be (i, n): shard i of n, got {shard!r}")
     n = checks.check_int(shard[1], f"{name}: the number of shards N", min=1, max=10**6)
