@@ -177,12 +177,20 @@ def sweep(
     retry_errors: bool = typer.Option(False, "--retry-errors", help="re-run runs that failed before"),
     restart: bool = typer.Option(False, "--restart", help="runs started now discard their checkpoints and "
                                  "train from scratch (with --retry-errors: redo runs whose checkpoint was corrupt)"),
+    only: list[str] = typer.Option([], "--only", help="run only the runs whose RunConfig field KEY takes one of "
+                                   "the VALUEs, e.g. --only task=parity_check,reverse_string --only seed=0 "
+                                   "(repeatable: every KEY must match)"),
+    shard: str | None = typer.Option(None, "--shard", help="I/N: run shard I of N (a fixed split by the hash of "
+                                     "the run id; N machines with 1/N … N/N run every run exactly once)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the selected runs' count and estimated cost "
+                                 "(train/budget.py) on --workers cores; train nothing"),
 ) -> None:
     """Run a grid of training runs; results go to --db as each run finishes.
 
     Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
     from ..checks import check_choice, check_float, check_int
     from ..train import ResultStore, load_sweep, run_sweep
+    from ..train.sweep import parse_only, parse_shard, select_runs
 
     with user_errors():
         check_choice(backend, "--backend", ("local", "ray"))
@@ -192,11 +200,17 @@ def sweep(
             check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
         if address is not None and backend != "ray":
             raise ValueError("--address needs --backend ray")
-        if backend == "ray":
+        picked = parse_shard(shard) if shard is not None else None
+        wanted = parse_only(only)
+        if backend == "ray" and not dry_run:
             from ..runs import check_address
 
             check_address(address)
-        configs = load_sweep(config)
+        grid = load_sweep(config)
+        configs = select_runs(grid, wanted, picked)
+    if dry_run:
+        _dry_run(grid, configs, db, workers)
+        return
     out_dir = out if out is not None else db.parent / "checkpoints"
     output_path(db, "--db")
     output_path(out_dir, "--out", kind="dir")
@@ -227,6 +241,38 @@ def sweep(
         else:
             console.print("some runs failed: fix the cause, then rerun with --retry-errors", highlight=False)
         raise typer.Exit(code=1)
+
+
+def _dry_run(grid, configs, db: Path, workers: int | None) -> None:
+    """What ``sweep`` would run: counts, runs already in ``db``, the budget estimate."""
+    import os
+
+    from ..train import ResultStore
+    from ..train.budget import estimate_seconds, estimate_sweep
+
+    with user_errors():
+        finished: set[str] = set()
+        if db.is_file():
+            store = ResultStore(db, read_only=True)
+            try:
+                finished = store.finished(include_errors=True)
+            finally:
+                store.close()
+        todo = [c for c in configs if c.run_id not in finished]
+        cores = workers or os.cpu_count() or 1
+        costs = {c.run_id: estimate_seconds(c) for c in todo}
+        wall = estimate_sweep(todo, cores)
+    console.print(f"{len(configs)} of {len(grid)} runs selected; {len(configs) - len(todo)} already in {db}, "
+                  f"{len(todo)} to run", highlight=False)
+    by_model: dict = defaultdict(list)
+    for c in todo:
+        by_model[c.model].append(costs[c.run_id])
+    for model, cs in sorted(by_model.items()):
+        console.print(f"  {model:<12} {len(cs):4d} runs  {sum(cs) / 3600:8.2f} core-h  "
+                      f"(longest {max(cs) / 60:.1f} min)", highlight=False)
+    console.print(f"estimate (train/budget.py, idle cores): {sum(costs.values()) / 3600:.2f} core-hours, "
+                  f"{wall / 3600:.2f} h wall on {cores} cores\n  (measured at the full budget: 0.4-5x of it per "
+                  "model, docs/benchmark.md)\nDry run: nothing was trained.", highlight=False)
 
 
 @app.command()

@@ -5,7 +5,7 @@ Main entry points:
 RunResult`` (deterministic given ``cfg.seed``; checkpoints and resumes when ``out_dir`` is
 given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | ``yao`` | ``quick``),
 ``ResultStore(path)``, ``run_sweep(configs, db, backend="local"|"ray", ...)``,
-``load_sweep(yaml_path)``.
+``load_sweep(yaml_path)``, ``select_runs(configs, only=…, shard=(i, n))``.
 """
 
 from .config import RunConfig, parse_lengths
@@ -38,7 +38,7 @@ from .protocols import (
            seed_configs,
 )
 from .store import ResultStore
-from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep
+from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep, select_runs
 
 __all__ = [
            "PROTOCOLS",
@@ -68,6 +68,7 @@ __all__ = [
            "protocol_score",
            "run_sweep",
            "seed_configs",
+           "select_runs",
            "train_run",
            "transformer_config",
 ]

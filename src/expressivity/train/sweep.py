@@ -21,15 +21,23 @@ Each run is one work unit of the shared driver (:func:`expressivity.runs.run_uni
 ``local`` — one child process per run, at most ``workers`` at a time; a child that dies
 (kill -9, the out-of-memory killer) fails only its own run, recorded as an error saying how
 it died, and children die with the driver; ``ray`` — Ray tasks on a local instance or the
-cluster at ``address``. Results reach the store through the driver process only. With a
-``timeout`` a run that takes longer is stopped and recorded as ``timed_out``.
+cluster at ``address``. Results reach the store through the driver process only. Runs start
+longest first (:func:`.budget.estimate_seconds`), the schedule ``estimate_sweep`` assumes.
+With a ``timeout`` a run that takes longer is stopped and recorded as ``timed_out``.
+
+Part of a grid: :func:`select_runs` keeps the runs whose fields take the given values
+(``only``, ANDed over fields, ORed over the values of a field) and/or one shard ``(i, n)``:
+run ``r`` belongs to shard ``1 + h(r.run_id) mod n`` with ``h`` the first 64 bits of
+SHA-256, so the shards of a grid are disjoint, cover it, and do not depend on the grid's order
+or on the other runs (N machines each given ``--shard i/N`` run every run exactly once).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +45,7 @@ import yaml
 
 from .. import checks
 from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
+from .budget import estimate_seconds
 from .config import RunConfig
 from .loop import train_run
 from .protocols import preset as make_preset
@@ -130,6 +139,100 @@ def load_sweep(path: str | Path) -> list[RunConfig]:
         raise ValueError(f"sweep config {path}: {exc}") from None
 
 
+def _scalar_fields() -> list[str]:
+    """RunConfig fields a run can be selected by (the ones holding one name or number)."""
+    probe = RunConfig(task="parity")
+    return [f.name for f in fields(RunConfig) if isinstance(getattr(probe, f.name), (str, int, float, bool))]
+
+
+def _same(given, value) -> bool:
+    """Does ``given`` (a string from the command line, or a typed value) name ``value``?"""
+    if not isinstance(given, str):
+        given = _show(given)
+    if isinstance(value, bool):
+        return given.strip().lower() == str(value).lower()
+    if isinstance(value, (int, float)):
+        try:
+            return float(given) == value
+        except ValueError:
+            return False
+    return given == value
+
+
+def _show(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def parse_only(items, name: str = "--only") -> dict[str, list[str]]:
+    """["task=parity_check,even_pairs", "seed=0"] → {"task": [...], "seed": ["0"]}; a key given
+    twice gets the union of its values."""
+    if isinstance(items, str):
+        items = [items]
+    out: dict[str, list[str]] = {}
+    for item in items or ():
+        if not isinstance(item, str) or "=" not in item:
+            raise ValueError(f"{name} expects KEY=VALUE[,VALUE...], e.g. task=parity_check, got {item!r}")
+        key, text = (s.strip() for s in item.split("=", 1))
+        values = [v.strip() for v in text.split(",")]
+        if not key or not all(values):
+            raise ValueError(f"{name} expects KEY=VALUE[,VALUE...], e.g. task=parity_check, got {item!r}")
+        have = out.setdefault(key, [])
+        have.extend(v for v in dict.fromkeys(values) if v not in have)
+    return out
+
+
+def parse_shard(text, name: str = "--shard") -> tuple[int, int]:
+    """"I/N" → (I, N) with 1 <= I <= N."""
+    i_s, sep, n_s = str(text).partition("/") if isinstance(text, str) else ("", "", "")
+    if not sep or not i_s.strip().isdigit() or not n_s.strip().isdigit():
+        raise ValueError(f"{name} expects I/N (shard I of N, 1 <= I <= N), e.g. 2/8, got {text!r}")
+    return check_shard((int(i_s), int(n_s)), name)
+
+
+def check_shard(shard, name: str = "shard") -> tuple[int, int]:
+    """``(i, n)`` as ints with 1 <= i <= n <= 10⁶."""
+    if not isinstance(shard, (tuple, list)) or len(shard) != 2:
+        raise ValueError(f"{name} must be (i, n): shard i of n, got {shard!r}")
+    n = checks.check_int(shard[1], f"{name}: the number of shards N", min=1, max=10**6)
+    i = checks.check_int(shard[0], f"{name}: the shard I", min=1, max=n)
+    return i, n
+
+
+def shard_of(run_id: str, n: int) -> int:
+    """The shard (1..n) of a run: 1 + the first 64 bits of SHA-256(run_id) mod n."""
+    return 1 + int(hashlib.sha256(run_id.encode()).hexdigest()[:16], 16) % n
+
+
+def select_runs(configs: list[RunConfig], only: dict | None = None,
+                shard: tuple[int, int] | None = None) -> list[RunConfig]:
+    """The configs (in their order) whose every ``only`` field takes one of its values, and
+    that fall in ``shard = (i, n)``. ``only``: field → value or list of values (strings as
+    typed on the command line, e.g. ``{"seed": ["0"], "model": ["rnn", "lstm"]}``). A field
+    that is not selectable, a value no config has, or an ``only`` that matches no run is a
+    one-line ValueError listing the valid choices."""
+    configs = list(configs)
+    if only:
+        if not isinstance(only, dict):
+            raise ValueError(f"only must be a mapping of field → values, got {type(only).__name__}")
+        keys = _scalar_fields()
+        only = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in only.items()}
+        for key, wanted in only.items():  # every value is checked against the whole grid
+            checks.check_choice(key, "--only key", keys)
+            present = list(dict.fromkeys(getattr(c, key) for c in configs))
+            for w in wanted:
+                if not any(_same(w, v) for v in present):
+                    raise ValueError(f"--only {key}: {w!r} is in no run of the grid; valid: "
+                                     f"{', '.join(_show(v) for v in present)}")
+        configs = [c for c in configs if all(any(_same(w, getattr(c, k)) for w in ws) for k, ws in only.items())]
+        if not configs:
+            given = " ".join(f"{k}={','.join(map(_show, ws))}" for k, ws in only.items())
+            raise ValueError(f"--only {given}: no run of the grid matches all of these")
+    if shard is not None:
+        i, n = check_shard(shard, "--shard")
+        configs = [c for c in configs if shard_of(c.run_id, n) == i]
+    return configs
+
+
 def _run_one(cfg_dict: dict, out_dir: str | None, run_fn: Callable | None, threads: int = 1,
              restart: bool = False):
     """Unit body: train one config (its RunResult; an exception is the unit's error)."""
@@ -172,7 +275,7 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
     summary = SweepSummary(total=len(configs))
     try:
         finished = store.finished(include_errors=not retry_errors)
-        todo = [c for c in configs if c.run_id not in finished]
+        todo = sorted((c for c in configs if c.run_id not in finished), key=estimate_seconds, reverse=True)
         summary.skipped = len(configs) - len(todo)
         for c in configs:
             if c.run_id in finished and on_event:
