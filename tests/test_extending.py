@@ -162,7 +162,7 @@ def _square_units(ctx) -> list:
     return [Unit(f"i{i}", _square, (i,)) for i in range(3)]
 
 
-def test_a_new_claim_group_is_seen_by_the_registry_and_measured(monkeypatch, tmp_path):
+def test_a_new_claim_group_is_seen_by_the_registry_and_measured(monkeypatch, tmp_path, unit_server):
     """The claim path of docs/extending.md: a group module with SPECS, named in GROUPS — one
     whole claim and one split into work units, both measured and judged by ``reproduce``."""
     import sys

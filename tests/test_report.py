@@ -183,7 +183,7 @@ def _interrupt_after(n_done: int):
     return on_event
 
 
-def test_interrupted_run_resumes_from_the_store(tmp_path):
+def test_interrupted_run_resumes_from_the_store(tmp_path, unit_server):
     db = tmp_path / "r.sqlite"
     with pytest.raises(KeyboardInterrupt):
         reproduce(tmp_path / "o", size="test", db=db, specs=[OK, WRONG, BOOM], workers=1,
@@ -272,7 +272,7 @@ def test_ray_backend_runs_and_resumes(tmp_path):
     assert page.rows[0]["status"] == "holds" and page.images[0]["width"] > 0
 
 
-def test_a_store_of_another_code_version_is_refused_or_set_aside(tmp_path):
+def test_a_store_of_another_code_version_is_refused_or_set_aside(tmp_path, unit_server):
     from expressivity.runs import VersionMismatch, code_version
 
     db = tmp_path / "k.sqlite"
@@ -313,16 +313,16 @@ def _slow(ctx: Context) -> Measurement:
 SLOW = spec("fake.slow", _slow)
 
 
-def test_timeout_stops_a_slow_claim_and_the_report_goes_on(tmp_path):
+def test_timeout_stops_a_slow_claim_and_the_report_goes_on(tmp_path, unit_server):
     db = tmp_path / "t.sqlite"
     events = []
-    # generous for the fast claim (a fresh process imports first, slowly on a loaded machine),
+    # units forked from the warm server start in well under a second: ample for the fast claim,
     # far below the 120 s the slow one wants
-    res = reproduce(tmp_path / "o", size="test", db=db, specs=[OK, SLOW], timeout=40, on_event=events.append)
+    res = reproduce(tmp_path / "o", size="test", db=db, specs=[OK, SLOW], timeout=10, on_event=events.append)
     got = {c.id: c for c in res.claims}
     assert got["fake.ok"].status == "holds"
     assert got["fake.slow"].status == "incomplete"
-    assert "timed out after 40 s" in got["fake.slow"].reason and got["fake.slow"].seconds >= 40
+    assert "timed out after 10 s" in got["fake.slow"].reason and got["fake.slow"].seconds >= 10
     assert any(e.kind == "progress" and e.spec.id == "fake.slow" and e.fraction == 0.25 for e in events)
     with Store(db) as st:  # the stopped claim is not stored: a later run measures it again
         assert st.count("test") == 1
@@ -351,8 +351,8 @@ def _units_of(sleep_last: float):
     def units(ctx: Context) -> list:
         from expressivity.runs import Unit
 
-        # only u2 has a time limit (which includes a fresh process's imports): 30 s
-        return [Unit(f"u{i}", _unit_value, (i, sleep_last if i == 2 else 0.0), timeout=30.0 if i == 2 else None)
+        # only u2 has a time limit: 10 s (forked from the warm server, a unit starts in well under a second)
+        return [Unit(f"u{i}", _unit_value, (i, sleep_last if i == 2 else 0.0), timeout=10.0 if i == 2 else None)
                 for i in range(3)]
     return units
 
@@ -362,12 +362,12 @@ def _judge_units(ctx: Context) -> Measurement:
     return Measurement((Check("sum of squares", total, "==", 5),), f"sum {total}")
 
 
-def test_a_split_claim_is_incomplete_until_every_unit_finished_and_resumes_by_unit(tmp_path):
+def test_a_split_claim_is_incomplete_until_every_unit_finished_and_resumes_by_unit(tmp_path, unit_server):
     db = tmp_path / "u.sqlite"
     slow = spec("fake.units", _judge_units, units=_units_of(600.0))
     res = reproduce(tmp_path / "o", size="test", db=db, specs=[slow])
     (claim,) = res.claims
-    assert claim.status == "incomplete" and "1 of 3 units did not finish: u2 timed out after 30 s" in claim.reason
+    assert claim.status == "incomplete" and "1 of 3 units did not finish: u2 timed out after 10 s" in claim.reason
     assert claim.units == {"done": 2, "total": 3}
     with Store(db) as st:
         units = st.units(group="fake.units")

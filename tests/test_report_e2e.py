@@ -22,9 +22,14 @@ from expressivity.report import reproduce
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def report(tmp_path_factory, fork_server):
+    """The whole registry at size "test", its units forked from the session's warm fork server
+    (conftest.py) rather than each started fresh; the CLI and test_chomsky_claims.py run real
+    claims through spawn."""
     out = tmp_path_factory.mktemp("report")
-    res = reproduce(out, size="test", db=out / "report.sqlite")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("EXPRESSIVITY_MP_START", fork_server)
+        res = reproduce(out, size="test", db=out / "report.sqlite")
     return out, res
 
 

@@ -48,14 +48,15 @@ def test_local_units_run_in_children_and_reach_the_driver_as_they_finish():
 
 
 def test_local_failures_stay_in_their_unit():
+    # forked units start at once: 3 s is ample for the quick ones; a unit's own limit overrides the run's
     units = [Unit("ok", _value, (1,)), Unit("raises", _fail), Unit("killed", _die), Unit("slow", _sleep, (120,)),
-             Unit("fast-own-limit", _sleep, (0.0,), timeout=600)]  # a unit's own limit overrides the run's
-    got = {o.unit.key: o for o in run_units(units, workers=2, timeout=10)}
-    assert got["ok"].status == "done" and got["fast-own-limit"].value == "woke"
+             Unit("own-limit", _sleep, (4.0,), timeout=600)]
+    got = {o.unit.key: o for o in run_units(units, workers=2, timeout=3)}
+    assert got["ok"].status == "done" and got["own-limit"].value == "woke"
     assert got["raises"].status == "error" and "RuntimeError: this unit fails" in got["raises"].error
     assert got["killed"].status == "error" and "killed by SIGKILL" in got["killed"].error
-    assert got["slow"].status == "timed_out" and "timed out after 10 s" in got["slow"].error
-    assert got["slow"].seconds >= 10
+    assert got["slow"].status == "timed_out" and "timed out after 3 s" in got["slow"].error
+    assert got["slow"].seconds >= 3
 
 
 def test_progress_from_a_child_reaches_the_driver():
@@ -100,8 +101,10 @@ def test_ray_units_time_out_and_fail_alone():
     from ray import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers cannot import tests/
-    units = [Unit("ok", _value, (3,)), Unit("raises", _fail), Unit("slow", _sleep, (120,), timeout=20)]
+    # the limit counts from submission (a Ray worker may still be starting): any limit far
+    # below the 120 s the unit sleeps makes it time out
+    units = [Unit("ok", _value, (3,)), Unit("raises", _fail), Unit("slow", _sleep, (120,), timeout=3)]
     got = {o.unit.key: o for o in run_units(units, backend="ray", workers=2)}
     assert got["ok"].status == "done" and got["ok"].value["i"] == 3
     assert got["raises"].status == "error" and "this unit fails" in got["raises"].error
-    assert got["slow"].status == "timed_out" and "timed out after 20 s" in got["slow"].error
+    assert got["slow"].status == "timed_out" and "timed out after 3 s" in got["slow"].error

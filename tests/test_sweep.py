@@ -103,8 +103,11 @@ def test_killed_sweep_resumes_without_duplicates(tmp_path):
     try:
         deadline = time.time() + 120
         while time.time() < deadline:
-            if db.exists() and counts(db)[0][0] >= 1:
-                break
+            try:
+                if db.exists() and counts(db)[0][0] >= 1:
+                    break
+            except sqlite3.OperationalError:  # the sweep has created the file, not yet its tables
+                pass
             time.sleep(0.05)
         killed_at = counts(db)
     finally:

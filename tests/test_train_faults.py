@@ -217,7 +217,9 @@ def test_a_killed_reproduce_leaves_no_claim_child_nor_resource_tracker(tmp_path)
         time.sleep(1.0)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
-        _wait_for(lambda: not any(_alive(k) for k in kids), 20, "the unit processes and the tracker to exit")
+        # a spawned unit arms its death signal only once its imports are done: on a loaded
+        # machine that takes tens of seconds (the wait ends as soon as they are gone)
+        _wait_for(lambda: not any(_alive(k) for k in kids), 90, "the unit processes and the tracker to exit")
     finally:
         _cleanup(proc, kids)
 
