@@ -260,3 +260,21 @@ def test_dimension_claim_holds_at_test_size():
     assert serra_bound(1, [3, 3]) == 16 and serra_bound(2, [4]) == 11 and serra_bound(3, [2, 5]) == 16 + 2 * 6 + 1
     m = dimension(Context(size="test"))
     assert m.checks and all(c.ok() for c in m.checks) and m.figure
+
+
+def test_a_constant_network_is_one_linear_region_in_every_counter():
+    """relu(−0.45·relu(w·x + b) − 0.11) is 0 everywhere: two activation regions (the first
+    ReLU's kink), one affine map. The least-squares maps of the d-D cells carry ≈ 1e-16 of
+    round-off while every true gradient is 0, so the merge tolerance must have a scale other
+    than the largest gradient (found by the LP property test: seed 3, widths [1, 1, 2])."""
+    net = _seq(_random_layers([3, 1, 1, 2], 3))
+    for dom in (Box(-1.0, 1.0), Plane([0, 0, 0], [1, 0, 0], [0, 1, 0], (-1, 1, -1, 1)),
+                Slice([0, 0, 0], [[1, 0, 0], [0, 1, 0], [0, 0, 1]], [-1, -1, -1], [1, 1, 1])):
+        r = count_regions(net, dom)
+        assert (r.activation_regions, r.linear_regions) == (2, 1), dom
+    assert count_regions(net, Box(-1.0, 1.0), method="lp").linear_regions == 1
+    x = np.random.default_rng(0).uniform(-1, 1, (200, 3))
+    import torch
+
+    y = net(torch.as_tensor(x)).detach().numpy()
+    assert np.ptp(y, axis=0).max() == 0.0  # constant indeed

@@ -9,7 +9,7 @@ hyperplanes). From those alone (combinatorially):
   adjacent iff they have a facet with the same vertex set (the complex is face-to-face);
 * affine maps: least squares of the output over each cell's vertices (exact: affine there);
 * linear regions: connected components of "adjacent and the same map (gradients within
-  LINEAR_RTOL of the largest)" together with "the same activation region".
+  LINEAR_RTOL of :func:`.tolerances.gradient_scale`)" together with "the same activation region".
 
 :class:`CellPieces` is the ``Regions.pieces`` dict of a box/slice count: the keys ``edges``,
 ``facets``, ``adjacent``, ``maps``, ``linear``, ``A``/``b`` are computed on first access.
@@ -21,7 +21,7 @@ import numpy as np
 
 from . import complex_kernels as ck
 from .merge import components
-from .tolerances import LINEAR_RTOL
+from .tolerances import LINEAR_RTOL, gradient_scale
 
 
 def edges(p: dict) -> np.ndarray:
@@ -53,7 +53,8 @@ def linear_labels(p: dict) -> np.ndarray:
     n = len(maps)
     if n == 0:
         return np.zeros(0, np.int64)
-    G = np.abs(maps[..., :-1]).max() if maps.size else 0.0
+    X = p["vertices"]
+    G = gradient_scale(maps[..., :-1], p["out"], float(np.ptp(X, axis=0).max()) if len(X) else 0.0)
     same = np.all(np.abs(maps[pairs[:, 0], :, :-1] - maps[pairs[:, 1], :, :-1]) <= LINEAR_RTOL * G, axis=(1, 2))
     region = p["region"]
     same |= region[pairs[:, 0]] == region[pairs[:, 1]]

@@ -1,7 +1,7 @@
 """Merging pieces: face adjacency, connected components, and linear regions of a plane.
 
 Linear regions are the connected components of the graph whose edges join adjacent faces with
-the same affine map (gradients within LINEAR_RTOL of the largest gradient; continuity gives
+the same affine map (gradients within LINEAR_RTOL of :func:`.tolerances.gradient_scale`; continuity gives
 equal offsets), or faces of one activation region (they share its map by definition).
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .tolerances import LINEAR_RTOL
+from .tolerances import LINEAR_RTOL, gradient_scale
 
 
 def adjacent_faces(faces: np.ndarray) -> np.ndarray:
@@ -67,7 +67,8 @@ def face_gradients(p: dict) -> np.ndarray:
 
 def linear_labels_plane(p: dict) -> np.ndarray:
     grads = face_gradients(p)
-    G = np.abs(grads).max() if grads.size else 0.0
+    X = p["vertices"]
+    G = gradient_scale(grads, p["out"], float(np.ptp(X, axis=0).max()) if len(X) else 0.0)
     pairs = adjacent_faces(p["faces"])
     same = np.all(np.abs(grads[pairs[:, 0]] - grads[pairs[:, 1]]) <= LINEAR_RTOL * G, axis=(1, 2))
     # two faces with the same activation region share its affine map

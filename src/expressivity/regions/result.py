@@ -5,7 +5,7 @@ signs, maxout argmaxes, hardmax selections). Linear region: adjacent pieces whos
 of the output agree are merged (connected components of the "same map" adjacency graph).
 
 Linear-merge tolerance (float64): two adjacent pieces have the same affine map when, for every
-output, their gradients differ by at most LINEAR_RTOL·G and (1-D) their values at the shared
+output, their gradients differ by at most LINEAR_RTOL·(G + V/D) and (1-D) their values at the shared
 point by at most LINEAR_RTOL·(V + G), where G is the largest gradient norm and V the largest
 |value| over the whole domain (:data:`.tolerances.LINEAR_RTOL`).
 """
@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .tolerances import LINEAR_RTOL, ZERO_RTOL, reported
+from .tolerances import LINEAR_RTOL, ZERO_RTOL, gradient_scale, reported
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def _linear_1d(p: dict) -> np.ndarray:
     slope = (R - L) / dt  # (P, out)
     G = np.abs(slope).max() if slope.size else 0.0
     V = max(np.abs(L).max(), np.abs(R).max()) if L.size else 0.0
-    same = np.all(np.abs(slope[1:] - slope[:-1]) <= LINEAR_RTOL * G, axis=1)
+    same = np.all(np.abs(slope[1:] - slope[:-1]) <= LINEAR_RTOL * gradient_scale(slope, V, 1.0), axis=1)
     same &= np.all(np.abs(L[1:] - R[:-1]) <= LINEAR_RTOL * (V + G), axis=1)
     change = np.ones(len(L), bool)
     change[1:] = ~same

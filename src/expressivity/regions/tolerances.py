@@ -38,9 +38,11 @@ tied (maxout argmax, hardmax selection)."""
 
 LINEAR_RTOL = 1e-6
 """Linear merge: adjacent pieces have the same affine map when, for every output, gradients
-differ by ≤ LINEAR_RTOL·G and (1-D) values at the shared point by ≤ LINEAR_RTOL·(V + G), with
-G the largest gradient and V the largest |value| over the domain. Maps are read off vertex
-values (differences of interpolated states), hence looser than the zero tests."""
+differ by ≤ LINEAR_RTOL·(G + V/D) (:func:`gradient_scale`) and (1-D) values at the shared point
+by ≤ LINEAR_RTOL·(V + G), with G the largest gradient, V the largest |value| over the domain
+and D its extent. Maps are read off vertex values (differences of interpolated states), hence
+looser than the zero tests; V/D is the scale of their rounding (≈ 1e-16·V/D), which is what
+remains when every gradient is 0 (a constant network: G alone would make the test exact)."""
 
 QUERY_CONST_RTOL = 1e-9
 """2-D and d-D hardmax: queries count as constant on the domain when their spread over the
@@ -74,6 +76,16 @@ LP_STEP = 1e-7
 COMPILE_DOMAIN_SLACK = 1e-9
 """A counting domain may leave a compiled model's compile domain by COMPILE_DOMAIN_SLACK·(1 +
 |bound|) (same slack as ``CompiledModel.evaluate``)."""
+
+
+def gradient_scale(grads, values, extent) -> float:
+    """G + V/D: the scale of the linear-merge gradient test (see :data:`LINEAR_RTOL`) from the
+    pieces' gradients, the outputs at their vertices and the domain's extent D (> 0)."""
+    import numpy as np
+
+    G = float(np.abs(grads).max()) if np.size(grads) else 0.0
+    V = float(np.abs(values).max()) if np.size(values) else 0.0
+    return G + (V / extent if extent > 0 else 0.0)
 
 
 def reported(zero_rtol: float) -> dict:
