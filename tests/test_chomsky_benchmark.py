@@ -146,3 +146,25 @@ def test_published_table_agrees_with_the_papers_text():
 def test_unknown_comparison_lists_the_valid_names():
     with pytest.raises(ValueError, match="unknown comparison 'bhattamishra'; choose one of: deletang"):
         published("bhattamishra")
+
+
+def test_memory_models_can_hold_the_longest_test_input_above_regular():
+    """A stack or tape smaller than the input caps the score of a memory task by construction
+    (docs/benchmark.md), so above the regular level every Stack-RNN / Tape-RNN run has a cell per
+    symbol of its longest test input plus EOS; regular tasks keep the models' own sizes."""
+    from expressivity.train.models import memory_cells
+
+    table = published("deletang")
+    for c in _load("chomsky.yaml"):
+        if c.model in ("stack_rnn", "tape_rnn"):
+            if table.tasks[c.task].level == "R":
+                assert c.memory_size == 0
+            else:
+                assert memory_cells(c) >= max(c.test_lengths) + 1, c.label()
+
+
+def test_cost_estimate_grows_with_the_memory():
+    for model in ("stack_rnn", "stack_lstm", "tape_rnn"):
+        cfg = preset("deletang", "reverse_string", model=model, d_model=32, steps=100, eval_batch=8,
+                     test_lengths=(41, 100))
+        assert estimate_seconds(replace(cfg, memory_size=501)) > estimate_seconds(cfg) > 0

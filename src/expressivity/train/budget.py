@@ -10,6 +10,8 @@ on this project's CPU (bench: ``docs/benchmark.md`` lists the measurements):
 * the transformer costs ``c₀ + k·B·T`` per training step (B strings of T tokens) plus the
   attention's ``k_attn·B·T²`` at long evaluation lengths;
 * widths past 64 scale the per-step cost by (d_model/64)², layers multiply it;
+* a stack or tape of K cells where the model's own has K₀ scales a recurrent step by
+  1 + μ·(K/K₀ − 1), μ the memory's share of the step at K₀ (:data:`MEMORY_SHARE`);
 * every run pays ``RUN_OVERHEAD_S`` once: a sweep starts each run in a fresh process, whose
   first torch calls, task and model construction take about that long.
 
@@ -27,7 +29,13 @@ from collections.abc import Iterable
 from .config import RunConfig
 
 # seconds per time step of one training batch at d_model ≤ 64, one layer (measured, 1 core)
-RECURRENT_STEP_S: dict[str, float] = {"rnn": 1.7e-4, "lstm": 1.7e-4, "stack_rnn": 1.1e-3, "tape_rnn": 1.85e-3}
+# (stack_lstm: the Stack-RNN's, its stack dominating — not timed on its own)
+RECURRENT_STEP_S: dict[str, float] = {"rnn": 1.7e-4, "lstm": 1.7e-4, "stack_rnn": 1.1e-3, "stack_lstm": 1.1e-3,
+                                      "tape_rnn": 1.85e-3}
+# μ: share of a training step spent on the memory at the model's own size (30 stack / 40 tape
+# cells), from one training step at B = 128, T = 42, d = 256 with the own size and with 501
+# cells (2026-12-02, loaded 2-core machine): Stack-RNN 0.354 → 0.672 s, Tape-RNN 0.483 → 1.541 s
+MEMORY_SHARE: dict[str, float] = {"stack_rnn": 0.057, "stack_lstm": 0.057, "tape_rnn": 0.19}
 EVAL_FRACTION = 0.25  # forward only, per time step, relative to a training step
 TRANSFORMER_STEP_S = 0.012  # c₀: fixed cost of one transformer training step (2 layers)
 TRANSFORMER_TOKEN_S = 7e-6  # k: per token of a batch (2 layers, d_model ≤ 64)
@@ -62,7 +70,11 @@ def estimate_seconds(cfg: RunConfig) -> float:
         evaluation = sum(EVAL_FRACTION * TRANSFORMER_STEP_S + TRANSFORMER_TOKEN_S * cfg.eval_batch * t
                          + TRANSFORMER_ATTN_S * heads * cfg.eval_batch * t * t for t in tests)
     else:
+        from .models import OWN_MEMORY, memory_cells
+
         k = RECURRENT_STEP_S[cfg.model]
+        if cfg.model in MEMORY_SHARE:
+            k *= 1 + MEMORY_SHARE[cfg.model] * (memory_cells(cfg) / OWN_MEMORY[cfg.model] - 1)
         step = k * t_train
         evaluation = sum(EVAL_FRACTION * k * t for t in tests)
     return RUN_OVERHEAD_S + s * (cfg.steps * step + evaluation)
