@@ -108,3 +108,24 @@ def test_ray_units_time_out_and_fail_alone():
     assert got["ok"].status == "done" and got["ok"].value["i"] == 3
     assert got["raises"].status == "error" and "this unit fails" in got["raises"].error
     assert got["slow"].status == "timed_out" and "timed out after 3 s" in got["slow"].error
+
+
+def test_a_spawned_unit_that_cannot_be_loaded_fails_alone_with_the_reason():
+    """Spawned children load their unit only after arranging to die with the driver; a unit
+    whose module exists only in the driver (here: made at run time) fails with that reason, and
+    the other unit still runs. A forked child needs no loading: the same unit runs there."""
+    import sys
+    import types
+
+    ghost = types.ModuleType("expressivity_ghost_module")
+    exec("def value():\n    return 'from the ghost'\n", ghost.__dict__)
+    sys.modules[ghost.__name__] = ghost
+    try:
+        units = [Unit("ghost", ghost.value), Unit("ok", _value, (1,))]
+        got = {o.unit.key: o for o in run_units(units, workers=2, start="spawn")}
+        assert got["ok"].status == "done" and got["ok"].value["i"] == 1
+        assert got["ghost"].status == "error"
+        assert "could not be loaded in its process" in got["ghost"].error and "ModuleNotFoundError" in got["ghost"].error
+        assert run_units([Unit("ghost", ghost.value)], start="fork")[0].value == "from the ghost"
+    finally:
+        del sys.modules[ghost.__name__]

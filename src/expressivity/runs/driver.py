@@ -33,12 +33,14 @@ it reaches ``on_progress`` in the driver, elsewhere it is a no-op.
 from __future__ import annotations
 
 import os
+import pickle
 import socket
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing import connection, get_context
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from .. import checks
@@ -166,10 +168,19 @@ def start_method(preferred: str | None = None) -> str:
     return checks.check_choice(method, "EXPRESSIVITY_MP_START", multiprocessing.get_all_start_methods())
 
 
-def _child(conn, unit: Unit, parent_pid: int) -> None:
-    """Child body of the local backend: run one unit, send its outcome, exit."""
+def _child(conn, payload: Unit | bytes, parent_pid: int) -> None:
+    """Child body of the local backend: run one unit, send its outcome, exit. A spawned or
+    forkserver child gets the unit pickled and loads it only after ``die_with_parent``: loading
+    imports its module (torch and the rest, seconds under load), and a driver killed meanwhile
+    must not leave it behind (a forked child has it in memory already)."""
     global _progress_conn
     die_with_parent(parent_pid)
+    try:
+        unit = payload if isinstance(payload, Unit) else pickle.loads(payload)
+    except Exception as exc:  # noqa: BLE001 — e.g. its module does not import here
+        conn.send(("error", f"the unit could not be loaded in its process: {type(exc).__name__}: {exc}"))
+        conn.close()
+        return
     _progress_conn = conn
     outcome = _call(unit.fn, unit.args, unit.kwargs)
     _progress_conn = None
@@ -203,7 +214,8 @@ def _local(units, n_workers, timeout, on_start, finish, on_progress, start=None,
             while queue and len(running) < n_workers:
                 unit = queue.pop(0)
                 reader, writer = ctx.Pipe(duplex=False)
-                proc = ctx.Process(target=_child, args=(writer, unit, os.getpid()), daemon=True,
+                payload = unit if method == "fork" else bytes(ForkingPickler.dumps(unit))
+                proc = ctx.Process(target=_child, args=(writer, payload, os.getpid()), daemon=True,
                                    name=f"unit-{unit.key}"[:60])
                 proc.start()
                 writer.close()  # only the child holds the write end: its death reads as EOF
