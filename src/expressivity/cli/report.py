@@ -25,7 +25,7 @@ def _eta(seconds: float | None) -> str:
 @app.command()
 def reproduce(
     quick: bool = typer.Option(False, "--quick", help="Budget: minutes on 2 cores (the default; `make demo`)."),
-    standard: bool = typer.Option(False, "--standard", help="Budget: about an hour on 2 cores."),
+    standard: bool = typer.Option(False, "--standard", help="Budget: about half an hour on 2 cores."),
     full: bool = typer.Option(False, "--full", help="Budget: the papers' scale (use --backend ray on a cluster)."),
     size: str | None = typer.Option(None, "--size", help="test | quick | standard | full (overrides the flags)."),
     out: Path = typer.Option("report", "--out", help="Directory for index.html, claims.json, figures/."),  # noqa: B008

@@ -79,7 +79,7 @@ _TEST = Budget((1, 6), (8, 12), 4, (0,), 4, 8, (1, 2, 8))
 # the paper's protocol and sizes (§4, §A.2: RNN controllers of 256 units, Transformer 5 × 64) at
 # the deletang preset's batch 128 and lr 1e-3, 10 000 steps (their example script), 3 seeds
 _FULL = Budget((1, 40), tuple(range(41, 501, 23)), 10_000, (0, 1, 2), 32, 256, (5, 8, 64), 128, 1e-3)
-# about an hour for the whole report on 2 cores (``--standard``): 3× the quick steps, 2 seeds,
+# about half an hour for the whole report on 2 cores (``--standard``): 3× the quick steps, 2 seeds,
 # training on 1–15 and testing to 10× that range
 _STANDARD = {
     "regular": Budget((1, 15), (16, 25, 40, 60, 90, 120, 150), 1500, (0, 1), 32, 32, (2, 2, 32)),

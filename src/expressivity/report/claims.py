@@ -17,7 +17,7 @@ deliberately blunt:
   missing → ``"incomplete"``, naming the units — never "holds" on part of the evidence.
 
 Budgets (``Context.size``): ``test`` (seconds, the test suite), ``quick`` (minutes on 2 cores,
-``make demo``), ``standard`` (about an hour on 2 cores), ``full`` (the papers' scale; meant
+``make demo``), ``standard`` (about half an hour on 2 cores), ``full`` (the papers' scale; meant
 for a Ray cluster). Every claim picks its sizes with ``ctx.pick({...})`` for each of them and
 states its expected seconds per budget in ``budget_s``.
 

@@ -232,7 +232,7 @@ def reproduce(
     """Measure the claims and write ``out/index.html``, ``out/claims.json``, ``out/figures/``.
 
     ``size`` — the budget: "test" (seconds), "quick" (minutes on 2 cores, ``make demo``),
-    "standard" (about an hour on 2 cores) or "full" (the papers' scale). ``backend``: "local"
+    "standard" (about half an hour on 2 cores) or "full" (the papers' scale). ``backend``: "local"
     (a process pool of ``workers``, default the CPUs) or "ray" (``address``: None for a local
     instance, "auto" or host:port for a cluster). ``timeout``: seconds per unit, both
     backends. ``db``: the results store (None: none); ``reset_db``: set a store of another
