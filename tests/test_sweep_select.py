@@ -94,6 +94,15 @@ def test_dry_run_trains_nothing_and_counts_what_is_left(tmp_path):
     res = CliRunner().invoke(app, ["sweep", str(path), "--db", str(db), "--dry-run", "--only", "model=rnn,lstm"])
     assert res.exit_code == 0, res.output
     assert "8 of 32 runs selected; 3 already in" in res.output and "5 to run" in res.output
+    # a store of other code: the sweep would refuse it, so the dry run counts none of its runs
+    con = sqlite3.connect(db)
+    con.execute("UPDATE meta SET value = '0.0.1+other' WHERE key = 'code_version'")
+    con.commit()
+    con.close()
+    res = CliRunner().invoke(app, ["sweep", str(path), "--db", str(db), "--dry-run", "--only", "model=rnn,lstm"])
+    assert res.exit_code == 0, res.output
+    assert "0.0.1+other" in res.output and "--reset-db" in res.output
+    assert "8 of 32 runs selected; 0 already in" in res.output and "8 to run" in res.output
 
 
 def test_sweep_runs_only_its_shard(tmp_path):

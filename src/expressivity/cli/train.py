@@ -252,16 +252,23 @@ def _dry_run(grid, configs, db: Path, workers: int | None) -> None:
 
     with user_errors():
         finished: set[str] = set()
+        other = None  # the version of a store this code would refuse
         if db.is_file():
             store = ResultStore(db, read_only=True)
             try:
-                finished = store.finished(include_errors=True)
+                if store.stored_version not in (None, store.version):
+                    other = store.stored_version, store.version
+                else:
+                    finished = store.finished(include_errors=True)
             finally:
                 store.close()
         todo = [c for c in configs if c.run_id not in finished]
         cores = workers or os.cpu_count() or 1
         costs = {c.run_id: estimate_seconds(c) for c in todo}
         wall = estimate_sweep(todo, cores)
+    if other is not None:
+        console.print(f"{db} holds results of expressivity {other[0]}; this is {other[1]}: sweep refuses that "
+                      "store (--reset-db sets it aside), so none of its runs count", highlight=False, soft_wrap=True)
     console.print(f"{len(configs)} of {len(grid)} runs selected; {len(configs) - len(todo)} already in {db}, "
                   f"{len(todo)} to run", highlight=False)
     by_model: dict = defaultdict(list)

@@ -124,7 +124,7 @@ class Store:
             try:
                 self._check_version()
             except VersionMismatch:
-                stamp = self._stamp
+                stamp = self.stored_version
                 self.conn.close()
                 if not reset:
                     raise
@@ -234,12 +234,14 @@ class Store:
             self.conn.execute("DROP TABLE meta_old")
 
     @property
-    def _stamp(self) -> str | None:
+    def stored_version(self) -> str | None:
+        """The code version whose results the file holds (None: none yet); a store opened
+        for writing with another :attr:`version` raises :class:`VersionMismatch`."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'code_version'").fetchone()
         return None if row is None else row[0]
 
     def _check_version(self) -> None:
-        stamp = self._stamp
+        stamp = self.stored_version
         if stamp is None:
             with self.tx():
                 self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('code_version', ?)", (self.version,))
