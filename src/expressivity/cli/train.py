@@ -278,8 +278,8 @@ def _dry_run(grid, configs, db: Path, workers: int | None) -> None:
         console.print(f"  {model:<12} {len(cs):4d} runs  {sum(cs) / 3600:8.2f} core-h  "
                       f"(longest {max(cs) / 60:.1f} min)", highlight=False)
     console.print(f"estimate (train/budget.py, idle cores): {sum(costs.values()) / 3600:.2f} core-hours, "
-                  f"{wall / 3600:.2f} h wall on {cores} cores\n  (measured at the full budget: 0.4-5x of it per "
-                  "model, docs/benchmark.md)\nDry run: nothing was trained.", highlight=False)
+                  f"{wall / 3600:.2f} h wall on {cores} cores\n  (good to about 2x on an idle core; "
+                  "bench/budget_bench.py measures it on yours)\nDry run: nothing was trained.", highlight=False)
 
 
 @app.command()

@@ -4,21 +4,24 @@ A sweep's budget is decided before any training (``chomsky-quick.yaml`` must fit
 on 2 cores), so the estimate is a formula in the config alone, calibrated once by timing runs
 on this project's CPU (bench: ``docs/benchmark.md`` lists the measurements):
 
-* recurrent models (rnn, lstm, stack_rnn, tape_rnn) step through time, so a batch costs
-  ``k_model`` seconds per time step T (the batch is processed in parallel), × 1/4 when only
-  evaluating (no backward pass);
-* the transformer costs ``c₀ + k·B·T`` per training step (B strings of T tokens) plus the
-  attention's ``k_attn·B·T²`` at long evaluation lengths;
-* widths past 64 scale the per-step cost by (d_model/64)², layers multiply it;
-* a stack or tape of K cells where the model's own has K₀ scales a recurrent step by
-  1 + μ·(K/K₀ − 1), μ the memory's share of the step at K₀ (:data:`MEMORY_SHARE`);
+* recurrent models step through time, so one training batch of B strings costs, per time
+  step, ``a_model + b·B·g·d²`` (a fixed per-step cost of the model's small ops; the core's
+  matrix products, g = 1 for an Elman core, 4 for the LSTM's four gates) plus, for a stack or
+  tape of K cells, ``c_model·B·K`` (moving the memory), × 1/4 when only evaluating;
+* the transformer costs, per block, ``c + B·T·(k_d·d·max(1, d/64) + k_h·H)`` per training
+  step (B strings of T tokens; the per-token work grows with the width and the heads) plus
+  the attention's ``k_attn·B·T²`` per head at long evaluation lengths;
+* layers multiply the recurrent core's cost;
 * every run pays ``RUN_OVERHEAD_S`` once: a sweep starts each run in a fresh process, whose
   first torch calls, task and model construction take about that long.
+
+The constants are fitted to one idle core (``bench/budget_bench.py``, 2026-12-02: the quick
+and full sizes of the two Chomsky sweeps; the table is in ``docs/benchmark.md``).
 
 ``T`` is the task's token count for input length n (``n + 1``; ``n + 1 + output_length(n)``
 for transduction). ``estimate_seconds(cfg)`` and ``estimate_sweep(configs, workers)``
 (the wall time of the sweep on ``workers`` cores, longest runs first) are estimates, good to
-a factor of about 2 on an idle machine — a budget check, not a timer.
+a factor of about 2 on an idle machine (more on a loaded one) — a budget check, not a timer.
 """
 
 from __future__ import annotations
@@ -28,18 +31,18 @@ from collections.abc import Iterable
 
 from .config import RunConfig
 
-# seconds per time step of one training batch at d_model ≤ 64, one layer (measured, 1 core)
-# (stack_lstm: the Stack-RNN's, its stack dominating — not timed on its own)
-RECURRENT_STEP_S: dict[str, float] = {"rnn": 1.7e-4, "lstm": 1.7e-4, "stack_rnn": 1.1e-3, "stack_lstm": 1.1e-3,
-                                      "tape_rnn": 1.85e-3}
-# μ: share of a training step spent on the memory at the model's own size (30 stack / 40 tape
-# cells), from one training step at B = 128, T = 42, d = 256 with the own size and with 501
-# cells (2026-12-02, loaded 2-core machine): Stack-RNN 0.354 → 0.672 s, Tape-RNN 0.483 → 1.541 s
-MEMORY_SHARE: dict[str, float] = {"stack_rnn": 0.057, "stack_lstm": 0.057, "tape_rnn": 0.19}
+# recurrent, per time step of one training batch: a_model (s), b (s per B·g·d²), c_model (s per B·K)
+RECURRENT_FIXED_S: dict[str, float] = {"rnn": 1.45e-4, "lstm": 1.45e-4, "stack_rnn": 4.35e-4,
+                                       "stack_lstm": 4.35e-4, "tape_rnn": 1.13e-3}
+CORE_S = 1.64e-10
+GATES: dict[str, int] = {"rnn": 1, "lstm": 4, "stack_rnn": 1, "stack_lstm": 4, "tape_rnn": 1}
+MEMORY_CELL_S: dict[str, float] = {"stack_rnn": 4.9e-8, "stack_lstm": 4.9e-8, "tape_rnn": 1.6e-7}
 EVAL_FRACTION = 0.25  # forward only, per time step, relative to a training step
-TRANSFORMER_STEP_S = 0.012  # c₀: fixed cost of one transformer training step (2 layers)
-TRANSFORMER_TOKEN_S = 7e-6  # k: per token of a batch (2 layers, d_model ≤ 64)
-TRANSFORMER_ATTN_S = 1.1e-8  # k_attn: per string × T² at evaluation (2 layers, 2 heads)
+# transformer, per block and training step: c (s), k_d (s per token·d), k_h (s per token·head)
+TRANSFORMER_BLOCK_S = 1.5e-3
+TRANSFORMER_WIDTH_S = 1.25e-7
+TRANSFORMER_HEAD_S = 1.35e-7
+TRANSFORMER_ATTN_S = 2.75e-9  # k_attn: per string × T² × head × block at evaluation (the earlier calibration)
 RUN_OVERHEAD_S = 1.5  # per run: a fresh worker's torch warm-up, task and model construction
 
 
@@ -47,11 +50,19 @@ def _tokens(task, n: int) -> int:
     return int(task.n_tokens(n))
 
 
-def _scale(cfg: RunConfig) -> float:
-    width = max(1.0, (cfg.d_model / 64) ** 2)
-    if cfg.model == "transformer":
-        return width * cfg.layers / 2
-    return width * (cfg.layers if cfg.model in ("rnn", "lstm") else 1)
+def recurrent_step_s(cfg: RunConfig, batch: int) -> float:
+    """Seconds per time step of one training batch of a recurrent ``cfg.model``."""
+    from .models import memory_cells
+
+    m = cfg.model
+    core = CORE_S * batch * GATES[m] * cfg.d_model ** 2 * (cfg.layers if m in ("rnn", "lstm") else 1)
+    return RECURRENT_FIXED_S[m] + core + MEMORY_CELL_S.get(m, 0.0) * batch * memory_cells(cfg)
+
+
+def transformer_step_s(cfg: RunConfig, batch: int, tokens: float) -> float:
+    """Seconds of one transformer training step on ``batch`` strings of ``tokens`` tokens."""
+    per_token = TRANSFORMER_WIDTH_S * cfg.d_model * max(1.0, cfg.d_model / 64) + TRANSFORMER_HEAD_S * cfg.heads
+    return cfg.layers * (TRANSFORMER_BLOCK_S + batch * tokens * per_token)
 
 
 def estimate_seconds(cfg: RunConfig) -> float:
@@ -63,21 +74,14 @@ def estimate_seconds(cfg: RunConfig) -> float:
     train = task.valid_lengths(range(lo, hi + 1))
     t_train = sum(_tokens(task, n) for n in train) / len(train)
     tests = [_tokens(task, n) for n in task.valid_lengths(cfg.test_lengths)]
-    s = _scale(cfg)
     if cfg.model == "transformer":
-        step = TRANSFORMER_STEP_S + TRANSFORMER_TOKEN_S * cfg.batch_size * t_train
-        heads = cfg.heads / 2
-        evaluation = sum(EVAL_FRACTION * TRANSFORMER_STEP_S + TRANSFORMER_TOKEN_S * cfg.eval_batch * t
-                         + TRANSFORMER_ATTN_S * heads * cfg.eval_batch * t * t for t in tests)
+        step = transformer_step_s(cfg, cfg.batch_size, t_train)
+        evaluation = sum(EVAL_FRACTION * transformer_step_s(cfg, cfg.eval_batch, t)
+                         + TRANSFORMER_ATTN_S * cfg.layers * cfg.heads * cfg.eval_batch * t * t for t in tests)
     else:
-        from .models import OWN_MEMORY, memory_cells
-
-        k = RECURRENT_STEP_S[cfg.model]
-        if cfg.model in MEMORY_SHARE:
-            k *= 1 + MEMORY_SHARE[cfg.model] * (memory_cells(cfg) / OWN_MEMORY[cfg.model] - 1)
-        step = k * t_train
-        evaluation = sum(EVAL_FRACTION * k * t for t in tests)
-    return RUN_OVERHEAD_S + s * (cfg.steps * step + evaluation)
+        step = recurrent_step_s(cfg, cfg.batch_size) * t_train
+        evaluation = sum(EVAL_FRACTION * recurrent_step_s(cfg, cfg.eval_batch) * t for t in tests)
+    return RUN_OVERHEAD_S + cfg.steps * step + evaluation
 
 
 def estimate_sweep(configs: Iterable[RunConfig], workers: int = 2) -> float:
