@@ -50,7 +50,12 @@ def export_cmd(
         _distinct_outputs(model, onnx_path, hub_path)
         m = load_any(model)
         if onnx_path is not None:
-            from ..interop.onnx_export import check_inputs_memory, check_onnx, export_onnx, preflight
+            from ..interop.onnx_export import (
+                check_inputs_memory,
+                check_onnx,
+                export_onnx,
+                preflight,
+            )
 
             preflight(m, allow_zero_eps=allow_zero_eps)  # refuse before anything is written
             if n_check:

@@ -50,7 +50,7 @@ import numpy as np
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from ..checks import check_int, check_path, make_dir, write_bytes_atomic, write_atomic
+from ..checks import check_int, check_path, make_dir, write_atomic, write_bytes_atomic
 from ..compile import CompiledModel
 from ..compile.compiled import assemble, check_record
 from ..constructions import REGISTRY as CONSTRUCTIONS
@@ -59,7 +59,13 @@ from ..cpwl import MaxoutNetwork
 from ..languages import REGISTRY as LANGUAGES
 from ..languages import Language
 from ..limits.trained import TrainedModel
-from ..transformer import Transformer, TransformerConfig, check_finite_weights, load_state, read_metadata
+from ..transformer import (
+    Transformer,
+    TransformerConfig,
+    check_finite_weights,
+    load_state,
+    read_metadata,
+)
 from ..transformer.io import channel_map
 from .runs import (
     TrainedRun,

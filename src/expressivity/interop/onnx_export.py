@@ -48,7 +48,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import check_bool, check_float, check_int, check_memory, check_output_path, check_path, write_bytes_atomic
+from ..checks import (
+    check_bool,
+    check_float,
+    check_int,
+    check_memory,
+    check_output_path,
+    check_path,
+    write_bytes_atomic,
+)
 from ..transformer import Transformer, check_finite_weights
 from ..transformer import positions as P
 from ._optional import need
