@@ -85,11 +85,11 @@ def test_bad_specs_give_one_line_errors(tmp_path, data, message):
 
 def test_bad_lambda_and_missing_files(tmp_path):
     spec = write(tmp_path, "net.json", MAXOUT)
-    res = runner.invoke(app, ["compile", str(spec), "--out", str(tmp_path / "m.st"), "--attention", "softmax", "--lam", "0"])
+    res = runner.invoke(app, ["compile", str(spec), "--out", str(tmp_path / "m.safetensors"), "--attention", "softmax", "--lam", "0"])
     assert res.exit_code == 2 and "λ > 0" in res.output
     res = runner.invoke(app, ["verify", str(tmp_path / "missing.safetensors"), str(spec)])
     assert res.exit_code == 2 and "no such model file" in res.output
-    res = runner.invoke(app, ["compile", str(tmp_path / "nope.json"), "--out", str(tmp_path / "m.st")])
+    res = runner.invoke(app, ["compile", str(tmp_path / "nope.json"), "--out", str(tmp_path / "m.safetensors")])
     assert res.exit_code == 2 and "nope.json does not exist" in res.output
 
 

@@ -7,10 +7,12 @@ of ours (a leaf, like ``transformer``), so the library and the CLI use the same 
 * lengths and ranges: :func:`parse_lengths` ("41-45", "8,16,32", 32, [8, 16]) and
   :func:`parse_length_range` ("1-40", (1, 40), 12 → (12, 12));
 * ``KEY=VALUE`` parameters: :func:`parse_params`;
-* scalars and names: :func:`check_int`, :func:`check_float`, :func:`check_choice`;
+* scalars and names: :func:`check_int`, :func:`check_float`, :func:`check_bool`, :func:`check_choice`;
 * arrays: :func:`as_real_array` (no complex, no NaN/inf, shape named);
-* files: :func:`check_output_path` (before any work starts), :func:`read_text_file`,
-  :func:`write_atomic`;
+* files: :func:`check_path` (a str or PathLike, not empty), :func:`check_output_path` (before
+  any work starts; never a device or pipe), :func:`read_text_file`, :func:`write_atomic` (a
+  temporary file and a rename; an OS error is a :class:`WriteError` naming the path and the
+  reason, e.g. ``cannot write out/m.safetensors: No space left on device``);
 * memory: :func:`memory_budget`, :func:`check_memory` (refuse before allocating, with the
   estimate) and :func:`chunk_rows` (the one chunking rule for batched work).
 """
@@ -72,6 +74,13 @@ def check_float(value, name: str, *, min: float | None = None, max: float | None
     if max is not None and v > max:
         raise ValueError(f"{name} must be <= {max}, got {v}")
     return v
+
+
+def check_bool(value, name: str) -> bool:
+    """``value`` if it is True or False (numpy booleans too); 1, "yes" and None are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {_show(value)}")
+    return bool(value)
 
 
 def check_choice(value, name: str, choices: Iterable[str]) -> str:
@@ -246,6 +255,31 @@ def as_real_array(a, name: str, *, ndim: int | None = None, shape: tuple | None 
 # ---------------------------------------------------------------------------- files
 
 
+def check_path(value, name: str) -> Path:
+    """``value`` as a :class:`~pathlib.Path`: a ``str`` or ``os.PathLike``, not empty (None, a
+    number, bytes or a list are refused, naming ``name``)."""
+    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
+        got = "None" if value is None else type(value).__name__
+        raise ValueError(f"{name} must be a path (str or pathlib.Path), got {got}")
+    if str(os.fspath(value)).strip() == "":
+        raise ValueError(f"{name}: empty path")
+    return Path(value).expanduser()
+
+
+def _special(p: Path) -> str | None:
+    """What an existing path is when it is neither a regular file nor a directory."""
+    import stat
+
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+
+
 def check_output_path(path, name: str, *, kind: str = "file") -> Path:
     """Refuse an output path that cannot be written, before any work starts.
 
@@ -256,9 +290,13 @@ def check_output_path(path, name: str, *, kind: str = "file") -> Path:
     """
     if kind not in ("file", "dir"):
         raise ValueError(f"kind must be 'file' or 'dir', got {kind!r}")
-    if path is None or str(path).strip() == "":
+    if path is None or (isinstance(path, str) and path.strip() == ""):
         raise ValueError(f"{name}: empty path")
-    p = Path(path).expanduser()
+    p = check_path(path, name)
+    special = _special(p)
+    if special is not None:  # a rename would replace the device or pipe; opening a FIFO blocks
+        raise ValueError(f"{name} {p} is {special}, not a regular {'file' if kind == 'file' else 'directory'}; "
+                         f"give a {'file' if kind == 'file' else 'directory'} path")
     if kind == "file" and p.is_dir():
         raise ValueError(f"{name} {p} is a directory; give a file path")
     if kind == "dir" and p.exists() and not p.is_dir():
@@ -283,24 +321,76 @@ def check_output_path(path, name: str, *, kind: str = "file") -> Path:
     return p
 
 
+class WriteError(OSError):
+    """An output could not be written (disk full, permission, read-only file system, …): the
+    message names the path and the OS's reason (``reason``), on one line."""
+
+    def __init__(self, errno_: int | None, message: str, reason: str | None = None) -> None:
+        super().__init__(errno_, message)
+        self.reason = reason or message
+
+
+def write_error(exc: OSError, path) -> OSError:
+    """``exc`` (raised while writing ``path``) as a :class:`WriteError` naming ``path``;
+    already one: unchanged."""
+    if isinstance(exc, WriteError):
+        return exc
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return WriteError(exc.errno, f"cannot write {path}: {reason}", reason)
+
+
 def write_atomic(path, write) -> None:
     """``write(tmp)`` to a temporary file beside ``path``, then rename it over ``path``: a crash
-    never leaves half a file under ``path``. The file's mode comes from the umask (as ``open``)."""
-    path = Path(path)
+    or a full disk never leaves half a file under ``path`` (the old file, or none, stays). The
+    file's mode comes from the umask (as ``open``). An ``OSError`` is raised as a
+    :class:`WriteError` naming ``path``; a ``path`` that is a directory, a device or a pipe is
+    refused (a rename would replace it)."""
+    path = check_path(path, "path")
+    special = _special(path)
+    if special is not None or path.is_dir():
+        raise ValueError(f"{path} is {special or 'a directory'}, not a regular file; give a file path")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         write(tmp)
         os.replace(tmp, path)
+    except OSError as exc:
+        raise write_error(exc, path) from None
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def write_bytes_atomic(path, data: bytes) -> None:
+    """:func:`write_atomic` of ``data``."""
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+
+    write_atomic(path, write)
+
+
+def make_dir(path, name: str) -> Path:
+    """``mkdir -p path``; an OS error is a :class:`WriteError` naming ``name`` and the path."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise WriteError(exc.errno, f"{name} {p}: cannot create the directory: {reason}", reason) from None
+    return p
 
 
 def read_text_file(path, name: str) -> str:
-    """The UTF-8 text of ``path``; one-line errors for a missing, unreadable or binary file."""
-    p = Path(path)
+    """The UTF-8 text of ``path``; one-line errors for a missing, unreadable or binary file (and
+    for a pipe or device, which could block forever)."""
+    p = check_path(path, name)
     if p.is_dir():
         raise ValueError(f"{name} {p} is a directory, not a file")
+    special = _special(p)
+    if special is not None:
+        raise ValueError(f"{name} {p} is {special}, not a regular file")
     try:
         data = p.read_bytes()
     except FileNotFoundError:

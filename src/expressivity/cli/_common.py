@@ -42,18 +42,22 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, sqlite3.DatabaseError):
         return f"database: {exc}"
     if isinstance(exc, OSError) and not isinstance(exc, click.ClickException):
-        what = exc.strerror or str(exc)
-        where = exc.filename if exc.filename is not None else ""
-        return f"{where}: {what.lower()}" if where else what
+        what = exc.strerror or str(exc) or type(exc).__name__
+        if exc.filename is None:
+            return what
+        if what[:1].isupper() and not what[1:2].isupper():  # "No space left on device" → "no space …"
+            what = what[:1].lower() + what[1:]
+        return f"{exc.filename}: {what}"
     if exc.args and isinstance(exc.args[0], str):
         return exc.args[0]
     return str(exc) or type(exc).__name__
 
 
-def fail(message: str) -> None:
-    """Print ``error: message`` on stderr and exit with code 2."""
+def fail(message: str, code: int = 2) -> None:
+    """Print ``error: message`` on stderr and exit with ``code`` (2: bad input; 1: a check
+    that failed)."""
     _print_error(message)
-    raise typer.Exit(code=2)
+    raise typer.Exit(code=code)
 
 
 @contextmanager

@@ -8,7 +8,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..checks import check_memory
+from ..checks import check_int, check_memory, make_dir
 from ..cpwl.maxout import sample_box
 from . import app
 from ._common import console, output_path, user_errors
@@ -31,9 +31,11 @@ def compile_cmd(
 
     output_path(out, "--out")
     with user_errors():
+        if out.suffix != ".safetensors":  # export, verify and regions read models by this suffix
+            raise ValueError(f"--out {out}: a compiled model is a .safetensors file; give a path ending in .safetensors")
         net, domain = load_source(spec, layers, need_domain=True)
         cm = compile_maxout(net, domain=domain, attention=attention, lam=lam)
-        out.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(out.parent, "--out")
         cm.save(out)
     console.print(f"wrote {out}: {cm.n_blocks} blocks, {cm.n_tokens} tokens, "
                   f"error bound {cm.error_bound():.3g} ({attention})")
@@ -63,11 +65,12 @@ def verify_cmd(
     with user_errors():
         if points < 1:
             raise ValueError(f"--points must be >= 1, got {points}")
+        check_int(seed, "--seed", min=0)
         net, _ = load_source(spec, layers)
         cm = load_compiled(model)
         if cm.in_dim != net.in_dim or cm.transformer.cfg.d_out != net.out_dim:
             raise ValueError(f"{model} has input/output sizes ({cm.in_dim}, {cm.transformer.cfg.d_out}) "
-                             f"but the spec's network has ({net.in_dim}, {net.out_dim})")
+                             f"but the network of the spec {spec} has ({net.in_dim}, {net.out_dim})")
         # the points, both outputs and the source net's widest activations (the compiled model batches itself)
         per_point = 8 * (net.in_dim + 2 * net.out_dim + sum(l.width for l in net.layers)
                          + max(l.width * l.rank for l in net.layers))

@@ -56,10 +56,6 @@ def reproduce(
     address = address or ray_address
     with user_errors():
         specs = select(ids)
-        if list_claims:
-            for s in specs:
-                console.print(f"{s.id:32s} {s.source:40s} {s.title}", highlight=False)
-            return
         from ..checks import check_choice, check_float, check_int
         from ..report.claims import SIZES
 
@@ -71,6 +67,10 @@ def reproduce(
             check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
         if workers is not None:
             check_int(workers, "--workers", min=1, max=1024)
+        if list_claims:  # every option given is checked above, then the list needs none of them
+            for s in specs:
+                console.print(f"{s.id:32s} {s.source:40s} {s.title}", highlight=False)
+            return
         if backend == "ray":
             from ..runs import check_address
 

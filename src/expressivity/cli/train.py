@@ -93,6 +93,7 @@ def train(
             fields["test_lengths"] = parse_lengths(test_lengths, "--test-lengths", max_count=MAX_TEST_LENGTHS)
         fields["task_params"] = parse_params(param, "--param")
         cfg = make_preset(preset, task, **fields) if preset else RunConfig.from_dict({"task": task, **fields})
+        _refuse_unused(cfg, given)
     out_dir = out or Path("runs") / cfg.run_id
     output_path(out_dir, "--out", kind="dir")
     output_path(db, "--db")
@@ -134,6 +135,27 @@ def train(
     _metrics_table(result.metrics, f"{cfg.label()} ({result.duration:.1f} s)")
     scores = protocol_score([dict(m) for m in result.metrics], cfg.protocol)
     console.print("  ".join(f"{k} = {v:.4f}" for k, v in scores.items()) + f"   recorded in {db}")
+
+
+_TRANSFORMER_ONLY = {"heads": "--heads", "positional": "--positional", "layer_norm": "--layer-norm",
+                     "ln_eps": "--ln-eps", "log_length_scaling": "--log-length-scaling"}
+_CONSTRUCTION_FIXES = {"layers": "--layers", "heads": "--heads", "d_model": "--d-model", "positional": "--positional",
+                       "layer_norm": "--layer-norm", "ln_eps": "--ln-eps"}  # a construction fixes its architecture
+
+
+def _refuse_unused(cfg, given: dict) -> None:
+    """An option that the run does not use is refused, not ignored (it would also change the
+    run id of an otherwise identical run)."""
+    if cfg.model != "transformer":
+        unused = [opt for key, opt in _TRANSFORMER_ONLY.items() if given.get(key) is not None]
+        if unused:
+            raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to transformers only; "
+                             f"a {cfg.model} has no attention or layer norm (leave {'it' if len(unused) == 1 else 'them'} out)")
+    if cfg.init != "random":
+        unused = [opt for key, opt in _CONSTRUCTION_FIXES.items() if given.get(key) is not None]
+        if unused:
+            raise ValueError(f"{', '.join(unused)}: a run with --init {cfg.init} takes the construction's architecture, "
+                             "so these sizes are not used (leave them out; --init-param sets the construction's)")
 
 
 def _metrics_table(metrics, title: str, max_rows: int = 12) -> None:
@@ -200,6 +222,11 @@ def sweep(
             check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
         if address is not None and backend != "ray":
             raise ValueError("--address needs --backend ray")
+        if dry_run and restart:
+            raise ValueError("--restart discards the checkpoints of the runs a sweep starts; --dry-run starts none "
+                             "(leave --restart out of the dry run)")
+        if dry_run and db.is_dir():
+            raise ValueError(f"--db {db} is a directory; give the results database file")
         picked = parse_shard(shard) if shard is not None else None
         wanted = parse_only(only)
         if backend == "ray" and not dry_run:
@@ -209,7 +236,7 @@ def sweep(
         grid = load_sweep(config)
         configs = select_runs(grid, wanted, picked)
     if dry_run:
-        _dry_run(grid, configs, db, workers)
+        _dry_run(grid, configs, db, workers, retry_errors=retry_errors, reset_db=reset_db)
         return
     out_dir = out if out is not None else db.parent / "checkpoints"
     output_path(db, "--db")
@@ -243,8 +270,11 @@ def sweep(
         raise typer.Exit(code=1)
 
 
-def _dry_run(grid, configs, db: Path, workers: int | None) -> None:
-    """What ``sweep`` would run: counts, runs already in ``db``, the budget estimate."""
+def _dry_run(grid, configs, db: Path, workers: int | None, *, retry_errors: bool = False,
+             reset_db: bool = False) -> None:
+    """What ``sweep`` would run: counts, runs already in ``db``, the budget estimate. As the
+    sweep would: ``retry_errors`` counts failed runs as to run, ``reset_db`` a store of another
+    version as set aside (every run to run)."""
     import os
 
     from ..train import ResultStore
@@ -259,18 +289,22 @@ def _dry_run(grid, configs, db: Path, workers: int | None) -> None:
                 if store.stored_version not in (None, store.version):
                     other = store.stored_version, store.version
                 else:
-                    finished = store.finished(include_errors=True)
+                    finished = store.finished(include_errors=not retry_errors)
             finally:
                 store.close()
         todo = [c for c in configs if c.run_id not in finished]
         cores = workers or os.cpu_count() or 1
         costs = {c.run_id: estimate_seconds(c) for c in todo}
         wall = estimate_sweep(todo, cores)
-    if other is not None:
+    if other is not None and reset_db:
+        console.print(f"{db} holds results of expressivity {other[0]}; this is {other[1]}: with --reset-db the sweep "
+                      "sets it aside and starts a fresh store, so none of its runs count", highlight=False, soft_wrap=True)
+    elif other is not None:
         console.print(f"{db} holds results of expressivity {other[0]}; this is {other[1]}: sweep refuses that "
                       "store (--reset-db sets it aside), so none of its runs count", highlight=False, soft_wrap=True)
+    again = " (failed runs count as to run: --retry-errors)" if retry_errors else ""
     console.print(f"{len(configs)} of {len(grid)} runs selected; {len(configs) - len(todo)} already in {db}, "
-                  f"{len(todo)} to run", highlight=False)
+                  f"{len(todo)} to run{again}", highlight=False)
     by_model: dict = defaultdict(list)
     for c in todo:
         by_model[c.model].append(costs[c.run_id])

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import as_real_array, check_choice, check_float, check_int, chunk_rows
+from ..checks import as_real_array, check_choice, check_float, check_int, check_path, chunk_rows
 from ..cpwl import MaxoutNetwork
-from ..cpwl.maxout import as_points
+from ..cpwl.maxout import as_points, sample_box
 from ..transformer import ChannelMap, Transformer, load_transformer, read_metadata, save_transformer
 
 _CACHE_BYTES = 8 << 18  # one evaluate chunk's float64 activations, about 2^18 numbers: they stay in cache
@@ -57,6 +57,41 @@ class CompiledModel:
         """sup_x |F(x) − f(x)| ≤ this, in float64: the σ_λ term ``output_error`` (0 for
         hardmax, ∝ 1/λ) plus the round-off term ``roundoff_error`` (see ``compile_maxout``)."""
         return self.output_error + self.roundoff_error
+
+    def tolerance(self) -> float:
+        """What ``verify`` allows between F and f in float64: ``output_error + 2·roundoff_error``
+        (the reference f(x) is computed in float64 too, so its round-off counts again)."""
+        return self.output_error + 2 * self.roundoff_error
+
+    def measured_error(self, points: int = 256, seed: int = 0) -> float:
+        """max |F(x) − f(x)| over ``points`` uniform points of the domain and its corners
+        (d ≤ 10), against the source network (NaN if any output is not finite)."""
+        if self.net is None:
+            raise ValueError("measured_error needs the source network (net); this model was loaded without it")
+        points = check_int(points, "points", min=1)
+        x = sample_box(self.lo, self.hi, points, check_int(seed, "seed", min=0))
+        diff = np.abs(self.evaluate(x) - self.net(x))
+        return float(diff.max()) if np.all(np.isfinite(diff)) else float("nan")
+
+    def check_net(self, where: str, points: int = 256) -> None:
+        """Refuse a model and source network that disagree: the error measured on sample points
+        (:meth:`measured_error`) must be finite and within :meth:`tolerance`, and a softmax
+        record's ``output_error`` at least the bound its net and λ give — a model or net edited
+        after compiling, or a compile record that understates the bound, is refused."""
+        if self.attention == "softmax":  # a bound the measurement could still meet may be understated
+            from .maxout_to_transformer import softmax_bounds
+
+            _, stated = softmax_bounds(self.net, self.lo, self.hi, self.lam)
+            if self.output_error < stated * (1 - 1e-9):
+                raise ValueError(f"{where}: the compile record states output_error {self.output_error:.3g}, below the "
+                                 f"bound {stated:.3g} that compiling its source network with λ = {self.lam:g} gives; "
+                                 "the record was changed after compiling")
+        err = self.measured_error(points)
+        if not err <= self.tolerance():  # NaN fails too
+            raise ValueError(f"{where}: the model is {err:.3g} from its source network on {points} sample points of its "
+                             f"domain, over its error bound {self.error_bound():.3g} (tolerance {self.tolerance():.3g}): "
+                             "the weights, the network or the compile record were changed after compiling; compile "
+                             "it again from its spec")
 
     def inputs(self, x: np.ndarray) -> torch.Tensor:
         """x (N, d) → the transformer's input (N, T, d): x copied to every token."""
@@ -118,8 +153,11 @@ class CompiledModel:
 _RECORD = ("lo", "hi", "attention", "lam", "layer_errors", "output_error", "big_m")
 
 
-def _record(rec, path: Path, model) -> dict:
-    """The compile record of ``path``, checked against its transformer (one line per problem)."""
+def check_record(rec, path, model) -> dict:
+    """The compile record of ``path`` (a ``.safetensors`` file or a hub ``config.json``),
+    checked against its transformer: every field present and known, lo < hi of the model's
+    input size, the transformer's attention and λ, error bounds finite and ≥ 0, one per
+    layer. The CompiledModel fields, or one line per problem."""
     where = f"{path}: compile record"
     if not isinstance(rec, dict):
         raise ValueError(f"{where} must be a JSON object")
@@ -144,6 +182,8 @@ def _record(rec, path: Path, model) -> dict:
         lam = rec["lam"]
         if attention == "softmax":
             lam = check_float(lam, f"{where} lam", min=0.0, min_open=True)
+            if lam != cfg.lam:
+                raise ValueError(f"{where} says lam {lam:g} but the transformer uses λ = {cfg.lam:g}")
         elif lam is not None:
             raise ValueError(f"{where}: lam must be null for hardmax, got {lam!r}")
         errs = rec["layer_errors"]
@@ -169,7 +209,7 @@ def load_compiled(path: str | Path, net: MaxoutNetwork | None = None) -> Compile
     The file is checked whole (see :func:`~expressivity.transformer.load_transformer`), and so
     is its compile record (domain, attention, λ, error bounds: finite, non-negative, matching
     the transformer); ``net``, when given, must have the model's input and output sizes."""
-    path = Path(path)
+    path = check_path(path, "path")
     if net is not None and not isinstance(net, MaxoutNetwork):
         raise ValueError(f"net must be a MaxoutNetwork or None, got {type(net).__name__}")
     meta = read_metadata(path)
@@ -180,9 +220,19 @@ def load_compiled(path: str | Path, net: MaxoutNetwork | None = None) -> Compile
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: metadata 'compiled' is not valid JSON ({exc.msg})") from None
     model = load_transformer(path)
-    fields = _record(rec, path, model)
-    cfg = model.cfg
+    return assemble(model, check_record(rec, path, model), net, str(path), "the net given")
+
+
+def assemble(transformer: Transformer, fields: dict, net: MaxoutNetwork | None, where: str,
+             net_name: str) -> CompiledModel:
+    """The CompiledModel of a loaded transformer and its checked record (:func:`check_record`),
+    with its source network ``net`` (or None): of the model's sizes, and measured against the
+    model (:meth:`CompiledModel.check_net`). ``net_name`` says where the net came from."""
+    cfg = transformer.cfg
     if net is not None and (net.in_dim != cfg.d_input or net.out_dim != cfg.d_out):
-        raise ValueError(f"net has input/output sizes ({net.in_dim}, {net.out_dim}) but {path} was compiled "
+        raise ValueError(f"{net_name} has input/output sizes ({net.in_dim}, {net.out_dim}) but {where} was compiled "
                          f"for ({cfg.d_input}, {cfg.d_out})")
-    return CompiledModel(transformer=model, net=net, **fields)
+    cm = CompiledModel(transformer=transformer, net=net, **fields)
+    if net is not None:
+        cm.check_net(f"{where} with {net_name}")
+    return cm

@@ -117,6 +117,16 @@ def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float,
     return plans, errors, rnd, h_abs
 
 
+def softmax_bounds(net: MaxoutNetwork, lo, hi, lam: float) -> tuple[tuple[float, ...], float]:
+    """The σ_λ error bounds :func:`compile_maxout` states for ``net`` on [lo, hi] with λ:
+    ``(layer_errors, output_error)``, from the interval plan alone (no transformer is built)."""
+    lo, hi = box(lo, hi, net.in_dim)
+    delta = (max(net.ranks) - 1) / (math.e * lam)
+    _, errors, _, _ = _plan(net, lo, hi, delta, softmax=True)
+    gain = float(np.abs(net.readout[0]).sum(axis=1).max()) if net.readout is not None else 1.0
+    return tuple(errors), gain * errors[-1]
+
+
 def compile_maxout(
     net: MaxoutNetwork,
     domain=(-1.0, 1.0),

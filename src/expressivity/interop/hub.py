@@ -29,6 +29,14 @@ kind               what ``config.json`` adds to the transformer's config and cha
 ``strict=True``. Bytes are deterministic: JSON with sorted keys, tensors in safetensors'
 fixed order. Files are created with ``open`` (mode 0o666 filtered by the umask; safetensors'
 own ``save_file`` would make them 0o600) and moved into place atomically.
+
+Nothing loaded is believed unchecked: ``config.json`` may hold only the keys its kind writes,
+each record is validated field by field (a compile record as in ``load_compiled``: lo < hi,
+bounds finite and ≥ 0, the transformer's attention and λ), every tensor must have the
+module's name, shape and dtype and be finite (:func:`~expressivity.transformer.load_state`),
+and a compiled model with its source network is measured against it on sample points of its
+domain: a pair further apart than its error bound is refused (an edited ``source_net`` or
+weight file).
 """
 
 from __future__ import annotations
@@ -42,15 +50,23 @@ import numpy as np
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from ..checks import write_atomic
+from ..checks import check_int, check_path, make_dir, write_atomic, write_bytes_atomic
 from ..compile import CompiledModel
+from ..compile.compiled import assemble, check_record
 from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..constructions import Construction
 from ..cpwl import MaxoutNetwork
 from ..languages import REGISTRY as LANGUAGES
 from ..languages import Language
 from ..limits.trained import TrainedModel
-from ..transformer import ChannelMap, Transformer, TransformerConfig, read_metadata
+from ..transformer import (
+    Transformer,
+    TransformerConfig,
+    check_finite_weights,
+    load_state,
+    read_metadata,
+)
+from ..transformer.io import channel_map
 from .runs import (
     TrainedRun,
     checkpoint_metadata,
@@ -66,6 +82,9 @@ CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
 SOURCE_NET_NAME = "source_net.safetensors"
 KINDS = ("transformer", "compiled", "construction", "trained", "run")
+_COMMON_KEYS = {"format", "kind", "transformer", "channels"}
+_KIND_KEYS = {"transformer": set(), "compiled": {"compiled", "source_net"}, "construction": {"construction"},
+              "trained": {"trained"}, "run": {"run"}}  # the keys save_pretrained writes, per kind
 
 Model = Transformer | CompiledModel | Construction | TrainedModel | TrainedRun
 
@@ -114,9 +133,10 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
     kind = model_kind(model)
     module = model.model if kind == "run" else transformer_of(model)
     tr = module if isinstance(module, Transformer) else None
-    out = Path(directory)
+    out = check_path(directory, "directory")
     if out.exists() and not out.is_dir():
         raise ValueError(f"directory {out} is a file; give a directory for the hub layout")
+    check_finite_weights(module, f"model ({kind})")  # it could not be loaded back
     config: dict = {
         "format": FORMAT,
         "kind": kind,
@@ -137,13 +157,11 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
             raise ValueError(f"construction {model.name!r} is not in the registry; it cannot be rebuilt on load")
     elif kind == "trained":
         config["trained"] = {"language": _language_record(model.language), "kind": model.kind}
-    out.mkdir(parents=True, exist_ok=True)
+    make_dir(out, "directory")
     # safetensors' save_file creates its file with mode 0o600; writing its bytes ourselves keeps the umask
-    weights = safetensors_bytes(_state(module), metadata={"format": "pt"})
-    write_atomic(out / WEIGHTS_NAME, lambda p: p.write_bytes(weights))
+    write_bytes_atomic(out / WEIGHTS_NAME, safetensors_bytes(_state(module), metadata={"format": "pt"}))
     if source_net is not None:
-        net_bytes = safetensors_bytes(source_net, metadata={"format": "pt"})
-        write_atomic(out / SOURCE_NET_NAME, lambda p: p.write_bytes(net_bytes))
+        write_bytes_atomic(out / SOURCE_NET_NAME, safetensors_bytes(source_net, metadata={"format": "pt"}))
     elif (out / SOURCE_NET_NAME).exists():
         (out / SOURCE_NET_NAME).unlink()  # a stale file from an earlier save would be read back
     text = json.dumps(config, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
@@ -185,8 +203,9 @@ def _language_record(lang: Language) -> dict:
 
 # --------------------------------------------------------------------------- loading
 def read_config(directory: str | Path) -> dict:
-    """The parsed ``config.json`` of a hub directory written by :func:`save_pretrained`."""
-    d = Path(directory)
+    """The parsed ``config.json`` of a hub directory written by :func:`save_pretrained`: its
+    format, kind and keys checked (the records themselves are checked by the loaders)."""
+    d = check_path(directory, "directory")
     if not d.is_dir():
         raise ValueError(f"directory {d} does not exist or is not a directory (expected the hub layout: "
                          f"{CONFIG_NAME} + {WEIGHTS_NAME})")
@@ -197,12 +216,22 @@ def read_config(directory: str | Path) -> dict:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         got = config.get("format") if isinstance(config, dict) else None
         raise ValueError(f"{path} was not written by expressivity's save_pretrained "
                          f"(format {got!r}, expected {FORMAT!r})")
-    if config.get("kind") not in KINDS:
-        raise ValueError(f"{path}: kind must be one of {KINDS}, got {config.get('kind')!r}")
+    kind = config.get("kind")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise ValueError(f"{path}: kind must be one of {KINDS}, got {kind!r}")
+    allowed = _COMMON_KEYS | _KIND_KEYS[kind]
+    unknown = sorted(set(config) - allowed)
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {unknown} for kind {kind!r}; allowed: {sorted(allowed)}")
+    required = sorted((_COMMON_KEYS | _KIND_KEYS[kind]) - set(config) - {"source_net"})
+    if required:
+        raise ValueError(f"{path}: missing keys {required} (kind {kind!r})")
     if not (d / WEIGHTS_NAME).is_file():
         raise ValueError(f"directory {d} has no {WEIGHTS_NAME}")
     return config
@@ -218,54 +247,57 @@ def from_pretrained(directory: str | Path) -> Model:
     """Rebuild the model written by :func:`save_pretrained`, of the kind it was saved as.
 
     An output directory of ``train_run(out_dir=...)`` / ``expressivity train --out`` (its own
-    config.json + model.safetensors) loads too, as a :class:`TrainedRun` of any model kind."""
-    d = Path(directory)
+    config.json + model.safetensors) loads too, as a :class:`TrainedRun` of any model kind.
+    Everything is checked before it is used (see the module docstring)."""
+    d = check_path(directory, "directory")
     if _is_train_run_dir(d):
         return load_run(d)
     config = read_config(d)
+    where = d / CONFIG_NAME
     if config["kind"] == "run":
-        run = rebuild(run_config(config.get("run"), str(d / CONFIG_NAME)), read_tensors(d / WEIGHTS_NAME),
-                      str(d / WEIGHTS_NAME))
+        run = rebuild(run_config(config["run"], str(where)), read_tensors(d / WEIGHTS_NAME), str(d / WEIGHTS_NAME))
         built = run.model.cfg.to_dict() if isinstance(run.model, Transformer) else None
         if config.get("transformer") != built:
-            raise ValueError(f"{d / CONFIG_NAME}: its run config builds another transformer than the one saved "
+            raise ValueError(f"{where}: its run config builds another transformer than the one saved "
                              "(config differs); it was saved by another version")
         return run
-    try:
-        cfg = TransformerConfig.from_dict(config["transformer"])
-        channels = ChannelMap(tuple(config["channels"])) if config.get("channels") is not None else None
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"{d / CONFIG_NAME}: bad transformer config ({exc})") from None
-    tr = Transformer(cfg, channels)
-    state = read_tensors(d / WEIGHTS_NAME)
-    try:
-        with torch.no_grad():
-            tr.load_state_dict(state, strict=True)
-    except RuntimeError as exc:
-        raise ValueError(f"{d / WEIGHTS_NAME} does not match config.json: {' '.join(str(exc).split())}") from None
-    tr.eval()
+    tr = _transformer(config, d)
     kind = config["kind"]
     if kind == "transformer":
         return tr
+    if kind == "compiled":
+        return _compiled(tr, config, d)
+    if kind == "construction":
+        return _construction(tr, config["construction"], where)
+    return _trained(tr, config["trained"], where)
+
+
+def _transformer(config: dict, d: Path) -> Transformer:
+    """The transformer of ``config.json`` with the checked weights of ``model.safetensors``."""
+    where = d / CONFIG_NAME
+    if not isinstance(config["transformer"], dict):
+        raise ValueError(f"{where}: transformer must be an object of TransformerConfig fields, got "
+                         f"{type(config['transformer']).__name__}")
     try:
-        if kind == "compiled":
-            return _compiled(tr, config, d)
-        if kind == "construction":
-            return _construction(tr, config["construction"])
-        rec = config["trained"]
-        lang = rec["language"]
-        if lang.get("name") not in LANGUAGES:
-            raise ValueError(f"{d / CONFIG_NAME}: unknown language {lang.get('name')!r}")
-        return TrainedModel(tr, LANGUAGES[lang["name"]](**lang.get("params", {})), rec.get("kind", "recognition"))
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{d / CONFIG_NAME}: bad {kind} record ({type(exc).__name__}: {exc})") from None
+        cfg = TransformerConfig.from_dict(config["transformer"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}: transformer: {exc}") from None
+    channels = config.get("channels")
+    if channels is not None:
+        channels = channel_map(channels, cfg.d_model, f"{where}: channels")
+    try:
+        tr = Transformer(cfg, channels)
+    except ValueError as exc:
+        raise ValueError(f"{where}: transformer: {exc}") from None
+    load_state(tr, read_tensors(d / WEIGHTS_NAME), str(d / WEIGHTS_NAME), what="does not match config.json")
+    return tr.eval()
 
 
 def load_any(path: str | Path) -> Model:
     """Any saved model: a hub directory (:func:`from_pretrained`, train output directories
     included) or one of our ``.safetensors`` files — compiled (``expressivity compile``),
     trained (``expressivity train``) or a plain transformer."""
-    p = Path(path)
+    p = check_path(path, "model")
     if p.is_dir():
         return from_pretrained(p)
     if not p.is_file():
@@ -295,35 +327,82 @@ def _is_train_run_dir(d: Path) -> bool:
     return (d / CONFIG_NAME).is_file() and is_checkpoint(d)
 
 
+def _record(rec, keys: set[str], where, what: str) -> dict:
+    """``rec`` as a dict holding exactly ``keys`` (one line naming ``where`` and ``what`` else)."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"{where}: {what} must be an object, got {type(rec).__name__}")
+    unknown, missing = sorted(set(rec) - keys), sorted(keys - set(rec))
+    if unknown:
+        raise ValueError(f"{where}: {what} has unknown fields {unknown}; allowed: {sorted(keys)}")
+    if missing:
+        raise ValueError(f"{where}: {what} misses {missing}")
+    return rec
+
+
+def _source_net(config: dict, d: Path) -> MaxoutNetwork | None:
+    """The source network of a compiled hub directory (``source_net`` + its tensors), checked."""
+    rec = config.get("source_net")
+    if rec is None:
+        return None
+    where, path = d / CONFIG_NAME, d / SOURCE_NET_NAME
+    _record(rec, {"depth", "readout"}, where, "source_net")
+    depth = check_int(rec["depth"], f"{where}: source_net.depth", min=1)
+    if not isinstance(rec["readout"], bool):
+        raise ValueError(f"{where}: source_net.readout must be true or false, got {rec['readout']!r}")
+    if not path.is_file():
+        raise ValueError(f"directory {d} has no {SOURCE_NET_NAME}, which {CONFIG_NAME} says it has (source_net)")
+    t = read_tensors(path)
+    names = {f"layers.{k}.{w}" for k in range(depth) for w in "Wb"} | ({"readout.A", "readout.c"} if rec["readout"] else set())
+    missing, extra = sorted(names - set(t)), sorted(set(t) - names)
+    if missing or extra:
+        raise ValueError(f"{path}: does not match source_net in {CONFIG_NAME} (depth {depth}, readout "
+                         f"{rec['readout']}): " + (f"missing {missing[:4]}" if missing else f"unexpected {extra[:4]}"))
+    for key in sorted(t):
+        if t[key].dtype != torch.float64:
+            raise ValueError(f"{path}: tensor {key} has dtype {t[key].dtype}, expected torch.float64")
+    a = {k: v.numpy() for k, v in t.items()}
+    try:
+        return MaxoutNetwork.from_weights([(a[f"layers.{k}.W"], a[f"layers.{k}.b"]) for k in range(depth)],
+                                          (a["readout.A"], a["readout.c"]) if rec["readout"] else None)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def _compiled(tr: Transformer, config: dict, d: Path) -> CompiledModel:
-    rec = config["compiled"]
-    net = None
-    if config.get("source_net") is not None:
-        t = {k: v.double().numpy() for k, v in read_tensors(d / SOURCE_NET_NAME).items()}
-        depth = int(config["source_net"]["depth"])
-        layers = [(t[f"layers.{k}.W"], t[f"layers.{k}.b"]) for k in range(depth)]
-        readout = (t["readout.A"], t["readout.c"]) if config["source_net"]["readout"] else None
-        net = MaxoutNetwork.from_weights(layers, readout)
-    return CompiledModel(
-        transformer=tr,
-        net=net,
-        lo=np.asarray(rec["lo"], dtype=np.float64),
-        hi=np.asarray(rec["hi"], dtype=np.float64),
-        attention=rec["attention"],
-        lam=rec["lam"],
-        layer_errors=tuple(rec["layer_errors"]),
-        output_error=float(rec["output_error"]),
-        big_m=tuple(rec["big_m"]),
-        roundoff_error=float(rec.get("roundoff_error", 0.0)),
-    )
+    fields = check_record(config["compiled"], d / CONFIG_NAME, tr)
+    return assemble(tr, fields, _source_net(config, d), f"{d / WEIGHTS_NAME}", f"its {SOURCE_NET_NAME}")
 
 
-def _construction(tr: Transformer, rec: dict) -> Construction:
-    name, params = rec.get("name"), rec.get("params") or {}
-    if name not in CONSTRUCTIONS:
-        raise ValueError(f"unknown construction {name!r}; choose one of {sorted(CONSTRUCTIONS)}")
-    rebuilt = CONSTRUCTIONS[name](**params)
+def _construction(tr: Transformer, rec, where: Path) -> Construction:
+    rec = _record(rec, {"name", "params"}, where, "construction")
+    name, params = rec["name"], rec["params"]
+    if not isinstance(name, str) or name not in CONSTRUCTIONS:
+        raise ValueError(f"{where}: unknown construction {name!r}; choose one of {sorted(CONSTRUCTIONS)}")
+    if not isinstance(params, dict):
+        raise ValueError(f"{where}: construction.params must be an object, got {type(params).__name__}")
+    try:
+        rebuilt = CONSTRUCTIONS[name](**params)
+    except TypeError as exc:
+        raise ValueError(f"{where}: construction.params of {name!r}: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{where}: construction.params: {exc}") from None
     if rebuilt.transformer.cfg != tr.cfg:
-        raise ValueError(f"construction {name!r} with {params} builds a different transformer than the saved "
+        raise ValueError(f"{where}: construction {name!r} with {params} builds a different transformer than the saved "
                          "one (config differs); it was saved by another version")
     return dataclasses.replace(rebuilt, transformer=tr)
+
+
+def _trained(tr: Transformer, rec, where: Path) -> TrainedModel:
+    rec = _record(rec, {"language", "kind"}, where, "trained")
+    lang = _record(rec["language"], {"name", "params"}, where, "trained.language")
+    if not isinstance(lang["name"], str) or lang["name"] not in LANGUAGES:
+        raise ValueError(f"{where}: unknown language {lang['name']!r}")
+    if not isinstance(lang["params"], dict):
+        raise ValueError(f"{where}: trained.language.params must be an object, got {type(lang['params']).__name__}")
+    try:
+        language = LANGUAGES[lang["name"]](**lang["params"])
+        return TrainedModel(tr, language, rec["kind"])
+    except TypeError as exc:
+        raise ValueError(f"{where}: trained: {exc}") from None
+    except ValueError as exc:
+        raise ValueError(f"{where}: trained: {exc}") from None

@@ -29,7 +29,13 @@ ops on the positions t = 0..T−1 (with r = s − t the key's offset from the qu
 
 Refused, each with a one-line reason: layer norm with ε = 0 unless ``allow_zero_eps=True``
 (LN is then undefined — NaN — on a constant residual vector and not Lipschitz; onnxruntime
-does compute the same function as torch there, see docs/interop.md).
+does compute the same function as torch there, see docs/interop.md), and a model with a NaN or
+inf weight.
+
+:func:`check_onnx` passes (``OnnxCheck.ok``) when every output of both is finite and
+max |ORT − ours| ≤ ``tolerance``: by default ``rtol·max(1, max |output|)`` with rtol = 1e-9
+in float64 and 1e-4 in float32 (measured: ~1e-16 and ~1e-7 relative). NaN equals NaN nowhere:
+a non-finite output on either side fails the check.
 """
 
 from __future__ import annotations
@@ -42,12 +48,22 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..transformer import Transformer
+from ..checks import (
+    check_bool,
+    check_float,
+    check_int,
+    check_memory,
+    check_output_path,
+    check_path,
+    write_bytes_atomic,
+)
+from ..transformer import Transformer, check_finite_weights
 from ..transformer import positions as P
 from ._optional import need
 from .hub import model_kind, transformer_of
 
 OPSET = 18
+RTOL = {"float64": 1e-9, "float32": 1e-4}  # default check tolerance, relative to max(1, max |output|)
 
 
 @dataclass(frozen=True)
@@ -57,13 +73,25 @@ class OnnxCheck:
     n_inputs: int
     n_tokens: int
     dtype: str  # float64 | float32
-    max_abs_error: float  # max over all outputs |ORT − ours|
+    max_abs_error: float  # max over all outputs |ORT − ours| (inf when an output is not finite)
     max_abs_output: float  # scale of the outputs, for reading the error
     seconds: float
+    tolerance: float = math.inf  # the check passes when max_abs_error <= tolerance
+    nonfinite: int = 0  # outputs that are NaN or inf, ours or onnxruntime's
+
+    @property
+    def ok(self) -> bool:
+        """Every output finite on both sides and the error within the tolerance."""
+        return self.nonfinite == 0 and math.isfinite(self.max_abs_error) and self.max_abs_error <= self.tolerance
 
     def line(self) -> str:
-        return (f"onnxruntime vs ours on {self.n_inputs} inputs ({self.n_tokens} tokens, {self.dtype}): "
+        head = (f"onnxruntime vs ours on {self.n_inputs} inputs ({self.n_tokens} tokens, {self.dtype}): "
                 f"max |error| = {self.max_abs_error:.3g} (outputs up to {self.max_abs_output:.3g})")
+        if self.nonfinite:
+            return head + f": FAILED, {self.nonfinite} outputs are NaN or inf"
+        if not self.ok:
+            return head + f": FAILED, over the tolerance {self.tolerance:.3g}"
+        return head + f", within the tolerance {self.tolerance:.3g}"
 
 
 class _Graph:
@@ -174,6 +202,8 @@ class _Positions:
 def preflight(model, allow_zero_eps: bool = False):
     """Refuse what the export cannot write (before any file is touched); returns ``onnx``."""
     model_kind(model)  # refuses what is not one of our models
+    allow_zero_eps = check_bool(allow_zero_eps, "allow_zero_eps")
+    check_finite_weights(transformer_of(model), "model")
     cfg = transformer_of(model).cfg
     if cfg.layer_norm != "none" and cfg.ln_eps == 0 and not allow_zero_eps:
         raise ValueError("layer norm with eps = 0 is not exported to ONNX: LN(x) = (x - mean)/sqrt(var) is undefined "
@@ -193,6 +223,7 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
         check_onnx(cm, "net.onnx").max_abs_error   # ~1e-16 (float64, hardmax exact)
     """
     onnx = preflight(model, allow_zero_eps)
+    out = check_output_path(path, "path")
     tr = transformer_of(model)
     cfg = tr.cfg
     dtype = np.float64 if cfg.dtype == "float64" else np.float32
@@ -294,8 +325,7 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
     onnx_model.ir_version = 10  # readable by onnxruntime >= 1.20
     onnx_model.doc_string = f"expressivity {model_kind(model)} transformer: {tr.extra_repr()}"
     onnx.checker.check_model(onnx_model)
-    out = Path(path)
-    out.write_bytes(onnx_model.SerializeToString())
+    write_bytes_atomic(out, onnx_model.SerializeToString())
     return out
 
 
@@ -322,26 +352,68 @@ def sample_inputs(model, n_inputs: int, seed: int = 0) -> torch.Tensor:
     return torch.as_tensor(rng.standard_normal((n_inputs, T, cfg.d_input)), dtype=tr.dtype)
 
 
-def check_onnx(model, path: str | Path, n_inputs: int = 10_000, seed: int = 0, batch: int = 1000) -> OnnxCheck:
-    """Run the ONNX file with onnxruntime and our forward on the same inputs; max |difference|."""
+def check_inputs_memory(model, n_inputs: int, name: str = "n_inputs") -> int:
+    """``n_inputs`` as an int ≥ 1 whose sample (and its outputs) fits in the memory budget."""
+    n_inputs = check_int(n_inputs, name, min=1)
+    cfg = transformer_of(model).cfg
+    T = cfg.n_ctx if model_kind(model) == "compiled" else min(8, cfg.n_ctx)
+    per_input = 8 * T * max(cfg.d_input or 1, 1) + 256  # the inputs (float64 or int64), plus strings for encoders
+    check_memory(n_inputs * per_input, f"the ONNX check on {name} = {n_inputs} inputs", hint=f"use a smaller {name}")
+    return n_inputs
+
+
+def check_onnx(model, path: str | Path, n_inputs: int = 10_000, seed: int = 0, batch: int = 1000,
+               tolerance: float | None = None) -> OnnxCheck:
+    """Run the ONNX file with onnxruntime and our forward on the same inputs; max |difference|,
+    judged against ``tolerance`` (default: see the module docstring; ``OnnxCheck.ok``).
+
+    A file onnxruntime cannot load or run (missing, not ONNX, another model's inputs) is a
+    ``ValueError`` naming it, not onnxruntime's own exception."""
     ort = need("onnxruntime")
+    model_kind(model)
+    path = check_path(path, "path")
+    if not path.is_file():
+        raise ValueError(f"path {path} does not exist or is not a file (expected an ONNX file)")
+    n_inputs = check_inputs_memory(model, n_inputs)
+    seed = check_int(seed, "seed", min=0)
+    batch = check_int(batch, "batch", min=1)
+    if tolerance is not None:
+        tolerance = check_float(tolerance, "tolerance", min=0)
     tr: Transformer = transformer_of(model)
     x = sample_inputs(model, n_inputs, seed)
     t0 = time.perf_counter()
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     opts.log_severity_level = 3  # errors only
-    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-    err, scale = 0.0, 0.0
+    try:
+        sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own types (NoSuchFile, InvalidProtobuf, Fail, …)
+        raise ValueError(f"path {path}: onnxruntime cannot load it ({_ort_reason(exc)})") from None
+    err, scale, bad = 0.0, 0.0, 0
     with torch.no_grad():
         for start in range(0, len(x), batch):
             xb = x[start:start + batch]
             ours = tr(xb).cpu().numpy()
-            theirs = sess.run(["output"], {"inputs": xb.cpu().numpy()})[0]
-            both = np.isfinite(ours) & np.isfinite(theirs)
-            if not np.array_equal(np.isfinite(ours), np.isfinite(theirs)):
-                err = math.inf
-            if both.any():
-                err = max(err, float(np.abs(ours[both].astype(np.float64) - theirs[both]).max()))
-                scale = max(scale, float(np.abs(ours[both]).max()))
-    return OnnxCheck(len(x), int(x.shape[1]), tr.cfg.dtype, err, scale, time.perf_counter() - t0)
+            try:
+                theirs = sess.run(["output"], {"inputs": xb.cpu().numpy()})[0]
+            except Exception as exc:
+                raise ValueError(f"path {path}: onnxruntime cannot run it on this model's inputs ({_ort_reason(exc)}): "
+                                 "is it the export of this model?") from None
+            if theirs.shape != ours.shape:
+                raise ValueError(f"path {path}: its output has shape {theirs.shape}, ours {ours.shape}: is it the "
+                                 "export of this model?")
+            finite = np.isfinite(ours) & np.isfinite(theirs)
+            bad += int((~finite).sum())
+            if finite.any():
+                err = max(err, float(np.abs(ours[finite].astype(np.float64) - theirs[finite]).max()))
+                scale = max(scale, float(np.abs(ours[finite]).max()))
+    if bad:
+        err = math.inf
+    if tolerance is None:
+        tolerance = RTOL[tr.cfg.dtype] * max(1.0, scale)
+    return OnnxCheck(len(x), int(x.shape[1]), tr.cfg.dtype, err, scale, time.perf_counter() - t0, tolerance, bad)
+
+
+def _ort_reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return (text[:200] + "…") if len(text) > 200 else text or type(exc).__name__

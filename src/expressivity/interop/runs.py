@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..checks import check_path
 from ..constructions.base import Encoder
 from ..limits.trained import read_checkpoint, rebuild_model, run_config, run_encoder
 from ..train import RunConfig
@@ -94,7 +95,7 @@ def is_checkpoint(path: str | Path) -> bool:
 
 def load_run(path: str | Path) -> TrainedRun:
     """A training checkpoint — its output directory or its ``model.safetensors`` — of any model kind."""
-    p = Path(path)
+    p = check_path(path, "path")
     f = p / WEIGHTS_NAME if p.is_dir() else p
     if not f.is_file():
         raise ValueError(f"{p} holds no {WEIGHTS_NAME}: not a training output directory")

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..checks import check_choice, check_int, check_memory
+from ..checks import check_choice, check_float, check_int, check_memory
 from ..compile import CompiledModel, compile_maxout
-from ..transformer import Transformer
+from ..transformer import Transformer, check_finite_weights
 from ..transformer import positions as P
 from ._optional import need
 from .hub import model_kind, transformer_of
@@ -104,6 +104,9 @@ def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = Non
     """
     kind = model_kind(model)
     tr = transformer_of(model)
+    if lam is not None:
+        lam = check_float(lam, "lam (λ of the softmax export)", min=0, min_open=True)
+    check_finite_weights(tr, "model")
     _check_positions(tr.cfg)
     bound = 0.0
     if tr.cfg.attention == "hardmax":

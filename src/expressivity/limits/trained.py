@@ -29,7 +29,7 @@ from ..languages import Language, Vocab, get_language
 from ..languages.tasks import bos_tokens, cls_tokens
 from ..train import RunConfig, build_model
 from ..train.models.construction import construction_name, get_construction
-from ..transformer import Transformer, metadata_json, read_tensors, safetensors_metadata
+from ..transformer import Transformer, load_state, metadata_json, read_tensors, safetensors_metadata
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,15 +74,12 @@ def read_checkpoint(path: str | Path) -> tuple[RunConfig, dict[str, torch.Tensor
 
 def rebuild_model(config: RunConfig, state: dict[str, torch.Tensor], where: str) -> nn.Module:
     """The run's model from the registry (``build_model`` with its task's vocabulary and output
-    width), given the saved ``state`` (``strict=True``); in eval mode."""
+    width), given the saved ``state``: the same tensors, shapes and dtypes, finite
+    (:func:`~expressivity.transformer.load_state`); in eval mode."""
     task = config.make_task()
     model = build_model(config, len(task.vocab), task.n_outputs)
-    try:
-        with torch.no_grad():
-            model.load_state_dict(state, strict=True)
-    except RuntimeError as exc:
-        raise ValueError(f"{where} does not fit a {config.model} built from its run config (the model's code "
-                         f"changed since?): {' '.join(str(exc).split())[:300]}") from None
+    load_state(model, state, where, what=f"it does not fit a {config.model} built from its run config (the "
+               "model's code changed since?)")
     return model.eval()
 
 

@@ -15,6 +15,7 @@ import time
 from html import escape
 from pathlib import Path
 
+from ..checks import make_dir, write_bytes_atomic
 from .claims import FLAGS, STATUSES, Claim, fmt
 
 _CSS = """
@@ -128,12 +129,14 @@ def _sym(rel: str) -> str:
 
 def write(out: str | Path, claims: list[Claim], figures: dict[str, bytes], size: str,
           total_s: float) -> Path:
-    """Write index.html, claims.json and figures/<id>.png under ``out``; returns index path."""
+    """Write index.html, claims.json and figures/<id>.png under ``out``; returns index path.
+    Each file is written atomically (a full disk leaves the old file, or none, and one
+    ``WriteError`` naming the path); index.html goes last."""
     out = Path(out)
-    (out / "figures").mkdir(parents=True, exist_ok=True)
+    make_dir(out / "figures", "--out")
     for cid, data in figures.items():
         if data:
-            (out / "figures" / f"{cid}.png").write_bytes(data)
+            write_bytes_atomic(out / "figures" / f"{cid}.png", data)
     doc = {
         "size": size,
         "budget": size,
@@ -141,9 +144,9 @@ def write(out: str | Path, claims: list[Claim], figures: dict[str, bytes], size:
         "counts": _counts(claims),
         "claims": [c.to_json() for c in claims],
     }
-    (out / "claims.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    write_bytes_atomic(out / "claims.json", (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     index = out / "index.html"
-    index.write_text(render(claims, figures, size, total_s), encoding="utf-8")
+    write_bytes_atomic(index, render(claims, figures, size, total_s).encode("utf-8"))
     return index
 
 

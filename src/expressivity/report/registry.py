@@ -39,7 +39,7 @@ def select(only: list[str] | tuple[str, ...] | None = None) -> list[ClaimSpec]:
             chosen.append(s)
     unknown = [o for o in only if not any(i == o or i.startswith(o.rstrip(".") + ".") for i in known)]
     if unknown:
-        raise ValueError(f"unknown claim id(s) {unknown}; known: {', '.join(known)}")
+        raise ValueError(f"only (--only): unknown claim id(s) {unknown}; known: {', '.join(known)}")
     return chosen
 
 

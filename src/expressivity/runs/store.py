@@ -35,6 +35,7 @@ and do not block writing.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import sqlite3
@@ -90,6 +91,28 @@ _RESULT_COLS = ("run_id", "length", "accuracy", "ce_bits", "optimal_bits", "exce
                 "kind", "model", "seed", "config")
 
 
+# SQLite result codes that are the operating system's doing, not a damaged or foreign file
+_OS_CODES = {"SQLITE_FULL": errno.ENOSPC, "SQLITE_IOERR": errno.EIO, "SQLITE_READONLY": errno.EROFS,
+             "SQLITE_CANTOPEN": errno.EACCES, "SQLITE_PERM": errno.EACCES}
+
+
+def _os_failure(exc: sqlite3.Error, where: str) -> OSError | None:
+    """An SQLite error caused by the disk or the permissions (full, I/O error, read-only, cannot
+    open) as one :class:`~expressivity.checks.WriteError` naming ``where``; None for others."""
+    from ..checks import WriteError
+
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    code = next((c for prefix, c in _OS_CODES.items() if name == prefix or name.startswith(prefix + "_")), None)
+    text = str(exc)
+    if code is None and ("disk is full" in text or "disk I/O error" in text or "readonly database" in text):
+        code = errno.ENOSPC if "full" in text else errno.EROFS if "readonly" in text else errno.EIO
+    if code is None:
+        return None
+    hint = {errno.ENOSPC: "the disk is full?", errno.EIO: "the disk is full, or the file is too large?",
+            errno.EROFS: "a read-only file or directory?", errno.EACCES: "no permission?"}[code]
+    return WriteError(code, f"{where}: cannot write the database: {text} ({hint})", f"{text} ({hint})")
+
+
 class VersionMismatch(ValueError):
     """A store holds results of another code version than the one trying to write to it."""
 
@@ -114,9 +137,12 @@ class Store:
                  version: str | None = None) -> None:
         if not isinstance(path, (str, Path)) or str(path).strip() == "":
             raise ValueError(f"{name}: expected a file path, got {path!r}")
+        from ..checks import check_bool
+
         self.path = Path(path)
         self.name = name
-        self.read_only = read_only
+        self.read_only = check_bool(read_only, "read_only")
+        reset = check_bool(reset, "reset")
         self.version = version or current_version()
         self.set_aside: Path | None = None
         self._open()
@@ -140,15 +166,17 @@ class Store:
             raise ValueError(f"{where} is a directory; give the results database file")
         _check_sqlite_file(self.path, name)
         fresh = not self.path.exists() or self.path.stat().st_size == 0
+        if fresh and self.read_only:
+            raise ValueError(f"{where} does not exist (no results database there yet)")
         if fresh:
-            from ..checks import check_output_path
+            from ..checks import check_output_path, make_dir
 
             check_output_path(self.path, name)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_dir(self.path.parent, name)
         try:
             self.conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
         except sqlite3.Error as exc:
-            raise ValueError(f"{where}: cannot open the database ({exc})") from None
+            raise _os_failure(exc, where) or ValueError(f"{where}: cannot open the database ({exc})") from None
         try:
             if fresh:
                 with self.tx():
@@ -160,15 +188,26 @@ class Store:
                 self.conn.execute(_EXTRA)  # added to a store written before it existed
         except sqlite3.DatabaseError as exc:
             self.conn.close()
+            os_error = _os_failure(exc, where)
+            if os_error is not None:
+                if fresh:  # the file this call created is not a database: leave nothing behind
+                    self.path.unlink(missing_ok=True)
+                raise os_error from None
             raise ValueError(f"{where} is not an expressivity results database: SQLite cannot "
                              f"read it ({exc}; a damaged or foreign file)") from None
+        except OSError:  # a WriteError of a transaction (disk full, read-only)
+            self.conn.close()
+            if fresh:
+                self.path.unlink(missing_ok=True)
+            raise
         except ValueError:
             self.conn.close()
             raise
 
     def tx(self) -> _Transaction:
-        """A write transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on error)."""
-        return _Transaction(self.conn)
+        """A write transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on error); a full disk or a
+        read-only file raises one :class:`~expressivity.checks.WriteError` naming the store."""
+        return _Transaction(self.conn, f"{self.name} {self.path}")
 
     def _tables(self) -> set[str]:
         return {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -380,17 +419,37 @@ def _aside(path: Path, version: str) -> Path:
 
 
 class _Transaction:
-    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on error) on an autocommit connection."""
+    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on error) on an autocommit connection. An SQLite error
+    of the disk or the permissions (:func:`_os_failure`) leaves as a WriteError naming ``where``."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, conn: sqlite3.Connection, where: str = "the results store") -> None:
+        self.conn, self.where = conn, where
 
     def __enter__(self):
-        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _os_failure(exc, self.where) or exc from None
         return self.conn
 
     def __exit__(self, exc_type, exc, tb):
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        if exc_type is None:
+            try:
+                self.conn.execute("COMMIT")
+                return False
+            except sqlite3.Error as commit_exc:
+                exc = commit_exc
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        if isinstance(exc, sqlite3.Error):
+            os_error = _os_failure(exc, self.where)
+            if os_error is not None:
+                raise os_error from None
+            if exc_type is None:
+                raise exc
         return False
 
 

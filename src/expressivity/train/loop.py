@@ -34,6 +34,7 @@ allocated the run's memory is estimated (:func:`memory_estimate`) and refused ov
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -45,10 +46,11 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 from .. import checks
-from ..transformer import Transformer, save_transformer
+from ..transformer import Transformer, load_state, save_transformer
+from ..transformer.io import write_safetensors
 from . import bracket_distance
 from .config import RunConfig
 from .models import build_model, memory_cells
@@ -102,6 +104,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     for name, fn in (("on_step", on_step), ("on_eval", on_eval)):
         if fn is not None and not callable(fn):
             raise ValueError(f"{name} must be callable, got {type(fn).__name__}")
+    restart, fit = checks.check_bool(restart, "restart"), checks.check_bool(fit, "fit")
     t0 = time.perf_counter()
     out = None if out_dir is None else checks.check_output_path(out_dir, "out_dir", kind="dir")
     task = cfg.make_task()
@@ -116,7 +119,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
         _check_checkpoint_owner(out, cfg)  # before anything is written into the directory
         if restart:
             clear_checkpoint(out)
-        out.mkdir(parents=True, exist_ok=True)
+        checks.make_dir(out, "out_dir")
         start, losses = _load_checkpoint(out, cfg, model, opt, rng)
         checks.write_atomic(out / "config.json", lambda p: p.write_text(json.dumps(cfg.to_dict(), indent=1)))
     resumed_from = start
@@ -283,25 +286,33 @@ CHECKPOINT_FILES = ("model.safetensors", "trainer.pt")
 
 def _save_checkpoint(out: Path, cfg, model, opt, rng, step: int, losses: list[float]) -> None:
     """Both halves are written in full under temporary names before either is renamed, and
-    both carry ``step`` and the run id, so a reader can tell a torn pair."""
+    both carry ``step`` and the run id, so a reader can tell a torn pair. Every byte goes
+    through Python's file writes (torch's and safetensors' own writers raise RuntimeError on a
+    full disk), so an OS error is one :class:`~expressivity.checks.WriteError` naming the path."""
     meta = {"run_config": cfg.to_json(), "run_id": cfg.run_id, "step": str(step)}
     tmp_model = out / f".model.safetensors.{os.getpid()}.tmp"
     tmp_trainer = out / f".trainer.pt.{os.getpid()}.tmp"
     try:
         if isinstance(model, Transformer):
-            save_transformer(model, tmp_model, extra=meta)
+            save_transformer(model, tmp_model, extra=meta, finite=False)  # a diverging run's last state
         else:
-            state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
-            save_file(state, str(tmp_model), metadata=meta)
+            write_safetensors(model.state_dict(), tmp_model, meta)
         trainer = {"run_id": cfg.run_id, "step": step, "optimizer": opt.state_dict(),
                    "rng": rng.bit_generator.state, "losses": losses}
-        torch.save(trainer, tmp_trainer)
+        buf = io.BytesIO()
+        torch.save(trainer, buf)
+        checks.write_bytes_atomic(tmp_trainer, buf.getvalue())
         os.replace(tmp_model, out / "model.safetensors")
         os.replace(tmp_trainer, out / "trainer.pt")
+    except OSError as exc:
+        reason = getattr(exc, "reason", None) or exc.strerror or str(exc)
+        raise checks.WriteError(exc.errno, f"cannot write the checkpoint in {out}: {reason}", reason) from None
     finally:
         for tmp in (tmp_model, tmp_trainer):
-            if tmp.exists():
-                tmp.unlink()
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
 
 
 def clear_checkpoint(out: str | Path) -> None:
@@ -373,8 +384,14 @@ def _load_checkpoint(out: Path, cfg, model, opt, rng) -> tuple[int, list[float]]
                          f"trainer.pt from step {trainer['step']}; {_restart_hint(out)}")
     try:
         state = load_file(str(model_path))
-        with torch.no_grad():
-            model.load_state_dict(state, strict=True)
+    except Exception:
+        raise ValueError(f"checkpoint {model_path} is not readable (truncated or corrupt); "
+                         f"{_restart_hint(out)}") from None
+    try:
+        load_state(model, state, f"checkpoint {model_path}")  # names, shapes, dtypes, finite
+    except ValueError as exc:
+        raise ValueError(f"{exc}; {_restart_hint(out)}") from None
+    try:
         opt.load_state_dict(trainer["optimizer"])
         rng.bit_generator.state = trainer["rng"]
         step, losses = int(trainer["step"]), [float(x) for x in trainer["losses"]]

@@ -3,6 +3,8 @@
 from .channels import ChannelMap, Weights, each
 from .config import TransformerConfig
 from .io import (
+    check_finite_weights,
+    load_state,
     load_transformer,
     metadata_json,
     read_metadata,
@@ -19,6 +21,8 @@ __all__ = [
     "TransformerConfig",
     "Weights",
     "each",
+    "check_finite_weights",
+    "load_state",
     "load_transformer",
     "metadata_json",
     "read_metadata",

@@ -6,7 +6,9 @@ renamed; an interrupted save leaves the old file) with the permissions of the um
 under umask 022). Loading checks everything before building the model: a missing, foreign,
 truncated or tampered file (a missing or extra tensor, a wrong shape or dtype, NaN/inf
 weights, incomplete or non-JSON metadata) gives one ``ValueError`` naming the file and what
-is wrong.
+is wrong. :func:`load_state` applies the same checks to any module's state dict (the hub
+layout, training checkpoints of every model kind), so no loader casts a dtype or takes a NaN
+weight silently.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 
-from ..checks import check_output_path, write_atomic
+from ..checks import check_bool, check_output_path, check_path, write_atomic
 from .channels import ChannelMap
 from .config import TransformerConfig
 from .model import Transformer
@@ -60,11 +62,17 @@ def write_safetensors(tensors: dict[str, torch.Tensor], path: str | Path, metada
     write_atomic(path, write)
 
 
-def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str] | None = None) -> None:
-    """Write ``model`` to ``path``; ``extra`` is stored as further string metadata."""
+def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str] | None = None, *,
+                     finite: bool = True) -> None:
+    """Write ``model`` to ``path``; ``extra`` is stored as further string metadata. A NaN or
+    inf weight is refused unless ``finite=False`` (the file could not be loaded back without it)."""
     if not isinstance(model, Transformer):
         raise ValueError(f"model must be a Transformer, got {type(model).__name__}")
     path = check_output_path(path, "path")
+    if check_bool(finite, "finite"):
+        check_finite_weights(model, f"path {path}")
+    if extra is not None and (not isinstance(extra, dict) or not all(isinstance(k, str) for k in extra)):
+        raise ValueError(f"extra must be a dict of string keys and values, got {type(extra).__name__}")
     tensors = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
     meta = {"format": FORMAT, "config": json.dumps(model.cfg.to_dict(), sort_keys=True)}
     if model.channels is not None:
@@ -98,7 +106,7 @@ def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
 
 def read_metadata(path: str | Path) -> dict[str, str]:
     """The string metadata of a file written by :func:`save_transformer` (checked to be one)."""
-    path = Path(path)
+    path = check_path(path, "path")
     if path.is_dir():
         raise ValueError(f"model file {path} is a directory")
     if not path.is_file():
@@ -131,7 +139,8 @@ def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
     Every tensor of the model must be in the file with its shape and dtype, and no other;
     NaN/inf weights are refused unless ``finite=False`` (e.g. to inspect a diverged run).
     """
-    path = Path(path)
+    path = check_path(path, "path")
+    finite = check_bool(finite, "finite")
     meta = read_metadata(path)
     data = metadata_json(meta, "config", path)
     if not isinstance(data, dict):
@@ -145,10 +154,7 @@ def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
         names = metadata_json(meta, "channels", path)
         if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
             raise ValueError(f"{path}: metadata 'channels' must be a JSON list of channel names")
-        try:
-            channels = ChannelMap(tuple(names))
-        except ValueError as exc:
-            raise ValueError(f"{path}: bad channel map: {exc}") from None
+        channels = channel_map(names, cfg.d_model, f"{path}: metadata 'channels'")
     try:
         model = Transformer(cfg, channels)
     except ValueError as exc:
@@ -182,3 +188,61 @@ def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
     with torch.no_grad():
         model.load_state_dict(state, strict=True)
     return model
+
+
+def channel_map(names, d_model: int, where: str) -> ChannelMap:
+    """The channel map of a saved model: a list of ``d_model`` distinct names, or a one-line
+    error naming ``where``."""
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise ValueError(f"{where} must be a list of channel names, got {type(names).__name__}")
+    if len(names) != d_model:
+        raise ValueError(f"{where} lists {len(names)} names but d_model = {d_model}")
+    try:
+        return ChannelMap(tuple(names))
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+def nonfinite_tensor(module: torch.nn.Module) -> str | None:
+    """The name of the first parameter or buffer of ``module`` holding NaN or inf (None: all
+    finite)."""
+    for key, value in module.state_dict().items():
+        if value.is_floating_point() and not torch.isfinite(value).all():
+            return key
+    return None
+
+
+def check_finite_weights(module: torch.nn.Module, what: str) -> None:
+    """Refuse a module with a NaN or inf weight (before it is saved or exported)."""
+    key = nonfinite_tensor(module)
+    if key is not None:
+        raise ValueError(f"{what}: tensor {key} contains NaN or inf; such a model is not saved or exported "
+                         "(a diverged run? keep its last finite checkpoint)")
+
+
+def load_state(module: torch.nn.Module, state: dict[str, torch.Tensor], where: str, *, finite: bool = True,
+               what: str = "") -> None:
+    """Load ``state`` into ``module`` after checking it whole: the same tensor names (none
+    missing, none extra), shapes and dtypes as the module's own (never cast), and finite
+    values unless ``finite=False``. One-line ``ValueError`` naming ``where`` and the tensor;
+    ``what`` is added to a mismatch (e.g. "does not fit a lstm built from its run config")."""
+    want = module.state_dict()
+    tail = f" ({what})" if what else ""
+    missing, extra = sorted(set(want) - set(state)), sorted(set(state) - set(want))
+    if missing:
+        raise ValueError(f"{where}: missing tensor(s) {', '.join(missing[:5])}" + (" …" if len(missing) > 5 else "") + tail)
+    if extra:
+        raise ValueError(f"{where}: unexpected tensor(s) {', '.join(extra[:5])}" + (" …" if len(extra) > 5 else "") + tail)
+    for key in sorted(state):
+        got, ref = state[key], want[key]
+        if not isinstance(got, torch.Tensor):
+            raise ValueError(f"{where}: {key} is not a tensor")
+        if tuple(got.shape) != tuple(ref.shape):
+            raise ValueError(f"{where}: tensor {key} has shape {tuple(got.shape)}, expected {tuple(ref.shape)}{tail}")
+        if got.dtype != ref.dtype:
+            raise ValueError(f"{where}: tensor {key} has dtype {got.dtype}, expected {ref.dtype} (tensors are not "
+                             f"cast on load){tail}")
+        if finite and got.is_floating_point() and not torch.isfinite(got).all():
+            raise ValueError(f"{where}: tensor {key} contains NaN or inf")
+    with torch.no_grad():
+        module.load_state_dict(state, strict=True)
