@@ -32,7 +32,12 @@ import numpy as np
 
 from expressivity import languages as L
 from expressivity.languages.flare import ORDER, FlareDFALanguage
-from expressivity.languages.flare.dataset import SPLITS, generate_splits, read_split, split_directory
+from expressivity.languages.flare.dataset import (
+    SPLITS,
+    generate_splits,
+    read_split,
+    split_directory,
+)
 
 
 def _hist(values: np.ndarray, bins: list) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
+from functools import cache
 
 
 def words(alphabet: str, n: int):
@@ -41,7 +41,7 @@ def pdfa_probability(accepts, alphabet: str, s: str, reach: int) -> float:
 
 
 def levenshtein(a: str, b: str) -> int:
-    @lru_cache(maxsize=None)
+    @cache
     def d(i: int, j: int) -> int:
         if i == 0 or j == 0:
             return i + j

@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from expressivity import languages as L
-from expressivity.languages.flare.dataset import SPLITS, generate_split, generate_splits, read_split, split_directory
+from expressivity.languages.flare.dataset import (
+    SPLITS,
+    generate_split,
+    generate_splits,
+    read_split,
+    split_directory,
+)
 
 
 def _write(d, lines, labels, edits):

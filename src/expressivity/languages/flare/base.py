@@ -122,29 +122,31 @@ class FlareLanguage(Language):
 
     def sample_negatives(self, rng: np.random.Generator, count: int, length: int) -> tuple[np.ndarray, np.ndarray]:
         """FLaRe's negatives of length n (module docstring): (ids (count, n), num_edits (count,),
-        −1 for a uniform string)."""
+        −1 for a uniform string). Proposals are drawn as one i.i.d. stream, in chunks, and the
+        negatives among them fill the slots in order — the same law as re-drawing per slot."""
         self._check_length(length, False)
         n = int(length)
         out = np.zeros((count, n), dtype=np.int64)
         edits = np.full(count, -1, dtype=np.int64)
-        todo = np.arange(count)
-        for _ in range(MAX_ROUNDS):
-            if not len(todo):
-                break
-            pert = rng.random(len(todo)) < PERTURBATION_PROBABILITY
-            got = np.zeros(len(todo), dtype=bool)
+        filled, proposed = 0, 0
+        while filled < count and proposed < MAX_ROUNDS * count:
+            m = max(8, 2 * (count - filled))
+            pert = rng.random(m) < PERTURBATION_PROBABILITY
+            ids = np.zeros((m, n), dtype=np.int64)
+            k = np.full(m, -1, dtype=np.int64)
+            neg = np.zeros(m, dtype=bool)
             if pert.any():
-                ids, k, neg = self._perturbed_proposals(rng, int(pert.sum()), n)
-                sel = np.flatnonzero(pert)[neg]
-                out[todo[sel]], edits[todo[sel]], got[sel] = ids[neg], k[neg], True
+                ids[pert], k[pert], neg[pert] = self._perturbed_proposals(rng, int(pert.sum()), n)
             if (~pert).any():
-                ids, neg = self._uniform_proposals(rng, int((~pert).sum()), n)
-                sel = np.flatnonzero(~pert)[neg]
-                out[todo[sel]], edits[todo[sel]], got[sel] = ids[neg], -1, True
-            todo = todo[~got]
-        if len(todo):  # all proposals stayed in L (rare): uniform non-members
-            out[todo] = self._uniform_negative_ids(rng, len(todo), n)
-        return out, edits
+                ids[~pert], neg[~pert] = self._uniform_proposals(rng, int((~pert).sum()), n)
+            take = np.flatnonzero(neg)[: count - filled]
+            out[filled:filled + len(take)], edits[filled:filled + len(take)] = ids[take], k[take]
+            filled += len(take)
+            proposed += m
+        if filled < count:  # the proposals stayed in L (rare): uniform non-members
+            out[filled:] = self._uniform_negative_ids(rng, count - filled, n)
+        order = rng.permutation(count)  # the chunks' mode mix is exchangeable: keep no order
+        return out[order], edits[order]
 
     def _perturbed_proposals(self, rng, count: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(ids (count, n), k (count,), negative (count,)): perturbed positives ending at length n."""
@@ -222,6 +224,11 @@ class FlareDFALanguage(FlareLanguage):
 
     def _sample_positive_ids(self, rng, count, length):
         return self.sampler.sample(rng, count, length)
+
+    def _by_length(self, rng, lengths):
+        """All lengths in one pass of the length-controlled sampler."""
+        ids = self.sampler.table.sample_lengths(rng, np.asarray(lengths), self.dfa.start)
+        return [row[:n] for row, n in zip(ids, lengths)]
 
     def _log_probability_at_length(self, ids):
         return self.sampler.pdfa_log_probability(ids) - self.sampler.table.total(self.dfa.start, ids.shape[1])

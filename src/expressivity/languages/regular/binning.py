@@ -68,20 +68,32 @@ class WeightedLengthTable:
     def sample(self, rng: np.random.Generator, count: int, n: int, start: int) -> np.ndarray:
         """``count`` strings of exactly n symbols from ``start``, each with probability ∝ the
         product of its weights: ids (count, n). ValueError if there is none."""
+        return self.sample_lengths(rng, np.full(count, n, dtype=np.int64), start)
+
+    def sample_lengths(self, rng: np.random.Generator, lengths: np.ndarray, start: int) -> np.ndarray:
+        """One string per entry of ``lengths`` (each with probability ∝ its weights among the
+        strings of its length), all at once: ids (count, max length), each row padded with 0
+        after its length."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        count, n = len(lengths), int(lengths.max(initial=0))
         W = self.ensure(n)
-        if not np.isfinite(W[start, n]):
-            raise ValueError(f"no accepted string of length {n}")
+        if not np.isfinite(W[start, lengths]).all():
+            raise ValueError(f"no accepted string of length {int(lengths[~np.isfinite(W[start, lengths])][0])}")
         K = self.delta.shape[1]
         q = np.full(count, start, dtype=np.int64)
-        out = np.empty((count, n), dtype=np.int64)
+        out = np.zeros((count, n), dtype=np.int64)
         u = rng.random((count, n))
+        rows = np.arange(count)
+        # done rows read column n + 1 (−∞) for the next state and n + 2 (0) for their own: p = 0, never NaN
+        W = np.concatenate([W[:, : n + 1], np.full((W.shape[0], 1), -np.inf), np.zeros((W.shape[0], 1))], axis=1)
         for t in range(n):  # sequential in t, vectorised over strings
-            r = n - t
-            p = np.exp(self.log_w[q] + W[self.delta[q], r - 1] - W[q, r][:, None])  # (count, |Σ|), rows sum to 1
+            live = t < lengths
+            r = np.where(live, lengths - t, n + 2)  # symbols left
+            p = np.exp(self.log_w[q] + W[self.delta[q], (r - 1)[:, None]] - W[q, r][:, None])  # rows sum to 1
             sym = (u[:, t, None] > np.cumsum(p, axis=1)).sum(axis=1).clip(max=K - 1)
-            sym = np.where(p[np.arange(count), sym] > 0, sym, p.argmax(axis=1))  # guard round-off
-            out[:, t] = sym
-            q = self.delta[q, sym]
+            sym = np.where(p[rows, sym] > 0, sym, p.argmax(axis=1))  # guard round-off
+            out[:, t] = np.where(live, sym, 0)
+            q = np.where(live, self.delta[q, sym], q)
         return out
 
 
