@@ -183,3 +183,32 @@ def test_recognizer_tables_are_checked(tmp_path):
     d["tasks"]["flare.parity"]["sources"]["inductive_bias/rnn"] = "figure1"
     bad.write_text(json.dumps(d))
     assert published(str(bad)).cell("flare.parity", "rnn").scores["inductive_bias"] == 1.0
+
+
+def test_a_run_with_aux_heads_reloads_through_the_hub_and_limits(tmp_path):
+    from expressivity.interop import from_pretrained, save_pretrained
+    from expressivity.interop.runs import load_run
+    from expressivity.limits.trained import TrainedModel, load_trained
+
+    cfg = tiny(model="transformer", causal=True, aux=("lm",))
+    train_run(cfg, tmp_path / "run")
+    run = load_run(tmp_path / "run")
+    assert isinstance(run.model, AuxHeads)
+    save_pretrained(run, tmp_path / "hub")
+    back = from_pretrained(tmp_path / "hub")
+    x = run.sample_inputs(4)
+    assert torch.equal(back(x), run(x))
+    assert isinstance(load_trained(tmp_path / "run" / "model.safetensors"), TrainedModel)
+
+
+@pytest.mark.parametrize(("args", "pattern"), [
+    (["--task", "flare.copy"], "unknown FLaRe language 'flare.copy'; choose one of: flare.even_pairs"),
+    (["--task", "flare.marked_copy", "--train-lengths", "2-2"], "its valid lengths start 1, 3, 5"),
+    (["--task", "flare.parity", "--model", "transformer", "--aux", "lm"], "models that carry aux losses: rnn, lstm"),
+    (["--task", "flare.parity", "--model", "lstm", "--aux", "lm,copy"], "choose one of: lm, next_symbol"),
+])
+def test_cli_refuses_bad_flare_runs_in_one_line(tmp_path, args, pattern):
+    res = CliRunner().invoke(app, ["train", *args, "--steps", "1", "--db", str(tmp_path / "r.sqlite"),
+                                   "--out", str(tmp_path / "o")])
+    assert res.exit_code == 2 and res.output.startswith("error: "), res.output
+    assert pattern in " ".join(res.output.split()) and len(res.output.strip().splitlines()) == 1

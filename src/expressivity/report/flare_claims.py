@@ -267,8 +267,8 @@ def _spec(level: str, budget_s: dict[str, float]) -> ClaimSpec:
 
 
 SPECS = [
-    _spec("regular", {"test": 10, "quick": 15, "standard": 60, "full": 9000}),
-    _spec("dcf", {"test": 10, "quick": 25, "standard": 100, "full": 18000}),
-    _spec("cf", {"test": 10, "quick": 15, "standard": 50, "full": 9000}),
-    _spec("cs", {"test": 10, "quick": 15, "standard": 50, "full": 9000}),
+    _spec("regular", {"test": 10, "quick": 25, "standard": 70, "full": 9000}),
+    _spec("dcf", {"test": 10, "quick": 40, "standard": 110, "full": 18000}),
+    _spec("cf", {"test": 10, "quick": 20, "standard": 50, "full": 9000}),
+    _spec("cs", {"test": 10, "quick": 20, "standard": 50, "full": 9000}),
 ]
