@@ -35,6 +35,7 @@ from abc import abstractmethod
 
 import numpy as np
 
+from ...checks import check_int, check_memory
 from ..base import Language
 from ..regular.automaton import DFA
 from ..regular.binning import LengthControlledSampler, uniform_table
@@ -125,7 +126,9 @@ class FlareLanguage(Language):
         −1 for a uniform string). Proposals are drawn as one i.i.d. stream, in chunks, and the
         negatives among them fill the slots in order — the same law as re-drawing per slot."""
         self._check_length(length, False)
-        n = int(length)
+        count, n = check_int(count, f"{self.name}: count", min=0), int(length)
+        check_memory(6 * 8.0 * count * n, f"{self.name}: {count} negatives of length {n}",
+                     hint="use a smaller count or length")  # the slots and a chunk of proposals
         out = np.zeros((count, n), dtype=np.int64)
         edits = np.full(count, -1, dtype=np.int64)
         filled, proposed = 0, 0
