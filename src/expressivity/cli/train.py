@@ -395,13 +395,13 @@ def _compare_recognizers(rows: list[dict], name: str, plot: Path | None) -> None
 
     table = published(name, "--compare")
     cells = compare_recognizers(rows, table)
-    console.print(f"recognition accuracy on the test lengths, ours beside {table.citation(short=True)} "
-                  "(mean over seeds of the best loss option | best run; perfect ≥ 0.995)", highlight=False,
-                  soft_wrap=True)
+    lengths = sorted({c.test_lengths for c in cells if c.test_lengths})
+    console.print(f"recognition accuracy, ours beside {table.citation(short=True)}: mean over seeds of the best "
+                  f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
+                  "(theirs: Figure 1)", highlight=False, soft_wrap=True)
     out = Table()
-    for col in ("", "language", "model", "n", "lengths", "ours mean", "paper mean", "ours max", "paper max",
-                "perfect", "paper perfect"):
-        out.add_column(col, justify="left" if col in ("", "language", "model", "lengths") else "right", no_wrap=True)
+    for col in ("language", "model", "runs", "ours", "paper", "perfect"):
+        out.add_column(col, justify="right" if col == "runs" else "left", no_wrap=col != "language")
 
     def num(x):
         return "—" if x is None else f"{x:.2f}"
@@ -414,9 +414,10 @@ def _compare_recognizers(rows: list[dict], name: str, plot: Path | None) -> None
         if level is not None and c.level != level:
             out.add_section()
         level = c.level
-        out.add_row(c.level, c.task.removeprefix("flare."), c.model, str(c.runs), c.test_lengths, num(c.inductive_bias),
-                    num(c.published_inductive_bias), num(c.expressivity), num(c.published_expressivity),
-                    yes(c.perfect), yes(c.published_perfect))
+        out.add_row(f"{c.task.removeprefix('flare.')} ({c.level})", c.model, str(c.runs),
+                    f"{num(c.inductive_bias)} / {num(c.expressivity)}",
+                    f"{num(c.published_inductive_bias)} / {num(c.published_expressivity)}",
+                    f"{yes(c.perfect)} / {yes(c.published_perfect)}")
     console.print(out)
     console.print(f"paper: {table.paper}", highlight=False, soft_wrap=True)
     missing = sum(c.published_inductive_bias is None for c in cells)
