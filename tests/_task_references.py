@@ -190,14 +190,20 @@ FUNCTION_CASES = [
     FunctionCase("stack_manipulation", "stack_manipulation", {}, stack_domain, 6, stack_sampled),
     FunctionCase("reverse_string", "reverse_string", {}, total("01", lambda s: "".join(s[i] for i in range(len(s) - 1, -1, -1))), 10),
     FunctionCase("reverse_string_v3", "reverse_string", {"vocab_size": 3}, total("012", lambda s: s[::-1]), 6),
-    FunctionCase("modular_arithmetic_brackets", "modular_arithmetic_brackets", {}, brackets_domain(5, "+-"), 10),
-    FunctionCase("modular_arithmetic_brackets_mult", "modular_arithmetic_brackets", {"mult": True},
-                 brackets_domain(5, "+-*"), 9),
+    # the default includes multiplication, as the benchmark's task table builds it (mult=True)
+    FunctionCase("modular_arithmetic_brackets", "modular_arithmetic_brackets", {}, brackets_domain(5, "+-*"), 9),
+    FunctionCase("modular_arithmetic_brackets_no_mult", "modular_arithmetic_brackets", {"mult": False},
+                 brackets_domain(5, "+-"), 10),
     FunctionCase("solve_equation", "solve_equation", {}, equation_domain(5), 9),
     FunctionCase("duplicate_string", "duplicate_string", {}, total("01", lambda s: s * 2), 10),
     FunctionCase("missing_duplicate", "missing_duplicate", {}, missing_domain, 10),
+    # the default is the order of the benchmark's code (s₂s₄… first); "paper" is its text's (s₁s₃… first)
     FunctionCase("odds_first", "odds_first", {}, total("01", lambda s: "".join(
+        s[i] for i in range(len(s)) if i % 2 == 1) + "".join(s[i] for i in range(len(s)) if i % 2 == 0)), 10),
+    FunctionCase("odds_first_paper", "odds_first", {"order": "paper"}, total("01", lambda s: "".join(
         s[i] for i in range(len(s)) if i % 2 == 0) + "".join(s[i] for i in range(len(s)) if i % 2 == 1)), 10),
+    FunctionCase("odds_first_v3", "odds_first", {"vocab_size": 3}, total("012", lambda s: "".join(
+        s[i] for i in range(len(s)) if i % 2 == 1) + "".join(s[i] for i in range(len(s)) if i % 2 == 0)), 6),
     FunctionCase("binary_addition", "binary_addition", {}, binary_op_domain("+", add_bits), 9, operands_nonzero("+")),
     FunctionCase("binary_multiplication", "binary_multiplication", {}, binary_op_domain("*", mul_bits), 9,
                  operands_nonzero("*")),

@@ -141,11 +141,14 @@ def test_worked_examples_from_the_docstrings():
     assert g("reverse_string", vocab_size=4).output("123021") == "120321"
     assert g("modular_arithmetic_brackets").output("((1+2)-(-3))") == 1
     assert g("modular_arithmetic_brackets").output("(-4)") == 1
-    assert g("modular_arithmetic_brackets", mult=True).output("(3*(2+4))") == 3
+    assert g("modular_arithmetic_brackets").output("(3*(2+4))") == 3  # multiplication is in by default
+    assert "*" not in g("modular_arithmetic_brackets", mult=False).alphabet
     assert g("solve_equation").output("((x+2)-(-3))=1") == 1
     assert g("duplicate_string").output("101") == "101101"
     assert g("missing_duplicate").output("01100_10") == 1 and g("missing_duplicate").output("1011_1#") == 0
-    assert g("odds_first").output("00110101") == "01000111" and g("odds_first").output("110") == "101"
+    assert g("odds_first").output("00110101") == "01110100" and g("odds_first").output("110") == "110"  # code order
+    paper = g("odds_first", order="paper")
+    assert paper.output("00110101") == "01000111" and paper.output("110") == "101"
     assert g("binary_addition").output("001+01101") == "01011"  # 4 + 22 = 26
     assert g("binary_addition").output("1001+000001") == "100101"  # 9 + 32 = 41
     assert g("binary_multiplication").output("001*01101") == "0001101"  # 88
@@ -173,6 +176,7 @@ def test_bad_input_is_one_line_and_names_the_choice():
         (lambda: L.get("cycle_navigation", modulus=True), "modulus must be an integer"),
         (lambda: L.get("reverse_string", vocab_size=11), "vocab_size must be <= 10"),
         (lambda: L.get("modular_arithmetic_brackets", mult="yes"), "mult must be a bool"),
+        (lambda: L.get("odds_first", order="1-based"), "unknown odds_first: order '1-based'; choose one of: code, paper"),
         (lambda: L.get_task("reverse_string", "classification"), r"supports kinds \('transduction',\)"),
         (lambda: L.get_task("parity_check", "recognition"), r"supports kinds \('classification',\)"),
         (lambda: L.get_task("dyck", "transduction"), r"supports kinds \('recognition', 'next_symbol'\)"),

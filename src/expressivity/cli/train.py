@@ -57,7 +57,11 @@ def train(
     eval_batch: int | None = typer.Option(None, "--eval-batch", help="strings per test length"),
     memory_size: int | None = typer.Option(None, "--memory-size", help="cells of the stack / tape of stack_rnn, "
                                            "stack_lstm, tape_rnn (default: 30 / 40, Delétang et al.'s code)"),
-    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | yao | quick"),
+    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | yao | flare | quick"),
+    aux: str | None = typer.Option(None, help="auxiliary losses of a recognizer (FLaRe): lm, next_symbol or "
+                                   "lm,next_symbol (needs a recurrent model or a causal transformer)"),
+    causal: bool | None = typer.Option(None, "--causal/--no-causal", help="transformer: causal attention for a "
+                                       "recognizer too (default under --preset flare)"),
     init: str | None = typer.Option(None, help="random (default) | construction:NAME (parity, first, dyck, "
                                     "parity-compiled): fine-tune from a hand-built transformer"),
     init_param: list[str] = typer.Option([], "--init-param", help="construction parameter KEY=VALUE, "
@@ -82,7 +86,7 @@ def train(
                  steps=steps, batch_size=batch_size, lr=lr, seed=seed,
                  positional=positional, layer_norm=layer_norm, ln_eps=ln_eps,
                  log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init, perturb=perturb,
-                 memory_size=memory_size)
+                 memory_size=memory_size, aux=aux, causal=causal)
     fields = {k: v for k, v in given.items() if v is not None}
     with user_errors():
         if init_param:
@@ -322,7 +326,7 @@ def results(
     plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG; with --compare: "
                                      "our scores beside the paper's)"),
     compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
-                                       "per task × model beside a published table: deletang, or the path "
+                                       "per task × model beside a published table: deletang, flare, or the path "
                                        "of a table file in the same layout (.json, e.g. with more cells filled)"),
 ) -> None:
     """Print a table of recorded runs and optionally plot metrics against length."""
@@ -376,6 +380,11 @@ def results(
 def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
     """``results --compare``: our best score per task × model beside the published table."""
     from ..train.compare import compare, plot_comparison
+    from ..train.published import RecognizerTable, published
+
+    if isinstance(published(name, "--compare"), RecognizerTable):
+        _compare_recognizers(rows, name, plot)
+        return
 
     with user_errors():
         comparison = compare(rows, name)
@@ -413,6 +422,47 @@ def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
         console.print(f"plot written to {plot}")
 
 
+def _compare_recognizers(rows: list[dict], name: str, plot: Path | None) -> None:
+    """``results --compare flare``: our FLaRe runs beside Butoi et al.'s Table 2."""
+    from ..train.flare_compare import compare_recognizers, plot_recognizers
+    from ..train.published import published
+
+    table = published(name, "--compare")
+    cells = compare_recognizers(rows, table)
+    lengths = sorted({c.test_lengths for c in cells if c.test_lengths})
+    console.print(f"recognition accuracy, ours beside {table.citation(short=True)}: mean over seeds of the best "
+                  f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
+                  "(theirs: Figure 1)", highlight=False, soft_wrap=True)
+    out = Table()
+    for col in ("language", "model", "runs", "ours", "paper", "perfect"):
+        out.add_column(col, justify="right" if col == "runs" else "left", no_wrap=col != "language")
+
+    def num(x):
+        return "—" if x is None else f"{x:.2f}"
+
+    def yes(x):
+        return "—" if x is None else ("yes" if x else "no")
+
+    level = None
+    for c in cells:
+        if level is not None and c.level != level:
+            out.add_section()
+        level = c.level
+        out.add_row(f"{c.task.removeprefix('flare.')} ({c.level})", c.model, str(c.runs),
+                    f"{num(c.inductive_bias)} / {num(c.expressivity)}",
+                    f"{num(c.published_inductive_bias)} / {num(c.published_expressivity)}",
+                    f"{yes(c.perfect)} / {yes(c.published_perfect)}")
+    console.print(out)
+    console.print(f"paper: {table.paper}", highlight=False, soft_wrap=True)
+    missing = sum(c.published_inductive_bias is None for c in cells)
+    if missing:
+        console.print(f"{missing} of {len(cells)} published scores are not available (—): {table.missing}",
+                      highlight=False, soft_wrap=True)
+    if plot is not None:
+        plot_recognizers(cells, table, plot)
+        console.print(f"plot written to {plot}")
+
+
 def _plot(rows: list[dict], path: Path) -> None:
     """Accuracy and cross-entropy vs length, one line per (task, kind, model), mean over seeds."""
     import matplotlib
@@ -424,7 +474,11 @@ def _plot(rows: list[dict], path: Path) -> None:
     groups: dict = defaultdict(lambda: defaultdict(list))
     for r in rows:
         groups[(r["task"], r["kind"], r["model"])][r["length"]].append(r)
-    fig, (ax_acc, ax_ce) = plt.subplots(1, 2, figsize=(11, 4))
+    from ..train.flare_compare import ce_by_edits
+
+    edits = ce_by_edits(rows)  # FLaRe runs: the negatives' cross-entropy by edit distance / count
+    fig, axes = plt.subplots(1, 3 if edits else 2, figsize=(16 if edits else 11, 4))
+    ax_acc, ax_ce = axes[0], axes[1]
     for (task, kind, model), by_len in sorted(groups.items()):
         lengths = sorted(by_len)
         acc = [_mean(r["accuracy"] for r in by_len[n]) for n in lengths]
@@ -436,6 +490,17 @@ def _plot(rows: list[dict], path: Path) -> None:
     ax_acc.set(xlabel="length n", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy vs length")
     ax_ce.set(xlabel="length n", ylabel="cross-entropy (bits / scored position)", title="cross-entropy vs length")
     ax_acc.legend(fontsize=7)
+    if edits:
+        ax = axes[2]
+        for (task, model), by in sorted(edits.items()):
+            for kind, style in (("distance", "o-"), ("edits", "x--")):
+                if by.get(kind):
+                    ds = sorted(by[kind])
+                    label = f"{task} {model} ({'edit distance' if kind == 'distance' else 'edits; 0 = uniform'})"
+                    ax.plot(ds, [by[kind][d] for d in ds], style, label=label)
+        ax.set(xlabel="edit distance to L / edits applied (6 = 6 or more)", ylabel="cross-entropy (bits / string)",
+               title="negatives: cross-entropy vs edits")
+        ax.legend(fontsize=6)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

@@ -10,6 +10,8 @@ more 1s than 0s; ties are out) — binary languages take ``p_end``; ``dyck`` (``
 ``max_depth``, ``p_open``; Dyck-2 alphabet ``()[]``); ``shuffle_dyck``; ``tomita1`` …
 ``tomita7``; ``anbn``, ``anbncn``, ``anbncndn``.
 Function tasks (Delétang et al. 2023): see :data:`REGISTRY` and :data:`LEVELS`.
+The 18 FLaRe languages (Butoi et al. 2025) as recognizers: ``flare.<name>``
+(:mod:`.flare`, e.g. ``flare.marked_copy``).
 ``EOS`` ("$") is the end symbol in next-symbol distributions.
 """
 
@@ -34,6 +36,8 @@ from .context_sensitive.odds_first import OddsFirst
 from .context_sensitive.shuffle_dyck import ShuffleDyck
 from .dyck import PAIRS, Dyck
 from .first import First
+from .flare import CHOMSKY as _FLARE_LEVELS
+from .flare import FLARE, PREFIX, FlareLanguage, unknown_flare
 from .function import Classification, FunctionTask, Transduction
 from .majority import Majority
 from .parity import Parity
@@ -66,6 +70,8 @@ REGISTRY: dict[str, type[Language] | type[FunctionTask]] = {
     "duplicate_string": DuplicateString, "missing_duplicate": MissingDuplicate, "odds_first": OddsFirst,
     "binary_addition": BinaryAddition, "binary_multiplication": BinaryMultiplication,
     "compute_sqrt": ComputeSqrt, "bucket_sort": BucketSort,
+    # Butoi et al. 2025 (FLaRe): recognizers, flare.<name>
+    **FLARE,
 }
 
 _REGULAR = ("parity", "first", "majority", *TOMITA, "even_pairs", "modular_arithmetic", "parity_check",
@@ -76,6 +82,7 @@ _CONTEXT_FREE = ("dyck", "anbn", "stack_manipulation", "reverse_string", "modula
 LEVELS: dict[str, str] = {name: ("regular" if name in _REGULAR else "context-free" if name in _CONTEXT_FREE
                                  else "context-sensitive") for name in REGISTRY}
 LEVELS["majority"] = "context-free"
+LEVELS.update({name: _FLARE_LEVELS[cls.level] for name, cls in FLARE.items()})
 
 
 def register(name: str, cls: type[Language] | type[FunctionTask], level: str) -> None:
@@ -95,11 +102,17 @@ def register(name: str, cls: type[Language] | type[FunctionTask], level: str) ->
     LEVELS[name] = level
 
 
-def get(name: str, **params) -> Language | FunctionTask:
-    """The language or function task ``name`` built with ``params``; one-line ValueError
-    naming the allowed names or parameters."""
+def _check_name(name) -> None:
+    if isinstance(name, str) and name.startswith(PREFIX) and name not in REGISTRY:
+        raise ValueError(unknown_flare(name))
     if not isinstance(name, str) or name not in REGISTRY:
         raise ValueError(f"unknown language or task {name!r}; choose one of {sorted(REGISTRY)}")
+
+
+def get(name: str, **params) -> Language | FunctionTask:
+    """The language or function task ``name`` built with ``params``; one-line ValueError
+    naming the allowed names (the FLaRe ones for an unknown ``flare.<name>``) or parameters."""
+    _check_name(name)
     cls = REGISTRY[name]
     allowed = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
     unknown = sorted(set(params) - set(allowed))
@@ -121,8 +134,7 @@ def get_language(name: str, **params) -> Language:
 
 def kinds_of(name: str) -> tuple[str, ...]:
     """The task kinds ``name`` supports."""
-    if not isinstance(name, str) or name not in REGISTRY:
-        raise ValueError(f"unknown language or task {name!r}; choose one of {sorted(REGISTRY)}")
+    _check_name(name)
     cls = REGISTRY[name]
     return (cls.kind,) if issubclass(cls, FunctionTask) else ("recognition", "next_symbol")
 
@@ -137,8 +149,8 @@ def get_task(name: str, kind: str = "recognition", **params) -> Task:
     return make_task(get(name, **params), kind)
 
 
-__all__ = ["BOS", "CLS", "EOS", "EOS_TOKEN", "KINDS", "LEVELS", "PAD", "PAIRS", "REGISTRY", "Classification",
-           "ClassificationTask", "Dyck", "First", "FunctionTask", "Language", "Majority", "NextSymbolTask", "Parity",
+__all__ = ["BOS", "CLS", "EOS", "EOS_TOKEN", "FLARE", "KINDS", "LEVELS", "PAD", "PAIRS", "REGISTRY", "Classification",
+           "ClassificationTask", "Dyck", "First", "FlareLanguage", "FunctionTask", "Language", "Majority", "NextSymbolTask", "Parity",
            "RecognitionTask", "Task", "Transduction", "TransductionTask", "Vocab", "get", "get_language", "get_task",
            "kinds_of",
            "make_task", "register"]

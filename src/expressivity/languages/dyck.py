@@ -41,6 +41,7 @@ import numpy as np
 
 from ..checks import check_float
 from .base import Language, _substitute
+from .regular.automaton import stack_dfa
 
 PAIRS = (["()", "[]", "{}", "<>"] + [c + c.upper() for c in "abcdefghijklmnopqrstuvwxyz"]
          + [chr(0x100 + 2 * i) + chr(0x101 + 2 * i) for i in range(226)])  # 256 pairs
@@ -71,6 +72,11 @@ class Dyck(Language):
 
     def __repr__(self) -> str:
         return f"Dyck(k={self.k}, max_depth={self.max_depth}, p_open={self.p_open})"
+
+    @property
+    def dfa(self):
+        """The DFA of Dyck-(k, D) (states = stacks of depth ≤ D); None when the depth is unbounded."""
+        return None if self.max_depth is None else stack_dfa(list(PAIRS[: self.k]), self.max_depth)
 
     @property
     def _D(self) -> float:

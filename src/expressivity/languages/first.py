@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .binary import BinaryLanguage
+from .regular.automaton import DFA
 
 _EMPTY, _IN, _DEAD = 0, 1, 2
 
@@ -37,6 +38,11 @@ class First(BinaryLanguage):
         out = pos.copy()
         out[:, 0] = 0  # the only one-symbol edit that leaves FIRST
         return out
+
+    @property
+    def dfa(self):
+        """Its DFA: empty prefix, in (first bit 1), dead (first bit 0)."""
+        return DFA(self.alphabet, [[_DEAD, _IN], [_IN, _IN], [_DEAD, _DEAD]], [False, True, False], _EMPTY)
 
     def _initial_state(self, count):
         return np.full(count, _EMPTY, dtype=np.int64)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .binary import BinaryLanguage
+from .regular.automaton import DFA
 
 
 class Parity(BinaryLanguage):
@@ -32,6 +33,11 @@ class Parity(BinaryLanguage):
         rows = np.arange(count)[even]
         ids[rows, pos[even]] ^= 1
         return ids
+
+    @property
+    def dfa(self):
+        """Its DFA: state = the parity bit, accepting when odd."""
+        return DFA(self.alphabet, [[0, 1], [1, 0]], [False, True])
 
     def _initial_state(self, count):
         return np.zeros(count, dtype=np.int64)

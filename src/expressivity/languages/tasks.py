@@ -7,7 +7,8 @@ position t and mask marks the scored positions. One string length per batch (no 
 
 - ``recognition``: input = s_1 … s_n CLS (T = n + 1); C = 2 (class 1 = s ∈ L); only the CLS
   position is scored; each batch holds ⌊B/2⌋ negatives and ⌈B/2⌉ positives in random order
-  (negatives include near-misses, see :meth:`Language.sample`).
+  (negatives include near-misses, see :meth:`Language.sample`; for a FLaRe language, their
+  negatives, with ``num_edits`` in the batch).
 - ``next_symbol``: language modelling on positives: input = BOS s_1 … s_n (T = n + 1);
   C = |Σ| + 1 (last class = EOS); output[b, t] = p*(· | s_1 … s_t), the optimal next-symbol
   distribution of the language's generative process; every position is scored.
@@ -32,6 +33,7 @@ import numpy as np
 import torch
 
 from .base import Language, Task
+from .flare.base import FlareLanguage
 from .function import Classification, FunctionTask, Transduction
 from .vocab import BOS, CLS, EOS_TOKEN, Vocab
 
@@ -90,6 +92,25 @@ class RecognitionTask(_LanguageTask):
         order = generator.permutation(batch_size)
         ids, labels = ids[order], labels[order]
         return cls_batch(self.vocab, ids, labels, 2)
+
+
+class FlareRecognitionTask(RecognitionTask):
+    """Recognition on a FLaRe language: its negatives (uniform strings and perturbed
+    positives, :meth:`~.flare.base.FlareLanguage.sample_negatives`), and the batch also carries
+    ``num_edits`` (B,): the edits that made each negative (−1: a uniform string; 0: a positive)."""
+
+    def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
+        if not self.valid_length(length):
+            raise ValueError(f"{self.name} recognition: length {length} lacks positive or negative strings")
+        lang = self.language
+        n_pos = (batch_size + 1) // 2
+        neg, edits = lang.sample_negatives(generator, batch_size - n_pos, length)
+        ids = np.concatenate([lang.sample_ids(generator, n_pos, length, True), neg])
+        labels = np.r_[np.ones(n_pos, dtype=np.int64), np.zeros(batch_size - n_pos, dtype=np.int64)]
+        edits = np.r_[np.zeros(n_pos, dtype=np.int64), edits]
+        order = generator.permutation(batch_size)
+        batch = cls_batch(self.vocab, ids[order], labels[order], 2)
+        return batch | {"num_edits": torch.from_numpy(edits[order])}
 
 
 class NextSymbolTask(_LanguageTask):
@@ -178,5 +199,5 @@ def make_task(source: Language | FunctionTask, kind: str) -> Task:
     if kind not in LANGUAGE_KINDS:
         raise ValueError(f"{source.name} is a language; kind {kind!r} is not supported (choose one of {LANGUAGE_KINDS})")
     if kind == "recognition":
-        return RecognitionTask(source)
+        return FlareRecognitionTask(source) if isinstance(source, FlareLanguage) else RecognitionTask(source)
     return NextSymbolTask(source)

@@ -27,7 +27,7 @@ from torch import nn
 from ..constructions.base import Encoded, Encoder
 from ..languages import Language, Vocab, get_language
 from ..languages.tasks import bos_tokens, cls_tokens
-from ..train import RunConfig, build_model
+from ..train import RunConfig, recognizers
 from ..train.models.construction import construction_name, get_construction
 from ..transformer import Transformer, load_state, metadata_json, read_tensors, safetensors_metadata
 
@@ -74,10 +74,11 @@ def read_checkpoint(path: str | Path) -> tuple[RunConfig, dict[str, torch.Tensor
 
 def rebuild_model(config: RunConfig, state: dict[str, torch.Tensor], where: str) -> nn.Module:
     """The run's model from the registry (``build_model`` with its task's vocabulary and output
-    width), given the saved ``state``: the same tensors, shapes and dtypes, finite
-    (:func:`~expressivity.transformer.load_state`); in eval mode."""
+    width; with its auxiliary heads for a run with ``aux`` losses), given the saved ``state``: the
+    same tensors, shapes and dtypes, finite (:func:`~expressivity.transformer.load_state`); in eval
+    mode."""
     task = config.make_task()
-    model = build_model(config, len(task.vocab), task.n_outputs)
+    model = recognizers.build(config, task)  # build_model, wrapped in AuxHeads when config.aux
     load_state(model, state, where, what=f"it does not fit a {config.model} built from its run config (the "
                "model's code changed since?)")
     return model.eval()
@@ -91,6 +92,8 @@ def run_encoder(model: nn.Module, config: RunConfig) -> Encoder:
         if not isinstance(inner, Transformer):
             raise ValueError(f"a run fine-tuned from construction {name!r} holds no transformer")
         return dataclasses.replace(get_construction(name, config.init_params), transformer=inner)
+    if isinstance(model, recognizers.AuxHeads):  # the transformer under its aux heads (their rows read out too)
+        model = model.base
     if not isinstance(model, Transformer):
         raise ValueError(f"a {config.model} run has no transformer: the limits analyses take transformers only")
     if config.kind not in ("recognition", "next_symbol"):

@@ -1,7 +1,7 @@
 """All claims of the report, in the order the page shows them.
 
 Each claim group lives in its own module (``compile_claims``, ``regions_claims``,
-``limits_claims``, ``training_claims``) exposing ``SPECS: list[ClaimSpec]``. Group modules
+``limits_claims``, ``training_claims``, ``chomsky_claims``, ``flare_claims``) exposing ``SPECS: list[ClaimSpec]``. Group modules
 import their area lazily inside the measurement, so a missing area turns into a
 "not applicable" row rather than an import error here.
 """
@@ -12,7 +12,8 @@ import importlib
 
 from .claims import ClaimSpec
 
-GROUPS: tuple[str, ...] = ("compile_claims", "regions_claims", "limits_claims", "training_claims", "chomsky_claims")
+GROUPS: tuple[str, ...] = ("compile_claims", "regions_claims", "limits_claims", "training_claims", "chomsky_claims",
+                          "flare_claims")
 
 
 def all_specs() -> list[ClaimSpec]:

@@ -74,15 +74,16 @@ def measure_unit(spec_or_id: ClaimSpec | str, size: str, seed: int) -> tuple[Cla
 
 def _stored_value(value: Any, store: Store | None) -> Any:
     """A unit's value as stored: a training RunResult is recorded as a run (``runs`` and
-    ``results`` tables) and kept in the unit as its status and per-length metrics (and its
-    per-length metrics on the training range, if it was evaluated there: ``train_run(fit=True)``)."""
+    ``results`` tables) and kept in the unit as its status and per-length metrics, with its
+    ``extra`` (e.g. the per-length metrics on the training range, ``train_run(fit=True)``, or a
+    claim's own numbers such as Lemma 5 of the trained model)."""
     from ..train import RunResult
 
     if isinstance(value, RunResult):
         if store is not None:
             store.record_result(value)
         return {"run_id": value.config.run_id, "status": value.status, "metrics": list(value.metrics),
-                **({"train_range": list(value.extra["train_range"])} if "train_range" in value.extra else {})}
+                **{k: list(v) if isinstance(v, tuple) else v for k, v in value.extra.items()}}
     return value
 
 

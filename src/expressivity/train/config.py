@@ -17,8 +17,14 @@ Memory: ``memory_size`` is the number of cells of the stack (``stack_rnn``, ``st
 tape (``tape_rnn``); 0 keeps the models' own sizes (30 stack cells, 40 tape cells: Delétang et
 al.'s code). A stack of K cells holds K symbols, so e.g. a Stack-RNN reverses at most K of
 them; a model without memory takes no ``memory_size``.
-``init``, ``init_params``, ``perturb`` and ``memory_size`` at their defaults are left out of
-:meth:`to_dict`, so the run ids of configs written before they existed do not change.
+Auxiliary losses (Butoi et al. 2025): ``aux = ("lm", "next_symbol")`` adds language
+modelling and/or next-symbol prediction on the positive strings to a recognizer, each with
+coefficient 1, or ``{"lm": 0.5}`` (:mod:`.recognizers`); it needs a causal model — the
+recurrent ones, or a transformer with ``causal = True`` (a causal attention mask for a
+recognizer or classifier too; next-symbol transformers are always causal).
+``init``, ``init_params``, ``perturb``, ``memory_size``, ``aux`` and ``causal`` at their defaults
+are left out of :meth:`to_dict`, so the run ids of configs written before they existed do not
+change.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from ..checks import parse_lengths  # noqa: F401  (re-exported: the one parser o
 from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..languages import KINDS, REGISTRY, get_task, kinds_of
 from ..transformer.positions import POSITIONALS
+from .recognizers import check_aux, normalize_aux
 
 Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]
 MODELS: tuple[str, ...] = ("transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn")  # see train/models/
@@ -43,7 +50,8 @@ MAX_SIZE = {"layers": 1024, "heads": 4096, "d_model": 2**20, "d_mlp": 2**24, "st
             "batch_size": 2**20, "eval_batch": 2**20, "checkpoint_every": 10**9}
 Accuracy = Literal["per_string", "per_position"]
 INIT_CONSTRUCTION = "construction:"  # init = "construction:NAME"
-_OMITTED_DEFAULTS = {"init": "random", "init_params": {}, "perturb": 0.0, "memory_size": 0}  # dropped from to_dict at these values
+_OMITTED_DEFAULTS = {"init": "random", "init_params": {}, "perturb": 0.0, "memory_size": 0, "aux": {},
+                     "causal": False}  # dropped from to_dict at these values
 MEMORY_MODELS: tuple[str, ...] = ("stack_rnn", "stack_lstm", "tape_rnn")  # the models with a memory_size
 
 
@@ -83,6 +91,8 @@ class RunConfig:
     grad_clip: float = 1.0  # max gradient norm (0 = off)
     checkpoint_every: int = 500  # steps between checkpoints (when an output dir is given)
     memory_size: int = 0  # cells of the stack / tape of stack_rnn, stack_lstm, tape_rnn; 0 = the model's own
+    aux: dict = field(default_factory=dict)  # auxiliary losses of a recognizer: ("lm", "next_symbol") or {"lm": 0.5}
+    causal: bool = False  # transformer: causal attention for recognition/classification too (next_symbol always is)
 
     def __post_init__(self) -> None:
         def need(cond: bool, name: str, msg: str) -> None:
@@ -126,6 +136,13 @@ class RunConfig:
         put("ln_eps", checks.check_float(self.ln_eps, "RunConfig.ln_eps", min=0))
         put("grad_clip", checks.check_float(self.grad_clip, "RunConfig.grad_clip (max gradient norm; 0 = off)", min=0))
         need(isinstance(self.log_length_scaling, bool), "log_length_scaling", "must be True or False")
+        put("aux", normalize_aux(self.aux))
+        need(isinstance(self.causal, bool), "causal", "must be True or False")
+        if self.causal and self.model != "transformer":
+            raise ValueError(f"RunConfig.causal masks a transformer's attention; model {self.model!r} reads causally "
+                             "already (leave causal False)")
+        if self.causal and self.kind == "next_symbol":
+            raise ValueError("RunConfig.causal: a next_symbol transformer is causal already (leave causal False)")
         checks.check_choice(self.positional, "RunConfig.positional", POSITIONALS)
         checks.check_choice(self.layer_norm, "RunConfig.layer_norm", ("none", "pre", "post"))
         checks.check_choice(self.accuracy, "RunConfig.accuracy", ("per_string", "per_position"))
@@ -138,10 +155,13 @@ class RunConfig:
             raise ValueError("RunConfig.positional 'i_over_n' shows every position the string's length n, which "
                              "a next-symbol model must not see; use rope, alibi, relative, sinusoidal or learned")
         self._check_init(task)
+        check_aux(self, task)
         lo, hi = self.train_lengths
         if next(filter(task.valid_length, range(lo, hi + 1)), None) is None:
+            near = task.valid_lengths(range(0, max(hi, 40) + 1))[:8]
             raise ValueError(f"RunConfig.train_lengths {lo}-{hi} holds no valid length for "
-                             f"{self.task} {self.kind}")
+                             f"{self.task} {self.kind}" + (f"; its valid lengths start {', '.join(map(str, near))}, …"
+                                                           if near else ""))
         if not task.valid_lengths(self.test_lengths):
             raise ValueError(f"RunConfig.test_lengths holds no valid length for {self.task} {self.kind}")
 
@@ -232,5 +252,8 @@ class RunConfig:
         if self.init != "random":
             return (f"{self.task}{'(' + params + ')' if params else ''}/{self.kind}/{self.init}"
                     f" σ{self.perturb:g} seed{self.seed}")
+        if self.aux:
+            return (f"{self.task}{'(' + params + ')' if params else ''}/{self.kind}+{'+'.join(self.aux)}/{self.model}"
+                    f" L{self.layers} d{self.d_model} seed{self.seed}")
         return (f"{self.task}{'(' + params + ')' if params else ''}/{self.kind}/{self.model}"
                 f" L{self.layers} d{self.d_model} seed{self.seed}")

@@ -2,6 +2,8 @@
 
 Loss: soft cross-entropy against the task's target distributions on scored positions,
 ℓ = −Σ_a p*(a) log q(a) averaged over scored positions (for recognition p* is the one-hot label).
+A recognizer with ``cfg.aux`` adds its auxiliary losses (:mod:`.recognizers`: language
+modelling, next-symbol prediction on the positives; Butoi et al. 2025).
 
 Evaluation at each test length n (``eval_batch`` fresh strings, a seed independent of
 training):
@@ -18,6 +20,9 @@ training):
 - Dyck next-symbol runs also get closing-bracket accuracy by distance (Yao et al. 2021;
   :mod:`.bracket_distance`): ``close_accuracy`` and per-bin counts ``close_right_lo_hi``,
   ``close_count_lo_hi``.
+- FLaRe recognition runs also get the negatives' cross-entropy by edit distance and by
+  edit count (:func:`.recognizers.edit_metrics`: ``edit_ce_d``, ``edit_n_d``, ``edits_ce_k``,
+  ``edits_n_k``).
 
 Determinism: the model is initialised from ``seed`` and batches come from
 ``numpy.random.default_rng(seed)``; with an output directory the run checkpoints the model
@@ -51,9 +56,9 @@ from safetensors.torch import load_file
 from .. import checks
 from ..transformer import Transformer, load_state, save_transformer
 from ..transformer.io import write_safetensors
-from . import bracket_distance
+from . import bracket_distance, recognizers
 from .config import RunConfig
-from .models import build_model, memory_cells
+from .models import memory_cells
 from .models.construction import construction_name, get_construction
 from .models.stack_rnn import STACK_CELL
 from .models.tape_rnn import TAPE_CELL
@@ -110,7 +115,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     task = cfg.make_task()
     check_run_memory(cfg, task)
     train_lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
-    model = build_model(cfg, len(task.vocab), task.n_outputs)
+    model = recognizers.build(cfg, task)  # build_model, with aux heads when cfg.aux
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     rng = np.random.default_rng(cfg.seed)
     losses: list[float] = []
@@ -132,6 +137,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
         logits = model(batch["input"])  # (B, T, C)
         mask = batch["mask"]
         loss = soft_cross_entropy(logits, batch["output"], mask).sum() / mask.sum()
+        loss = loss + recognizers.aux_loss(cfg, task, model, batch)  # 0 without cfg.aux
         value = loss.item()
         if not math.isfinite(value):  # diverged: stop, keep the last good checkpoint
             diverged_at = step + 1
@@ -250,6 +256,7 @@ def evaluate_lengths(model: torch.nn.Module, cfg: RunConfig, task=None,
         row = batch_metrics(logits, batch, task.kind, cfg.accuracy) | {"length": n}
         if by_distance:
             row |= bracket_distance.closing_bracket_metrics(logits, batch)
+        row |= recognizers.edit_metrics(task, logits, batch)  # FLaRe negatives: CE by edit distance
         rows.append(row)
         if on_length is not None:
             on_length(i + 1, len(lengths))

@@ -21,6 +21,20 @@
   test 181–360), batch size 10 (theirs); the metric is closing-bracket accuracy binned by the
   distance to the matching open bracket (:mod:`.bracket_distance`), reported per bin by
   :func:`protocol_score`. Another D needs explicit ``train_lengths`` and ``test_lengths``.
+- ``flare`` (Butoi et al. 2025, ICLR, FLaRe; rycolab/neural-network-recognizers): binary
+  recognition of the ``flare.*`` languages (any language works), trained on lengths 0–40 and
+  tested at every length 0–500 (their training and test splits' ranges); their model sizes
+  for a budget of 64 000 parameters — 5 layers; a causal transformer of d_model 32, 8 heads,
+  d_mlp 128; an Elman RNN of 79 and an LSTM of 40 hidden units (``get_architecture_args.py``
+  on a binary alphabet); gradient clipping at 5; Adam at lr 1e-3. Loss options are
+  ``aux=()`` (their "rec"), ``("lm",)``, ``("next_symbol",)`` or both (:mod:`.recognizers`).
+  Not carried over: their dropout (0.1) and init scale, early stopping and learning-rate
+  decay on a validation split, learning rates and batch sizes drawn per run, and the
+  coefficients of the aux losses drawn from [0.01, 10] (ours: 1 unless given); their score
+  columns, mean (inductive bias) and max (expressivity) test accuracy over 10 runs, are
+  :func:`flare_scores` over seeds. Every batch holds one length, half positives and half
+  FLaRe negatives of that length; lengths without both (e.g. even lengths of marked copy,
+  which their uniform negatives do cover) are neither trained nor tested.
 - ``quick``: a CPU-minute sized smoke version (train 2–12, test 14–40 step 2; 300 steps of
   batch 64, d_model 32, lr 3e-3, 16 strings per test length): an LSTM solves PARITY in it.
 
@@ -53,6 +67,7 @@ class Protocol:
     tasks: tuple[str, ...] = ()  # the tasks the protocol is for (empty: any)
     task_params: tuple[tuple[str, object], ...] = ()  # default language parameters
     depth_windows: tuple[tuple[int, tuple[int, int], tuple[int, int]], ...] = ()  # D -> train, test windows
+    model_defaults: tuple[tuple[str, tuple[tuple[str, object], ...]], ...] = ()  # model -> its sizes
 
     def windows(self, task_params: dict) -> tuple[tuple[int, int], tuple[int, ...]]:
         """(train_lengths, test_lengths) for language parameters ``task_params``."""
@@ -68,6 +83,9 @@ class Protocol:
 
 
 YAO_WINDOWS = ((3, (1, 84), (85, 168)), (5, (1, 180), (181, 360)))  # Hewitt et al. 2020's configs, D = m
+# Butoi et al.'s sizes for 64 000 parameters and 5 layers (their get_architecture_args.py, binary alphabet)
+FLARE_SIZES = (("transformer", (("d_model", 32), ("heads", 8), ("d_mlp", 128), ("causal", True))),
+               ("rnn", (("d_model", 79), ("heads", 1))), ("lstm", (("d_model", 40),)))  # heads: unused, 79 is prime
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -78,6 +96,9 @@ PROTOCOLS: dict[str, Protocol] = {
     "yao": Protocol("yao", (1, 84), tuple(range(85, 169)), ((85, 168), (181, 360)), "per_position",
                     (("kind", "next_symbol"), ("batch_size", 10)), tasks=("dyck",),
                     task_params=(("k", 8), ("max_depth", 3)), depth_windows=YAO_WINDOWS),
+    "flare": Protocol("flare", (0, 40), tuple(range(0, 501)), ((0, 40), (41, 500)), "per_string",
+                      (("kind", "recognition"), ("layers", 5), ("grad_clip", 5.0), ("batch_size", 32)),
+                      model_defaults=FLARE_SIZES),
     "quick": Protocol("quick", (2, 12), tuple(range(14, 41, 2)), ((14, 40),), "per_string",
                       (("steps", 300), ("eval_batch", 16), ("d_model", 32), ("batch_size", 64), ("lr", 3e-3))),
 }
@@ -100,6 +121,7 @@ def preset(name: str, task: str, **overrides) -> RunConfig:
         raise ValueError(f"task_params must be a mapping of language parameters, got {given!r}")
     task_params.update(given or {})
     fields = dict(p.defaults)
+    fields.update(dict(dict(p.model_defaults).get(overrides.get("model", "transformer"), ())))
     train, test = (p.train_lengths, p.test_lengths) if {"train_lengths", "test_lengths"} <= set(overrides) \
         else p.windows(task_params)
     fields.update(task=task, train_lengths=train, test_lengths=test, accuracy=p.accuracy, protocol=p.name)
@@ -108,6 +130,8 @@ def preset(name: str, task: str, **overrides) -> RunConfig:
         if len(kinds) == 1:
             fields["kind"] = kinds[0]
     fields.update(overrides)
+    if fields.get("kind") == "next_symbol" and "causal" not in overrides:
+        fields.pop("causal", None)  # a next_symbol transformer is causal anyway
     fields["task_params"] = task_params
     return RunConfig.from_dict(fields)
 

@@ -15,6 +15,14 @@ the paper at hand can complete a table without touching the package: copy the sh
 its ``null`` cells (each with a key of ``sources`` saying where it was read) and pass the file's
 path instead of the name (``results --compare ./table.json``); it is checked as strictly as the
 shipped one (:func:`parse_table`).
+
+``flare`` — Butoi et al. 2025, "Training Neural Networks as Recognizers of Formal Languages"
+(ICLR 2025, arXiv 2411.07107), Table 2: per FLaRe language and model (transformer, RNN,
+LSTM), accuracy in [0, 1] on their test split — ``inductive_bias`` (the mean over 10 runs)
+and ``expressivity`` (the max) — and ``perfect``, whether the expressivity score is perfect
+(their Figure 1). A table of this layout (``"layout": "recognizers"``) is a
+:class:`RecognizerTable` (:func:`parse_recognizer_table`), with the same rules: every number
+or fact names its source, a missing one is ``null``.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from importlib import resources
 
 from .. import checks
 
-COMPARISONS: dict[str, str] = {"deletang": "deletang2023.json"}  # name → file in train/data/
+COMPARISONS: dict[str, str] = {"deletang": "deletang2023.json", "flare": "butoi2025.json"}  # name → file in train/data/
 
 
 @dataclass(frozen=True)
@@ -65,20 +73,28 @@ def is_table_path(name: str) -> bool:
     return str(name).lower().endswith(".json")
 
 
-def published(name: str, what: str = "comparison") -> PublishedTable:
+def published(name: str, what: str = "comparison") -> PublishedTable | RecognizerTable:
     """The published table ``name``: one of :data:`COMPARISONS`, or the path of a ``.json`` file
     in the same layout (e.g. the shipped table with more cells filled); ``what`` names the
     argument in errors."""
     if is_table_path(name):
-        return parse_table(checks.read_text_file(name, what), str(name))
+        return _parse_any(checks.read_text_file(name, what), str(name))
     checks.check_choice(name, what, COMPARISONS)
     return _load(name)
 
 
 @cache
-def _load(name: str) -> PublishedTable:
+def _load(name: str) -> PublishedTable | RecognizerTable:
     text = resources.files(__package__).joinpath("data", COMPARISONS[name]).read_text(encoding="utf-8")
-    return parse_table(text, COMPARISONS[name])
+    return _parse_any(text, COMPARISONS[name])
+
+
+def _parse_any(text: str, label: str) -> PublishedTable | RecognizerTable:
+    try:
+        layout = json.loads(text).get("layout") if text.lstrip().startswith("{") else None
+    except json.JSONDecodeError:
+        layout = None
+    return parse_recognizer_table(text, label) if layout == "recognizers" else parse_table(text, label)
 
 
 _TOP = {"name": str, "paper": str, "short": str, "arxiv": str, "table": str, "metric": str, "models": list,
@@ -139,3 +155,95 @@ def parse_table(text: str, label: str) -> PublishedTable:
         raise ValueError(f"{label}: 'tasks' is empty")
     return PublishedTable(d["name"], d["paper"], d["short"], d["arxiv"], d["table"], d["metric"], models,
                           dict(d["levels"]), dict(d["sources"]), d["missing"], tasks)
+
+
+@dataclass(frozen=True)
+class RecognizerCell:
+    """One FLaRe language × model: published scores (accuracy in [0, 1]) and ``perfect``."""
+
+    scores: dict[str, float | None]  # column (inductive_bias | expressivity) → accuracy or None
+    perfect: bool | None  # their Figure 1: perfect length generalization (None: not available)
+
+
+@dataclass(frozen=True)
+class RecognizerTable:
+    name: str
+    paper: str
+    short: str
+    arxiv: str
+    table: str
+    metric: str
+    models: tuple[str, ...]
+    columns: dict[str, str]  # column → what it is
+    levels: dict[str, str]
+    sources: dict[str, str]
+    missing: str
+    tasks: dict[str, dict[str, RecognizerCell]]  # language → model → cell, in the paper's row order
+    task_levels: dict[str, str]  # language → level code
+    paper_names: dict[str, str]
+    cell_sources: dict[str, dict[str, str]]  # language → "column/model" or "perfect" → source key
+
+    def cell(self, task: str, model: str) -> RecognizerCell | None:
+        return self.tasks.get(task, {}).get(model)
+
+    def citation(self, short: bool = False) -> str:
+        return f"{self.short if short else self.paper}, {self.table} (arXiv {self.arxiv})"
+
+
+_RTOP = {"name": str, "paper": str, "short": str, "arxiv": str, "table": str, "metric": str, "models": list,
+         "columns": dict, "levels": dict, "sources": dict, "missing": str, "tasks": dict}
+_RTASK = {"level": str, "paper_name": str, "scores": dict, "perfect": dict, "sources": dict}
+
+
+def parse_recognizer_table(text: str, label: str) -> RecognizerTable:
+    """A :class:`RecognizerTable` from JSON, with one-line errors naming ``label`` and the
+    place: tasks not in the registry, models not in :data:`expressivity.train.MODELS`, scores
+    outside [0, 1], ``perfect`` not true/false/null, a number or fact without a known source."""
+    from ..languages import REGISTRY
+    from .config import MODELS
+
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{label} is not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    _fields(d, _RTOP, label)
+    models = tuple(d["models"])
+    if not models or any(m not in MODELS for m in models) or len(set(models)) != len(models):
+        raise ValueError(f"{label}: 'models' must list distinct model names of: {', '.join(sorted(MODELS))}")
+    tasks, levels, names, cell_sources = {}, {}, {}, {}
+    for task, t in d["tasks"].items():
+        where = f"{label}: task {task!r}"
+        if task not in REGISTRY:
+            raise ValueError(f"{where} is not a task of expressivity.languages.REGISTRY")
+        _fields(t, _RTASK, where)
+        if t["level"] not in d["levels"]:
+            raise ValueError(f"{where}: level {t['level']!r} is not one of 'levels': {', '.join(d['levels'])}")
+        if set(t["scores"]) - set(d["columns"]):
+            raise ValueError(f"{where}: score columns must be among {', '.join(d['columns'])}")
+        needed = set()
+        cells = {}
+        for m in models:
+            scores = {}
+            for col in d["columns"]:
+                v = (t["scores"].get(col) or {}).get(m)
+                if not (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1)):
+                    raise ValueError(f"{where}: the {col} score of {m} must be an accuracy in [0, 1] or null, not {v!r}")
+                scores[col] = None if v is None else float(v)
+                if v is not None:
+                    needed.add(f"{col}/{m}")
+            perfect = t["perfect"].get(m)
+            if perfect not in (True, False, None):
+                raise ValueError(f"{where}: perfect of {m} must be true, false or null, not {perfect!r}")
+            if perfect is not None:
+                needed.add("perfect")
+            cells[m] = RecognizerCell(scores, perfect)
+        given = set(t["sources"])
+        if needed - given or given - needed or set(t["sources"].values()) - set(d["sources"]):
+            raise ValueError(f"{where}: every number and fact needs a known source (keys 'COLUMN/MODEL' or 'perfect') "
+                             "and every source a number or fact")
+        tasks[task], levels[task], names[task], cell_sources[task] = cells, t["level"], t["paper_name"], dict(t["sources"])
+    if not tasks:
+        raise ValueError(f"{label}: 'tasks' is empty")
+    return RecognizerTable(d["name"], d["paper"], d["short"], d["arxiv"], d["table"], d["metric"], models,
+                           dict(d["columns"]), dict(d["levels"]), dict(d["sources"]), d["missing"], tasks, levels,
+                           names, cell_sources)

@@ -6,7 +6,9 @@ accepting mask. A state is *live* if some accepting state is reachable from it.
 - Membership: run δ (vectorised over strings, one step per position).
 - Fixed-length samplers: uniform over L ∩ Σⁿ (positives) and over Σⁿ \\ L (negatives, half
   of them near-misses) from the counting table N[q, r] = #{w ∈ Σ^r : δ(q, w) ∈ F} (kept as
-  logs): at state q with r symbols left, emit a with probability N[δ(q, a), r−1] / N[q, r].
+  logs): at state q with r symbols left, emit a with probability N[δ(q, a), r−1] / N[q, r]
+  (:func:`.binning.uniform_table`; FLaRe's length-controlled sampler of the same DFA is
+  :class:`.binning.LengthControlledSampler` on ``self.dfa``).
 - Generative process for positives (parameter q_end = ``p_end``): in an accepting state end
   with probability q_end, otherwise emit a symbol uniformly among those that lead to a live
   state (probability 1 − q_end split evenly; end with probability 1 if there is none); in a
@@ -19,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import Language
+from .automaton import DFA
+from .binning import WeightedLengthTable, uniform_table
 
 
 class DFALanguage(Language):
@@ -34,11 +38,9 @@ class DFALanguage(Language):
         self.p_end = float(p_end)
         self.delta = np.asarray(self.delta, dtype=np.int64)
         self.accepting = np.asarray(self.accepting, dtype=bool)
-        live = self.accepting.copy()
-        for _ in range(len(live)):  # backward reachability of F
-            live = live | live[self.delta].any(axis=1)
-        self.live = live
-        self._counts: dict[tuple[int, bytes], np.ndarray] = {}  # (length, accept mask) -> log counts
+        self.dfa = DFA(self.alphabet, self.delta, self.accepting, self.start)
+        self.live = self.dfa.live  # backward reachability of F
+        self._tables: dict[bytes, WeightedLengthTable] = {}  # accept mask -> log counts, grown on demand
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(p_end={self.p_end})"
@@ -46,10 +48,7 @@ class DFALanguage(Language):
     # ------------------------------------------------------------------ membership
     def run(self, ids: np.ndarray) -> np.ndarray:
         """State after reading each string: ids (count, n) -> (count,)."""
-        q = np.full(len(ids), self.start, dtype=np.int64)
-        for t in range(ids.shape[1]):
-            q = self.delta[q, ids[:, t]]
-        return q
+        return self.dfa.run(ids)
 
     def accepts(self, s: str) -> bool:
         index = {c: i for i, c in enumerate(self.alphabet)}
@@ -65,33 +64,18 @@ class DFALanguage(Language):
 
     # ------------------------------------------------------------- fixed-length samplers
     def _log_counts(self, length: int, accept: np.ndarray) -> np.ndarray:
-        """L[q, r] = log #{w ∈ Σ^r : δ(q, w) ∈ accept}: (|Q|, length + 1); cached."""
-        key = (int(length), accept.tobytes())
-        if key not in self._counts:
-            self._counts[key] = self._count(length, accept)
-        return self._counts[key]
+        """L[q, r] = log #{w ∈ Σ^r : δ(q, w) ∈ accept}: (|Q|, ≥ length + 1); cached."""
+        return self._table(accept).ensure(length)
 
-    def _count(self, length: int, accept: np.ndarray) -> np.ndarray:
-        L = np.full((len(accept), length + 1), -np.inf)
-        L[accept, 0] = 0.0
-        for r in range(1, length + 1):
-            L[:, r] = np.logaddexp.reduce(L[self.delta, r - 1], axis=1)
-        return L
+    def _table(self, accept: np.ndarray) -> WeightedLengthTable:
+        key = accept.tobytes()
+        if key not in self._tables:
+            self._tables[key] = uniform_table(self.dfa, accept)
+        return self._tables[key]
 
     def _uniform_ids(self, rng, count: int, length: int, accept: np.ndarray) -> np.ndarray:
         """Uniform over {w ∈ Σ^length : δ(q₀, w) ∈ accept}: ids (count, length)."""
-        L = self._log_counts(length, accept)
-        q = np.full(count, self.start, dtype=np.int64)
-        out = np.empty((count, length), dtype=np.int64)
-        u = rng.random((count, length))
-        for t in range(length):  # sequential in t, vectorised over strings
-            r = length - t
-            p = np.exp(L[self.delta[q], r - 1] - L[q, r][:, None])  # (count, |Σ|), rows sum to 1
-            sym = (u[:, t, None] > np.cumsum(p, axis=1)).sum(axis=1).clip(max=len(self.alphabet) - 1)
-            sym = np.where(p[np.arange(count), sym] > 0, sym, p.argmax(axis=1))  # guard round-off
-            out[:, t] = sym
-            q = self.delta[q, sym]
-        return out
+        return self._table(accept).sample(rng, count, length, self.start)
 
     def supports(self, length: int, positive: bool) -> bool:
         accept = self.accepting if positive else ~self.accepting
