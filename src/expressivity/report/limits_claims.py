@@ -148,7 +148,7 @@ def layernorm_escape(ctx: Context) -> Measurement:
     for name, pts in out.items():
         ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"output change, {name}")
     ax.set_xlabel("n")
-    ax.set_ylabel("max_{i} |Δ output| (one flipped input)")
+    ax.set_ylabel(r"$\max_i |\Delta\,\mathrm{output}|$ (one flipped input)")
     figures.legend(ax, fontsize=8)
     figures.status_title(ax, "layer norm with ε = 0 escapes Lemma 5", all(c.ok() for c in checks))
     return Measurement(
@@ -408,7 +408,7 @@ def dyck2_ce(ctx: Context) -> Measurement:
     ax.plot([r.n for r in tf], [r.excess_bits for r in tf], "o-", label="transformer (fixed size)")
     if ls:
         ax.plot([r.n for r in ls], [r.excess_bits for r in ls], "s-", label="LSTM")
-    ax.plot([r.n for r in tf], [r.bound_bits for r in tf], "r--", label="Hahn: P_0·(1 − p) bits (asymptotic)")
+    ax.plot([r.n for r in tf], [r.bound_bits for r in tf], "r--", label=r"Hahn: $P_0 (1 - p)$ bits (asymptotic)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("n (train and test length)")
     ax.set_ylabel("excess cross-entropy (bits / symbol)")
