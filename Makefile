@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean tables
+.PHONY: demo test bench lint clean tables katex
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,3 +33,15 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) report runs
+
+# KaTeX, which typesets the report's formulas offline, vendored from the npm registry into the
+# package (JS, CSS, woff2 fonts, licence): run when upgrading it, and commit the result.
+KATEX_VERSION := 0.19.1
+KATEX_DIR := src/expressivity/report/assets/katex
+katex:
+	rm -rf build/katex && mkdir -p build/katex
+	cd build/katex && npm pack -q katex@$(KATEX_VERSION) >/dev/null && tar xzf katex-$(KATEX_VERSION).tgz
+	rm -rf $(KATEX_DIR) && mkdir -p $(KATEX_DIR)/fonts
+	cp build/katex/package/dist/katex.min.js build/katex/package/dist/katex.min.css build/katex/package/LICENSE $(KATEX_DIR)/
+	cp build/katex/package/dist/fonts/*.woff2 $(KATEX_DIR)/fonts/
+	echo $(KATEX_VERSION) > $(KATEX_DIR)/VERSION

@@ -39,7 +39,7 @@ class _Parser(HTMLParser):
             self.in_row, self.row, self.row_id = True, [], a.get("data-claim", "")
         elif tag == "td" and self.in_row:
             self.cell = {"class": a.get("class", ""), "text": ""}
-        elif tag == "section":
+        elif tag == "section" and a.get("class") == "claim":
             self.page.sections.add(a.get("id", ""))
         elif tag == "img":
             self.page.images.append(self._image(a.get("src", "")))

@@ -1,13 +1,9 @@
 """Torch models in: a saved nn.Sequential (plain state dict + layers JSON) for compile and
-regions — and the worked example of docs/compile.md, run from the docs themselves."""
+regions (the worked example of docs/compile.md runs in tests/test_docs.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import re
-import shlex
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,69 +100,6 @@ def test_layers_without_bias_and_identity(tmp_path):
     x = torch.randn(10, 3, dtype=torch.float64)
     with torch.no_grad():
         assert torch.equal(back(x), mlp.double()(x))
-
-
-DOC = Path(__file__).resolve().parents[1] / "docs" / "compile.md"
-NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
-
-
-def _worked_example() -> tuple[str, list[tuple[str, str]]]:
-    """docs/compile.md, "Compiling a torch model": its python block and its shell session as
-    (command, expected output) pairs."""
-    text = DOC.read_text(encoding="utf-8")
-    section = text.split("## Compiling a torch model", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```(\w*)\n(.*?)```", section, flags=re.S)
-    python = next(body for lang, body in blocks if lang == "python")
-    shell = next(body for lang, body in blocks if lang == "" and body.lstrip().startswith("$"))
-    steps: list[tuple[str, str]] = []
-    for line in shell.splitlines():
-        if line.startswith("$ "):
-            steps.append((line[2:].split("  #")[0].strip(), ""))
-        elif steps and line.strip():
-            steps[-1] = (steps[-1][0], (steps[-1][1] + "\n" + line).strip())
-    return python, steps
-
-
-def _reads_as(output: str, shown: str) -> bool:
-    """Whether ``output`` reads as the docs show it: "…" skips anything, numbers may differ
-    (the docs show one run on one machine), table rules and runs of spaces count as one space,
-    and every other character must be there, in order."""
-    def flat(s: str) -> str:
-        return " ".join(re.sub(r"[│┃]", " ", s).split())
-
-    parts = []
-    for piece in filter(None, (p.strip() for p in flat(shown).split("…"))):
-        out, at = [], 0
-        for m in NUMBER.finditer(piece):
-            out += [re.escape(piece[at:m.start()]), NUMBER.pattern]
-            at = m.end()
-        parts.append("".join(out) + re.escape(piece[at:]))
-    return re.search(".*?".join(parts), flat(output)) is not None
-
-
-def test_worked_example_of_the_docs_runs(tmp_path, monkeypatch):
-    """Runs docs/compile.md's worked example as written: the python block (train, save), then
-    every shell command through the CLI; each output must read as the docs show it, and the
-    torch net and its compiled transformer must have the same number of linear regions."""
-    python, steps = _worked_example()
-    assert [c.split()[:2] for c, _ in steps][:2] == [["python", "train_tiny.py"], ["expressivity", "compile"]]
-    monkeypatch.chdir(tmp_path)
-    exec(compile(python, str(DOC), "exec"), {"__name__": "__main__"})
-    assert (tmp_path / "net.pt").is_file() and (tmp_path / "net.json").is_file()
-    counts = []
-    for command, shown in steps[1:]:
-        args = shlex.split(command)
-        assert args[0] == "expressivity", command
-        if "--onnx" in args and importlib.util.find_spec("onnxruntime") is None:
-            args = args[:args.index("--onnx")] + args[args.index("--onnx") + 2:]  # the extra is absent: hub only
-            shown = ""
-        r = CliRunner().invoke(app, args[1:])
-        assert r.exit_code == 0, (command, r.output)
-        assert _reads_as(r.output, shown), (command, shown, r.output)
-        if args[1] == "regions":
-            counts.append(int(r.output.split(" linear regions")[0].split()[-1]))
-    assert len(counts) == 2 and counts[0] == counts[1] >= 2  # same function, same pieces
-    assert (tmp_path / "net-hub" / "config.json").is_file()
 
 
 def test_regions_of_a_torch_net_compiled_on_the_fly(tmp_path, monkeypatch):

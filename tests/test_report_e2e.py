@@ -1,8 +1,10 @@
 """Every registered claim at size "test": a valid page, claims.json, and a real-browser check.
 
-The browser test renders index.html in headless Chromium (Debian's ``chromium``) with a small
-script appended that records each image's naturalWidth and the claims table's visibility in
-a ``<pre id="check">``, read back with ``--dump-dom``. In CI (CI=true) a missing Chromium is
+The browser test renders index.html in headless Chromium (Debian's ``chromium``) at 1280 px
+with a small script appended that records each image's naturalWidth, the claims table's
+visibility, the page's scroll width (no horizontal scroll), every ``href="#x"`` without an
+``id="x"`` (none), and the formulas KaTeX typeset (all, no errors) in a ``<pre id="check">``,
+read back with ``--dump-dom``; then it takes a screenshot. In CI (CI=true) a missing Chromium is
 a failure; locally it is a skip.
 """
 
@@ -79,8 +81,16 @@ window.addEventListener('load', () => {
   const style = getComputedStyle(t);
   const pre = document.createElement('pre');
   pre.id = 'check';
+  const de = document.documentElement;
+  const hrefs = Array.from(document.querySelectorAll('a[href^="#"]')).map(a => a.getAttribute('href').slice(1));
+  const tex = document.querySelectorAll('span.tex');
   pre.textContent = JSON.stringify({imgs, table: [r.width, r.height, style.display, style.visibility],
-                                    rows: t.tBodies[0].rows.length});
+                                    rows: t.tBodies[0].rows.length,
+                                    scroll: [de.scrollWidth, de.clientWidth, window.innerWidth],
+                                    hrefs: hrefs.length, unresolved: hrefs.filter(h => !document.getElementById(h)),
+                                    tex: tex.length, katex: document.querySelectorAll('span.tex > .katex').length,
+                                    katex_errors: document.querySelectorAll('.katex-error').length,
+                                    details: document.querySelectorAll('details').length});
   document.body.appendChild(pre);
 });
 </script>"""
@@ -109,8 +119,9 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
            "--disable-background-networking", "--disable-component-update", "--disable-sync",
            f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000",
-           "--window-size=1200,900", "--dump-dom", probe.as_uri()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+           "--window-size=1280,900"]
+    proc = subprocess.run([*cmd, "--dump-dom", probe.as_uri()], capture_output=True, text=True, timeout=120,
+                          check=False)
     m = re.search(r'<pre id="check">(.*?)</pre>', proc.stdout, re.DOTALL)
     assert m, f"no check output from chromium (rc {proc.returncode}): {proc.stderr[-2000:]}"
     check = json.loads(unescape(m.group(1)))
@@ -121,3 +132,16 @@ def test_report_renders_in_headless_chromium(report, tmp_path):
     width, height, display, visibility = check["table"]
     assert width > 0 and height > 0 and display != "none" and visibility == "visible"
     assert check["rows"] == len(res.claims)
+    scroll_width, client_width, inner = check["scroll"]
+    assert inner == 1280 and scroll_width <= client_width, check["scroll"]  # no horizontal scroll
+    assert check["hrefs"] > 3 * len(res.claims) and not check["unresolved"], check["unresolved"]
+    assert check["tex"] >= 2 * len(res.claims) and check["katex"] == check["tex"], check  # every formula typeset
+    assert check["katex_errors"] == 0
+    assert check["details"] >= 1  # regions.depth's many checks are collapsed
+    shot = tmp_path / "report.png"  # a screenshot, as a reader sees the top of the page
+    subprocess.run([*cmd, f"--screenshot={shot}", (out / "index.html").as_uri()], capture_output=True,
+                   timeout=120, check=False)
+    from PIL import Image
+
+    img = Image.open(shot).convert("L")
+    assert img.size == (1280, 900) and img.getextrema()[0] < 100  # drawn, not a blank page

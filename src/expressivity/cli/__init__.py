@@ -20,6 +20,22 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+
+def _version(value: bool) -> None:
+    if value:
+        from ..runs.version import version_text
+
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                       help="Print the package version, git commit and code version, and exit.")) -> None:
+    """What transformers can and cannot compute, made executable."""
+
+
 from . import compile as _compile  # noqa: E402,F401  (registers `compile`, `verify`)
 from . import constructions as _constructions  # noqa: E402,F401
 from . import export as _export  # noqa: E402,F401  (registers `export`)

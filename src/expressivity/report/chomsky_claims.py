@@ -184,7 +184,7 @@ def _plot(task: str, names: dict[str, str], results: dict, b: Budget, published:
     ax.set_ylim(-0.02, 1.05)
     ax.set_xlabel("test length n")
     ax.set_ylabel("per-token accuracy (best run)")
-    ax.legend(fontsize=7)
+    figures.legend(ax)
     figures.status_title(ax, f"{task}: accuracy vs length", ok)
     return figures.png(fig)
 

@@ -170,7 +170,7 @@ class ClaimSpec:
     id: str  # stable id, e.g. "compile.hardmax-exact"
     title: str  # the claim, one sentence
     source: str  # paper and theorem, e.g. "Gu et al. 2026, Thm 3.1/3.2, Cor 3.3"
-    bound: str  # the bound/prediction in words and symbols
+    bound: str  # the bound/prediction in words, formulas in TeX between $…$ (KaTeX renders them)
     bound_value: float | None  # headline numeric bound, if there is one
     run: Callable[[Context], Measurement]
     depends: tuple[str, ...] = ()
@@ -207,6 +207,7 @@ class Claim:
     notes: str = ""
     reused: bool = False
     units: dict[str, int] | None = None  # {"done": …, "total": …} for a claim measured by units
+    code: str = ""  # where its measurement is: "expressivity/report/compile_claims.py:123"
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -283,7 +284,24 @@ def _claim(spec, ctx, status, reason, numbers, summary, fig, notes, checks, seco
         seconds=round(seconds, 3),
         how_to_read=spec.how_to_read,
         notes=notes,
+        code=code_of(spec.run),
     )
+
+
+def code_of(fn: Callable) -> str:
+    """``package/module.py:line`` of a measurement function ("" when it has no source file)."""
+    import inspect
+    from pathlib import Path
+
+    try:
+        path = Path(inspect.getsourcefile(fn) or "")
+        line = inspect.getsourcelines(fn)[1]
+    except (TypeError, OSError):
+        return ""
+    parts = path.parts
+    if "expressivity" not in parts:
+        return f"{path.name}:{line}"
+    return "/".join(parts[len(parts) - parts[::-1].index("expressivity") - 1:]) + f":{line}"
 
 
 def _jsonable(x: Any) -> Any:

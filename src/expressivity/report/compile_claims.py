@@ -131,7 +131,7 @@ def hardmax_exact(ctx: Context) -> Measurement:
     ax1.plot(g[:, 0], cm1.evaluate(g)[:, 0], "k--", lw=1, label="compiled transformer F (hardmax)")
     ax1.set_xlabel("x")
     ax1.set_title(f"{nets[0][0]}", fontsize=9)
-    ax1.legend(fontsize=8)
+    figures.legend(ax1, fontsize=8)
     errs = np.array([r["max_abs_error"] for r in rows])
     floor = 1e-18
     ax2.bar(range(len(rows)), np.maximum(errs, floor), color="tab:blue")
@@ -140,7 +140,7 @@ def hardmax_exact(ctx: Context) -> Measurement:
     ax2.set_ylim(floor / 10, 1e-6)
     ax2.set_xticks(range(len(rows)), [f"net {i + 1}" for i in range(len(rows))])
     ax2.set_ylabel("max |F(x) − f(x)|  (0 shown at 1e-18)")
-    ax2.legend(fontsize=8)
+    figures.legend(ax2, fontsize=8)
     figures.status_title(ax2, "hardmax: error per network (float64)", all(c.ok() for c in checks))
     ctx.progress(1.0)
     worst = max(r["max_abs_error"] for r in rows)
@@ -196,9 +196,9 @@ def softmax_rate(ctx: Context) -> Measurement:
     ax.loglog(lam, [r["error_3d"] for r in rows], "s-", color="tab:green", label="measured max error (3-D net)")
     ax.loglog(lam, err[0] / lam, color="gray", lw=0.8, label="slope −1 reference")
     ax.set_xlabel("λ (softmax scale)")
-    ax.set_ylabel("sup |F_λ(x) − f(x)|")
-    ax.legend(fontsize=8)
-    figures.status_title(ax, f"σ_λ attention: error vs λ (fitted slope {slope:.2f})", all(c.ok() for c in checks))
+    ax.set_ylabel(r"$\sup_x |F_\lambda(x) - f(x)|$")
+    figures.legend(ax, fontsize=8)
+    figures.status_title(ax, rf"$\sigma_\lambda$ attention: error vs $\lambda$ (fitted slope {slope:.2f})", all(c.ok() for c in checks))
     ratio = max(r["error"] / r["bound"] for r in rows)
     return Measurement(
         checks=tuple(checks),
@@ -207,7 +207,7 @@ def softmax_rate(ctx: Context) -> Measurement:
         numbers={"rows": rows, "slope": slope, "breakpoints": len(bps)},
         figure=figures.png(fig),
         notes=(f"The 1-D net ({len(bps)} breakpoints) is probed at distances s/λ, "
-               "s ∈ ±[0.03, 30], from every breakpoint, where σ_λ's error peaks; the 3-D net only "
+               "s ∈ ±[0.03, 30], from every breakpoint, where $\\sigma_\\lambda$'s error peaks; the 3-D net only "
                "on random points, so its error can fall faster than 1/λ."),
     )
 
@@ -257,7 +257,7 @@ def complexity(ctx: Context) -> Measurement:
     ax1.loglog(xs, 6 * xs, "r--", lw=0.8, label="6 × net (bound checked)")
     ax1.set_xlabel("maxout net parameters")
     ax1.set_ylabel("compiled transformer parameters")
-    ax1.legend(fontsize=8)
+    figures.legend(ax1, fontsize=8)
     ax1.set_title("parameters: comparable (non-zero ratio → 2)", fontsize=10)
     Ds = np.array([r["D"] for r in rows])
     ax2.plot(Ds, [r["blocks"] for r in rows], "o", ms=8, label="blocks (ours)")
@@ -266,7 +266,7 @@ def complexity(ctx: Context) -> Measurement:
     ax2.plot(dd, 3 * dd, "r--", label="3D (Thm 3.2's construction)")
     ax2.set_xlabel("maxout depth D")
     ax2.set_ylabel("transformer blocks")
-    ax2.legend(fontsize=8)
+    figures.legend(ax2, fontsize=8)
     figures.status_title(ax2, "depth", all(c.ok() for c in checks))
     worst_bpl = max(r["blocks_per_layer"] for r in rows)
     big = max(rows, key=lambda r: r["net_nonzero"])
@@ -288,7 +288,7 @@ SPECS = [
         id="compile.hardmax-exact",
         title="A hardmax transformer computes any maxout / ReLU network exactly",
         source="Gu et al. 2026, Thm 3.1, Thm 3.2, Cor 3.3",
-        bound="max |F(x) − f(x)| ≤ 1e-9 (float64) on ≥ 10^4 random points plus tie points",
+        bound=r"$\max_x \lvert F(x) - f(x) \rvert \le 10^{-9}$ (float64) on $\ge 10^4$ random points plus tie points",
         bound_value=1e-9,
         run=hardmax_exact,
         depends=("compile",),
@@ -302,14 +302,15 @@ SPECS = [
     ),
     ClaimSpec(
         id="compile.softmax-rate",
-        title="With softmax σ_λ the compiled transformer is within O(1/λ) of the net",
+        title=r"With softmax $\sigma_\lambda$ the compiled transformer is within $O(1/\lambda)$ of the net",
         source="Gu et al. 2026, §3 (softmax vs hardmax)",
-        bound="sup error ≤ error_bound() = per-layer (T−1)/(e·λ) propagated, for λ = 1…1e6; slope ≈ −1",
+        bound=(r"$\sup_x \lvert F_{\sigma_\lambda}(x) - f(x) \rvert \le$ error_bound() = per-layer $(T-1)/(e\lambda)$ "
+               r"propagated, for $\lambda = 1 \ldots 10^6$; slope $\approx -1$"),
         bound_value=-1.0,
         run=softmax_rate,
         depends=("compile",),
         how_to_read=(
-            "Blue: the measured worst error of the σ_λ-compiled model over the domain, red: the "
+            "Blue: the measured worst error of the $\\sigma_\\lambda$-compiled model over the domain, red: the "
             "bound computed from the weights. The claim holds if blue stays below red at every "
             "λ and the blue line falls with slope ≈ −1 on log-log axes (10× larger λ, 10× "
             "smaller error). No NaN/overflow at λ = 1e6 is part of the check."
@@ -320,7 +321,7 @@ SPECS = [
         id="compile.complexity",
         title="Compiled transformers have comparable complexity: ≤ 3 blocks per maxout layer",
         source="Gu et al. 2026, Thm 3.1, Thm 3.2 (comparable parameter count)",
-        bound="blocks/layer ≤ 3 (ours: D + 1 blocks); non-zero params ≤ 6 × net's, not growing with width",
+        bound=r"blocks per layer $\le 3$ (ours: $D + 1$ blocks); non-zero params $\le 6\times$ the net's, not growing with width",
         bound_value=3.0,
         run=complexity,
         depends=("compile",),

@@ -1,115 +1,131 @@
 """The report page: one self-contained, offline HTML file plus claims.json.
 
-Layout: a header (size, date, totals), the claims table (claim, source, bound/prediction,
-measured, status with reason), then one section per claim with its figure (PNG embedded as
-base64 — the page needs nothing else; the same PNG is also written to ``figures/``), the
-checks made, how to read it, and the exact command that regenerates it.
+The page is a Jinja2 template (``templates/index.html.j2``, with ``report.css`` and
+``render-math.js``, shipped as package data): a header (budget, date, totals, version), a table
+of contents, the claims table (claim, source, bound/prediction, measured, status with reason),
+"About this run" (package version, git commit, code version, budget, machine), then one
+section per claim — its figure (PNG embedded as base64; the same PNG is also written to
+``figures/``), the checks made (collapsed in a ``<details>`` when there are many; failed ones
+always shown), how to read it, the code that measures it and the command that regenerates it —
+each with back-links to the contents and the table.
+
+Formulas in a claim's text are TeX between ``$…$``; KaTeX 0.19 (``assets/katex/``, vendored
+from the npm registry by ``make katex``: JS, CSS and woff2 fonts, inlined into the page as data
+URIs) typesets them in the browser, with no network. arXiv ids and the papers' short
+citations become links.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import platform
+import re
 import time
+from functools import cache
 from html import escape
+from importlib import resources
 from pathlib import Path
 
+from markupsafe import Markup
+
 from ..checks import make_dir, write_bytes_atomic
+from ..runs.version import build_info, machine_info
 from .claims import FLAGS, STATUSES, Claim, fmt
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;
-padding:0 1em;color:#222;line-height:1.45}
-h1{font-size:1.6em;margin-bottom:.2em} h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;width:100%;font-size:.9em} th,td{border:1px solid #ccc;padding:.35em .5em;
-vertical-align:top;text-align:left} th{background:#f3f3f3}
-.holds{background:#e3f6e3;color:#135e13;font-weight:600}
-.violated{background:#fde2e2;color:#a00;font-weight:700}
-.na{background:#f4f0dc;color:#6b5a00;font-weight:600}
-.incomplete{background:#fff0d0;color:#8a4b00;font-weight:700}
-.reason{font-weight:normal;font-size:.85em;display:block;color:#444}
-code,pre{background:#f6f6f6;padding:.15em .35em;border-radius:3px;font-size:.9em}
-pre{padding:.6em;overflow-x:auto} img{max-width:100%;border:1px solid #eee}
-.meta{color:#666;font-size:.9em}
-"""
 _CLASS = {"holds": "holds", "violated": "violated", "not applicable": "na", "incomplete": "incomplete"}
+COLLAPSE_AFTER = 6  # a claim with more checks shows them in a <details> (failed ones stay visible)
+# the papers' short citations as the claims give them → arXiv id
+PAPERS = {
+    "Gu et al. 2026": "2603.03084",
+    "Hahn 2020": "1906.06755",
+    "Chiang & Cholak 2022": "2202.12172",
+    "Serra, Tjandraatmadja, Ramalingam 2018": "1711.02114",
+    "Delétang et al. 2023": "2207.02098",
+}
+_LINKS = re.compile("(arXiv[ :]?\\d{4}\\.\\d{4,5}|" + "|".join(re.escape(k) for k in PAPERS) + ")")
+_MATH = re.compile(r"\$([^$]+)\$")
+_PKG = Path(__file__).resolve().parents[1]  # …/expressivity
 
 
-def _status_cell(c: Claim) -> str:
-    reason = f'<span class="reason">{escape(c.reason)}</span>' if c.status != "holds" else ""
-    return f'<td class="status {_CLASS[c.status]}">{escape(c.status)}{reason}</td>'
+def arxiv(aid: str, text: str | None = None) -> Markup:
+    return Markup(f'<a href="https://arxiv.org/abs/{escape(aid)}">{escape(text or "arXiv " + aid)}</a>')
 
 
-def render(claims: list[Claim], figures: dict[str, bytes], size: str, total_s: float) -> str:
+def _linked(text: str, links: bool = True) -> str:
+    if not links:
+        return escape(text)
+    out = []
+    for i, piece in enumerate(_LINKS.split(text)):
+        if i % 2 == 0:
+            out.append(escape(piece))
+        elif piece in PAPERS:
+            out.append(arxiv(PAPERS[piece], piece))
+        else:
+            out.append(arxiv(re.sub(r"^arXiv[ :]?", "", piece), piece))
+    return "".join(out)
+
+
+def rich(text, links: bool = True) -> Markup:
+    """Text → HTML: ``$…$`` becomes a ``<span class="tex">`` that KaTeX typesets (its TeX
+    source stays visible without JavaScript), citations and arXiv ids become links (unless
+    ``links`` is false: text that is itself a link), the rest is escaped."""
+    text = str(text)
+    out, at = [], 0
+    for m in _MATH.finditer(text):
+        out += [_linked(text[at:m.start()], links), f'<span class="tex">{escape(m.group(1))}</span>']
+        at = m.end()
+    out.append(_linked(text[at:], links))
+    return Markup("".join(out))
+
+
+def number(x) -> str:
+    """A check's number as the tables show it (4 significant digits)."""
+    return fmt(_num(x))
+
+
+def source_href(code: str) -> str:
+    """``expressivity/report/x.py:123`` → a file: URI of that line's file, where it is."""
+    path = _PKG.parent / code.rsplit(":", 1)[0]
+    return path.as_uri() if path.is_absolute() else code
+
+
+@cache
+def _environment():
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+    env = Environment(loader=PackageLoader("expressivity.report", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]), undefined=StrictUndefined,
+                      keep_trailing_newline=True)
+    env.filters.update(rich=rich, number=number, sym=_sym)
+    env.globals.update(arxiv=arxiv, source_href=source_href)
+    return env
+
+
+@cache
+def katex_assets() -> tuple[str, str]:
+    """(CSS with the woff2 fonts inlined as data URIs, JS) of the vendored KaTeX."""
+    root = resources.files("expressivity.report") / "assets" / "katex"
+    css = (root / "katex.min.css").read_text(encoding="utf-8")
+
+    def font(m: re.Match) -> str:
+        data = (root / "fonts" / m.group(1)).read_bytes()
+        return f"url(data:font/woff2;base64,{base64.b64encode(data).decode()}) format(\"woff2\")"
+
+    css = re.sub(r',url\(fonts/[^)]+\.(?:woff|ttf)\) format\("(?:woff|truetype)"\)', "", css)
+    css = re.sub(r'url\(fonts/([^)]+\.woff2)\) format\("woff2"\)', font, css)
+    return css, (root / "katex.min.js").read_text(encoding="utf-8")
+
+
+def render(claims: list[Claim], figures: dict[str, bytes], size: str, total_s: float,
+           build: dict | None = None, machine: dict | None = None, generated: str | None = None) -> str:
     """The whole page as a string. ``figures`` maps claim id → PNG bytes."""
-    counts = _counts(claims)
-    rows = []
-    for c in claims:
-        rows.append(
-            f'<tr data-claim="{escape(c.id)}" data-status="{escape(c.status)}">'
-            f'<td><a href="#{escape(c.id)}">{escape(c.claim)}</a><br><code>{escape(c.id)}</code></td>'
-            f"<td>{escape(c.source)}</td><td>{escape(c.bound)}</td><td>{escape(c.measured)}</td>"
-            f"{_status_cell(c)}</tr>"
-        )
-    sections = []
-    for c in claims:
-        fig = figures.get(c.id)
-        img = (
-            f'<img alt="figure for {escape(c.id)}" src="data:image/png;base64,'
-            f'{base64.b64encode(fig).decode()}">'
-            if fig
-            else "<p><em>No figure: the measurement did not run.</em></p>"
-        )
-        checks = "".join(
-            f"<li>{'✔' if k['ok'] else '✘ FAILED'} {'requirement: ' if k.get('requires') else ''}"
-            f"{escape(str(k['what']))}: "
-            f"{escape(fmt(_num(k['measured'])))} {escape(_sym(k['relation']))} "
-            f"{escape(fmt(_num(k['bound'])))}"
-            f"{' (tol ' + escape(fmt(k['tol'])) + ')' if k['tol'] else ''}</li>"
-            for k in c.checks
-        )
-        sections.append(
-            f'<section id="{escape(c.id)}"><h2>{escape(c.claim)}</h2>'
-            f'<p class="meta">{escape(c.source)} · <code>{escape(c.id)}</code> · '
-            f"budget <code>{escape(c.size)}</code> · "
-            + (f"{c.units['done']}/{c.units['total']} units · " if c.units else "")
-            + f"{c.seconds:.1f} s{' (reused from the database)' if c.reused else ''}</p>"
-            f"<table><tr><th>Bound / prediction</th><td>{escape(c.bound)}</td></tr>"
-            f"<tr><th>Measured</th><td>{escape(c.measured)}</td></tr>"
-            f"<tr><th>Status</th>{_status_cell(c)}</tr></table>"
-            f"{img}"
-            + (f"<ul>{checks}</ul>" if checks else "")
-            + (f"<p><strong>How to read it.</strong> {escape(c.how_to_read)}</p>" if c.how_to_read else "")
-            + (f"<p><strong>Notes.</strong> {escape(c.notes)}</p>" if c.notes else "")
-            + f"<p>Regenerate: <code>{escape(c.command)}</code></p></section>"
-        )
-    when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<title>expressivity — reproduction report</title>"
-        f"<style>{_CSS}</style></head><body>"
-        "<h1>Reproduction report</h1>"
-        f'<p class="meta">budget <code>{escape(size)}</code> (<code>{escape(FLAGS.get(size, size))}</code>; '
-        "every number below comes from it) · "
-        f"{escape(when)} · "
-        f"{escape(platform.node())} ({escape(platform.machine())}, Python "
-        f"{escape(platform.python_version())}) · total {total_s:.1f} s · "
-        f"{counts['holds']} hold, {counts['violated']} violated, "
-        f"{counts['not applicable']} not applicable"
-        + (f", {counts['incomplete']} incomplete" if counts["incomplete"] else "") + "</p>"
-        "<p>Each row sets a claim of Gu et al. (2026, Transformers express Maxout networks) or "
-        "Hahn (2020, Theoretical limitations of self-attention) next to the bound the theory "
-        "gives and what was measured on this machine. A measurement that breaks its bound is "
-        "shown as <em>violated</em>; one that could not be made says why; one whose work units "
-        "did not all finish (a timeout) is <em>incomplete</em>, never counted as holding.</p>"
-        '<table id="claims"><thead><tr><th>Claim</th><th>Source</th><th>Bound / prediction</th>'
-        "<th>Measured</th><th>Status</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-        + "".join(sections)
-        + "</body></html>\n"
-    )
+    css, js = katex_assets()
+    return _environment().get_template("index.html.j2").render(
+        claims=claims, size=size, flag=FLAGS.get(size, size), total_s=total_s, counts=_counts(claims),
+        figures={cid: base64.b64encode(f).decode() for cid, f in figures.items() if f},
+        build=build or build_info(), machine=machine or machine_info(),
+        generated=generated or time.strftime("%Y-%m-%d %H:%M:%S %Z"), css=_CLASS,
+        collapse_after=COLLAPSE_AFTER, katex_css=css, katex_js=js)
 
 
 def _counts(claims: list[Claim]) -> dict[str, int]:
@@ -131,22 +147,28 @@ def write(out: str | Path, claims: list[Claim], figures: dict[str, bytes], size:
           total_s: float) -> Path:
     """Write index.html, claims.json and figures/<id>.png under ``out``; returns index path.
     Each file is written atomically (a full disk leaves the old file, or none, and one
-    ``WriteError`` naming the path); index.html goes last."""
+    ``WriteError`` naming the path); index.html goes last. Both files state the package
+    version, git commit, code version, budget and machine."""
     out = Path(out)
     make_dir(out / "figures", "--out")
     for cid, data in figures.items():
         if data:
             write_bytes_atomic(out / "figures" / f"{cid}.png", data)
+    build, machine = build_info(), machine_info()
+    generated = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     doc = {
         "size": size,
         "budget": size,
         "total_seconds": round(total_s, 3),
         "counts": _counts(claims),
+        "build": build,
+        "machine": machine,
+        "generated": generated,
         "claims": [c.to_json() for c in claims],
     }
     write_bytes_atomic(out / "claims.json", (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     index = out / "index.html"
-    write_bytes_atomic(index, render(claims, figures, size, total_s).encode("utf-8"))
+    write_bytes_atomic(index, render(claims, figures, size, total_s, build, machine, generated).encode("utf-8"))
     return index
 
 

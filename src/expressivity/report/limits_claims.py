@@ -100,8 +100,8 @@ def sensitivity(ctx: Context) -> Measurement:
                 ax.loglog(n, n * np.array([r.bound_other for r in rows]), "--", color=f"C{layer - 1}",
                           label=f"n·bound, layer {layer}")
         ax.set_xlabel("n")
-        ax.set_ylabel("n · max_{j≠i} ‖Δy_j‖")
-        ax.legend(fontsize=7)
+        ax.set_ylabel(r"$n \cdot \max_{j \neq i} \Vert \Delta y_j \Vert$")
+        figures.legend(ax)
         figures.status_title(ax, name, all(c.ok() for c in checks if c.what.startswith(name) or name in c.what))
     ratio = max(r.measured_other / r.bound_other for rep in reports.values() for r in rep.rows
                 if r.bound_other)
@@ -112,7 +112,7 @@ def sensitivity(ctx: Context) -> Measurement:
                  f"{s_meas:.2f}; {L} layers"),
         numbers={name: rep.table() for name, rep in reports.items()},
         figure=figures.png(fig),
-        notes=("For the random model the logit bound A is large, so e^{2A} ≫ n and its bound is "
+        notes=(r"For the random model the logit bound $A$ is large, so $e^{2A} \gg n$ and its bound is "
                "still in its flat regime at these n (valid, not yet O(1/n)); the hand-built "
                "PARITY model has small logits and shows the 1/n decay of both."),
     )
@@ -148,8 +148,8 @@ def layernorm_escape(ctx: Context) -> Measurement:
     for name, pts in out.items():
         ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"output change, {name}")
     ax.set_xlabel("n")
-    ax.set_ylabel("max_{i} |Δ output| (one flipped input)")
-    ax.legend(fontsize=8)
+    ax.set_ylabel(r"$\max_i |\Delta\,\mathrm{output}|$ (one flipped input)")
+    figures.legend(ax, fontsize=8)
     figures.status_title(ax, "layer norm with ε = 0 escapes Lemma 5", all(c.ok() for c in checks))
     return Measurement(
         checks=checks,
@@ -210,7 +210,7 @@ def hard_attention(ctx: Context) -> Measurement:
     ax1.plot([r.n for r in by["dyck2"]], [r.dependent for r in by["dyck2"]], "^-", label="2DYCK")
     ax1.set_xlabel("n")
     ax1.set_ylabel("free inputs the output depends on")
-    ax1.legend(fontsize=8)
+    figures.legend(ax1, fontsize=8)
     figures.status_title(ax1, "random restrictions, C = 0.5", all(c.ok() for c in checks[:2]))
     stages = ["start", "Stage 1", "Stage 2", "Stage 3"]
     for lg in red.layers:
@@ -218,7 +218,7 @@ def hard_attention(ctx: Context) -> Measurement:
                  "o-", label=f"block {lg.layer} (c = {lg.c} → {lg.c_after})")
     ax2.axhline(len(red.dependency), color="red", ls="--", label=f"output depends on {len(red.dependency)}")
     ax2.set_ylabel("free inputs")
-    ax2.legend(fontsize=8)
+    figures.legend(ax2, fontsize=8)
     figures.status_title(ax2, f"depth reduction, n = {n_red}", all(c.ok() for c in checks[-3:]))
     cex_txt = (f"x and x' differ at input {cex['flipped']}, parities {cex['parity']}/{cex['parity_prime']}, "
                f"same output {fmt(float(np.ravel(cex['output'])[0]))}") if cex else "none"
@@ -277,7 +277,7 @@ def constructions_ce(ctx: Context) -> Measurement:
     ax.axhline(1.0, color="k", lw=0.8, ls=":", label="1 bit (chance)")
     ax.set_xlabel("n")
     ax.set_ylabel("cross-entropy (bits per string)")
-    ax.legend(fontsize=8)
+    figures.legend(ax, fontsize=8)
     figures.status_title(ax, "hand-built transformers: CE vs length", all(c.ok() for c in checks))
     get = {(r["construction"], r["layer_norm"], r["n"]): r["ce_bits"] for r in rows}
     return Measurement(
@@ -337,11 +337,11 @@ def parity_bounded(ctx: Context) -> Measurement:
     ax1.set_xscale("log", base=2)
     ax1.set_xlabel("N (longest length decided exactly)")
     ax1.set_ylabel("count")
-    ax1.legend(fontsize=8)
+    figures.legend(ax1, fontsize=8)
     figures.status_title(ax1, "exact PARITY up to N: size grows with N", all(c.ok() for c in checks))
     ax2.set_xlabel("N")
     ax2.set_ylabel("non-zero parameters")
-    ax2.legend(fontsize=8)
+    figures.legend(ax2, fontsize=8)
     big = {m: max((r for r in rows if r["method"] == m), key=lambda r: r["N"]) for m in ("interpolate", "sawtooth")}
     return Measurement(
         checks=tuple(checks),
@@ -408,11 +408,11 @@ def dyck2_ce(ctx: Context) -> Measurement:
     ax.plot([r.n for r in tf], [r.excess_bits for r in tf], "o-", label="transformer (fixed size)")
     if ls:
         ax.plot([r.n for r in ls], [r.excess_bits for r in ls], "s-", label="LSTM")
-    ax.plot([r.n for r in tf], [r.bound_bits for r in tf], "r--", label="Hahn: P_0·(1 − p) bits (asymptotic)")
+    ax.plot([r.n for r in tf], [r.bound_bits for r in tf], "r--", label=r"Hahn: $P_0 (1 - p)$ bits (asymptotic)")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("n (train and test length)")
     ax.set_ylabel("excess cross-entropy (bits / symbol)")
-    ax.legend(fontsize=8)
+    figures.legend(ax, fontsize=8)
     figures.status_title(ax, "Dyck-2 next-symbol prediction: excess CE vs n", all(c.ok() for c in checks))
     last = tf[-1]
     return Measurement(
@@ -422,7 +422,7 @@ def dyck2_ce(ctx: Context) -> Measurement:
                  f"{last.bound_bits:.3f}; LSTM at n={last.n}: {ls[-1].excess_bits:.3f}" if ls else ""),
         numbers={"rows": [dict(r.__dict__) for r in rows], "config": cfg.__dict__},
         figure=figures.png(fig),
-        notes=("Hahn's floor P_0·(1 − p) holds only as n → ∞; at these n the transformer's excess is "
+        notes=(r"Hahn's floor $P_0 (1 - p)$ holds only as $n \to \infty$; at these n the transformer's excess is "
                "still below it, so what is checked is the trend: the excess grows with n and exceeds "
                "the LSTM's. Training uses the same fixed step budget at every n."),
     )
@@ -433,7 +433,8 @@ SPECS = [
         id="limits.sensitivity",
         title="Soft attention: one flipped input moves other positions by O(1/n), within Hahn's bound",
         source="Hahn 2020, Lemma 5",
-        bound="max_{j≠i} ‖Δy_j^(k)‖ ≤ bound from the weights (H^{k−1}·C·2^{k−1}·D/n form) at every n, layer",
+        bound=(r"$\max_{j \ne i} \lVert \Delta y_j^{(k)} \rVert \le$ bound from the weights "
+               r"($H^{k-1}\, C\, 2^{k-1} D/n$ form) at every $n$, layer"),
         bound_value=None,
         run=sensitivity,
         depends=("limits", "constructions", "languages", "compile"),
@@ -450,7 +451,8 @@ SPECS = [
         id="limits.layernorm-escape",
         title="Layer norm with ε = 0 escapes Lemma 5: the output change does not shrink with n",
         source="Hahn 2020, Lemma 5 (assumption); Chiang & Cholak 2022",
-        bound="ε = 0: Lemma 5 not applicable and Δoutput(n_max)/Δoutput(n_min) ≥ 0.5; no LN: ≤ 2·n_min/n_max",
+        bound=(r"$\varepsilon = 0$: Lemma 5 not applicable and $\Delta\mathrm{out}(n_{\max}) / \Delta\mathrm{out}(n_{\min}) \ge 0.5$; "
+               r"no LN: $\le 2\, n_{\min} / n_{\max}$"),
         bound_value=0.5,
         run=layernorm_escape,
         depends=("limits", "constructions", "languages"),
@@ -466,7 +468,8 @@ SPECS = [
         id="limits.hard-attention",
         title="Hard attention: under random restrictions the output depends on few free inputs; PARITY on all",
         source="Hahn 2020, Thm 1 (depth reduction, Lemma 4)",
-        bound="transformer dependency grows sublinearly (log-log slope ≤ 0.8, fraction falling); PARITY, 2DYCK = all free; verified counterexample",
+        bound=(r"transformer dependency grows sublinearly (log-log slope $\le 0.8$, fraction falling); PARITY, "
+               "2DYCK = all free; verified counterexample"),
         bound_value=0.8,
         run=hard_attention,
         depends=("limits", "languages"),
@@ -484,7 +487,8 @@ SPECS = [
         id="limits.constructions-ce",
         title="Hand-built PARITY/FIRST transformers: correct at every n, but CE → 1 bit without layer norm",
         source="Hahn 2020, §5 (consequences of Lemma 5); Chiang & Cholak 2022",
-        bound="accuracy 1.0; no LN: CE(n_max) ≥ 0.99 bits; LN ε=0: CE = 0.0598 (PARITY), 0.1195 (FIRST) bits ±5e-4",
+        bound=(r"accuracy 1.0; no LN: $\mathrm{CE}(n_{\max}) \ge 0.99$ bits; LN $\varepsilon = 0$: $\mathrm{CE} = 0.0598$ "
+               r"(PARITY), $0.1195$ (FIRST) bits $\pm 5 \cdot 10^{-4}$"),
         bound_value=0.0598,
         run=constructions_ce,
         depends=("constructions", "languages", "compile"),
@@ -492,7 +496,7 @@ SPECS = [
             "Cross-entropy per string of the explicit transformers vs length. They classify every "
             "string correctly, but without layer norm their logit margin shrinks with n (as "
             "Lemma 5 forces), so cross-entropy climbs to 1 bit (no confidence). Layer norm with "
-            "ε = 0 restores a constant margin √(d/2): CE is flat at log2(1 + e^{−√(d/2)})."
+            r"$\varepsilon = 0$ restores a constant margin $\sqrt{d/2}$: CE is flat at $\log_2(1 + e^{-\sqrt{d/2}})$."
         ),
         budget_s={"test": 10, "quick": 60, "standard": 240, "full": 600},
     ),
@@ -500,7 +504,8 @@ SPECS = [
         id="limits.parity-bounded",
         title="PARITY up to a fixed length N is exact with hard attention, but the model must grow with N",
         source="Hahn 2020, §5 (bounded n); Gu et al. 2026 compiler",
-        bound="accuracy 1.0 for all n ≤ N; heads = N + 1 (interpolation) or blocks = ⌈log2(N+1)⌉ + 1 (sawtooth)",
+        bound=(r"accuracy 1.0 for all $n \le N$; heads $= N + 1$ (interpolation) or blocks "
+               r"$= \lceil \log_2 (N+1) \rceil + 1$ (sawtooth)"),
         bound_value=1.0,
         run=parity_bounded,
         depends=("constructions", "compile", "languages"),
@@ -516,7 +521,7 @@ SPECS = [
         id="limits.dyck2-ce",
         title="2DYCK: a fixed-size transformer's excess cross-entropy grows with n toward Hahn's floor",
         source="Hahn 2020, §5 (2DYCK, consequence of Lemma 5)",
-        bound="asymptotically excess ≥ P_0·(1 − p) bits/symbol; at finite n: excess rises with n, above the LSTM's",
+        bound=r"asymptotically excess $\ge P_0 (1 - p)$ bits/symbol; at finite $n$: excess rises with $n$, above the LSTM's",
         bound_value=None,
         run=dyck2_ce,
         units=_dyck_ce_units,

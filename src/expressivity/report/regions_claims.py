@@ -63,7 +63,7 @@ def depth(ctx: Context) -> Measurement:
     ax1.set_ylim(0.1, 300 * max(r.counted for r in rows))  # room for the legend above the lines
     ax1.set_xlabel("transformer blocks D")
     ax1.set_ylabel("linear regions on [0, 1]")
-    ax1.legend(fontsize=7, title="+ q^L, ⋯ C·q^(⌊D/3⌋−1), x random, ▼ trained", title_fontsize=7)
+    figures.legend(ax1, title=r"+ $q^L$, ⋯ $C\,q^{\lfloor D/3 \rfloor - 1}$, x random, ▼ trained", title_fontsize=7)
     figures.status_title(ax1, "Thm 4.4: regions vs depth", all(c.ok() for c in checks))
     q, L = 3, 2
     cm = compile_maxout(sawtooth_maxout(q, L), domain=(0.0, 1.0))
@@ -79,13 +79,13 @@ def depth(ctx: Context) -> Measurement:
     deepest = max(rows, key=lambda r: r.counted)
     return Measurement(
         checks=tuple(checks),
-        summary=(f"counted = q^L exactly for all {len(rows)} (q, L) pairs, up to {deepest.counted} regions "
+        summary=(f"counted = $q^L$ exactly for all {len(rows)} (q, L) pairs, up to {deepest.counted} regions "
                  f"(q={deepest.q}, D={deepest.D}); random nets of that shape: ≤ {deepest.random_max}"
                  + (f", trained: {deepest.trained}" if deepest.trained >= 0 else "")),
         numbers={"rows": [r.as_dict() for r in rows]},
         figure=figures.png(fig),
         notes=("Our compiler uses D = L + 1 blocks per depth-L maxout net (the paper's construction "
-               "about 3L), so at equal D the count q^(D−1) is far above the paper's q^(⌊D/3⌋−1)."),
+               r"about $3L$), so at equal $D$ the count $q^{D-1}$ is far above the paper's $q^{\lfloor D/3 \rfloor - 1}$."),
     )
 
 
@@ -153,9 +153,9 @@ def dimension(ctx: Context) -> Measurement:
         ax2.semilogy([r["neurons"] for r in deep], [r["bound"] for r in deep], ":", color=line.get_color())
     ax1.set_xlabel("neurons (one hidden layer)")
     ax1.set_ylabel("activation regions")
-    ax1.legend(fontsize=7, title="o counted, — Zaslavsky", title_fontsize=7)
+    figures.legend(ax1, title="o counted, — Zaslavsky", title_fontsize=7)
     ax2.set_xlabel("neurons (three hidden layers of equal width)")
-    ax2.legend(fontsize=7, title="o counted on [−1, 1]^d, ⋯ Serra bound", title_fontsize=7)
+    figures.legend(ax2, title=r"o counted on $[-1, 1]^d$, ⋯ Serra bound", title_fontsize=7)
     ok = all(c.ok() for c in checks)
     figures.status_title(ax1, "regions vs neurons: one layer", ok)
     figures.status_title(ax2, "random deep nets", ok)
@@ -168,7 +168,7 @@ def dimension(ctx: Context) -> Measurement:
         numbers={"rows": rows},
         figure=figures.png(fig),
         notes=("Counts are exact (Box: the subdivision counter; d = 1: the segment counter). Random nets on "
-               "[−1, 1]^d count regions inside the box only, so they lie below the whole-space bound."),
+               "$[-1, 1]^d$ count regions inside the box only, so they lie below the whole-space bound."),
     )
 
 
@@ -177,14 +177,14 @@ SPECS = [
         id="regions.depth",
         title="Linear regions grow exponentially with transformer depth",
         source="Gu et al. 2026, Thm 4.4",
-        bound="N(F) ≥ C·q^(⌊D/3⌋−1) (C = 1); for the sawtooth family exactly q^L with D = L + 1",
+        bound=r"$N(F) \ge C\, q^{\lfloor D/3 \rfloor - 1}$ ($C = 1$); for the sawtooth family exactly $q^L$ with $D = L + 1$",
         bound_value=None,
         run=depth,
         depends=("regions", "compile"),
         how_to_read=(
             "Solid lines: linear regions of the compiled transformers on [0, 1], counted exactly "
             "(breakpoints inserted layer by layer), against the number of blocks D on a log axis "
-            "— straight lines mean exponential growth. Crosses: the family's exact count q^L, "
+            "— straight lines mean exponential growth. Crosses: the family's exact count $q^L$, "
             "dotted: the paper's lower bound, dashed: random maxout nets of the same shape, "
             "triangles: nets of that shape trained to fit the sawtooth — both stay far below."
         ),
@@ -194,14 +194,14 @@ SPECS = [
         id="regions.dimension",
         title="Linear regions of ReLU nets in input dimension d: Zaslavsky for one layer, Serra's bound for deep nets",
         source="Zaslavsky 1975; Serra, Tjandraatmadja, Ramalingam 2018, Thm 1",
-        bound="one layer in general position: exactly Σ_{i≤d} C(n, i); deep: ≤ Σ_J ∏_l C(n_l, j_l)",
+        bound=r"one layer in general position: exactly $\sum_{i \le d} \binom{n}{i}$; deep: $\le \sum_J \prod_l \binom{n_l}{j_l}$",
         bound_value=None,
         run=dimension,
         depends=("regions",),
         how_to_read=(
             "Left: regions of one ReLU layer of n random hyperplanes in a box containing all their "
             "vertices (dots) against Zaslavsky's formula (lines), per input dimension d. Right: random "
-            "three-layer nets on [−1, 1]^d (dots) and Serra et al.'s upper bound (dotted), log axis."
+            "three-layer nets on $[-1, 1]^d$ (dots) and Serra et al.'s upper bound (dotted), log axis."
         ),
         budget_s={"test": 5, "quick": 15, "standard": 60, "full": 120},
     ),

@@ -98,7 +98,7 @@ def _plot(rows, train_lengths, title, ok):
     ax.set_ylim(-0.02, 1.05)
     ax.set_xlabel("test length n")
     ax.set_ylabel("accuracy (mean over seeds)")
-    ax.legend(fontsize=8)
+    figures.legend(ax, fontsize=8)
     figures.status_title(ax, title, ok)
     return figures.png(fig)
 
@@ -151,7 +151,7 @@ SPECS = [
         id="train.parity",
         title="Trained transformers stay near chance on PARITY beyond training lengths; LSTMs solve it",
         source="Hahn 2020, Thm 1 & Lemma 5; Delétang et al. 2023 (protocol)",
-        bound="transformer mean test accuracy ≤ 0.7 (chance 0.5); LSTM ≥ 0.9",
+        bound=r"transformer mean test accuracy $\le 0.7$ (chance 0.5); LSTM $\ge 0.9$",
         bound_value=0.7,
         run=parity,
         units=_units("parity"),
@@ -168,7 +168,7 @@ SPECS = [
         id="train.dyck2",
         title="Trained transformers do not extrapolate Dyck-2 recognition to longer strings",
         source="Hahn 2020, §5 (2DYCK); Delétang et al. 2023 (protocol)",
-        bound="transformer accuracy at n > 2·N_train ≤ 0.75 (while ≥ 0.8 on training lengths)",
+        bound=r"transformer accuracy at $n > 2 N_{\mathrm{train}}$ $\le 0.75$ (while $\ge 0.8$ on training lengths)",
         bound_value=0.75,
         run=dyck2,
         units=_units("dyck"),

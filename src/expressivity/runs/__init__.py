@@ -6,7 +6,8 @@ the same store and the same driver, and ``report`` imports ``train`` — so thei
 must sit below both. ``runs`` imports nothing of ours but ``checks``: it knows units,
 processes, Ray and SQLite, never what a unit computes.
 
-* :mod:`.version` — ``code_version()``: package version + hash of the source tree.
+* :mod:`.version` — ``code_version()``: package version + hash of the source tree;
+  ``build_info()`` (version, git commit, code version) and ``machine_info()``.
 * :mod:`.store` — :class:`Store`: one SQLite file with tables per kind (training ``runs`` and
   their per-length ``results``, report ``claims``, work ``units``), schema migrations, and the
   rule that one store holds results of one code version.
@@ -17,6 +18,7 @@ processes, Ray and SQLite, never what a unit computes.
 
 from .driver import BACKENDS, Outcome, Unit, check_address, report_progress, run_units
 from .store import Store, VersionMismatch
-from .version import code_version
+from .version import build_info, code_version, machine_info
 
-__all__ = ["BACKENDS", "Outcome", "Store", "Unit", "VersionMismatch", "check_address", "code_version", "report_progress", "run_units"]
+__all__ = ["BACKENDS", "Outcome", "Store", "Unit", "VersionMismatch", "build_info", "check_address", "code_version",
+           "machine_info", "report_progress", "run_units"]
