@@ -308,7 +308,7 @@ def _dry_run(grid, configs, db: Path, workers: int | None, *, retry_errors: bool
                       "store (--reset-db sets it aside), so none of its runs count", highlight=False, soft_wrap=True)
     again = " (failed runs count as to run: --retry-errors)" if retry_errors else ""
     console.print(f"{len(configs)} of {len(grid)} runs selected; {len(configs) - len(todo)} already in {db}, "
-                  f"{len(todo)} to run{again}", highlight=False)
+                  f"{len(todo)} to run{again}", highlight=False, soft_wrap=True)  # a path is never broken
     by_model: dict = defaultdict(list)
     for c in todo:
         by_model[c.model].append(costs[c.run_id])
