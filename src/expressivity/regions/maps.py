@@ -60,38 +60,64 @@ def _chunks(prog: Program, n: int, k: int):
         yield slice(lo, min(n, lo + step))
 
 
-def _tangent(prog: Program, dec: list, basis: np.ndarray, N: int) -> tuple[np.ndarray, np.ndarray]:
-    """J, S (N, out, k) for the patterns ``dec`` of N points."""
+def _same(a):
+    return a
+
+
+def _tangent(prog: Program, dec: list, basis: np.ndarray, N: int, absolute: bool = False) -> np.ndarray:
+    """J (N, out, k) for the patterns ``dec`` of N points; with ``absolute`` its magnitude S
+    (every factor replaced by its absolute value)."""
+    A = np.abs if absolute else _same
     k = basis.shape[0]
     stack: list = []
     it = iter(dec)
-    J = S = None
+    J = None
     for step in prog.steps():
         match step:
             case ir.EmbedStep(E, _):
-                J = np.broadcast_to(np.einsum("kn,ntd->ktd", basis, E), (N, k) + E.shape[1:])
-                S = np.broadcast_to(np.einsum("kn,ntd->ktd", np.abs(basis), np.abs(E)), J.shape)
-            case ir.AffineStep(W, b):
-                J, S = _lin(J, W), _lin(S, np.abs(W))
+                J = np.broadcast_to(np.einsum("kn,ntd->ktd", A(basis), A(E)), (N, k) + E.shape[1:])
+            case ir.AffineStep(W, _):
+                J = _lin(J, A(W))
             case ir.ReluStep(W, _):
-                on = next(it)[:, None]  # (N, 1, T, n)
-                J, S = _lin(J, W) * on, _lin(S, None if W is None else np.abs(W)) * on
+                J = _lin(J, None if W is None else A(W)) * next(it)[:, None]  # mask (N, 1, T, n)
             case ir.MaxStep(W, _, idx):
                 arg = next(it)[:, None, :, :, None]  # (N, 1, T, m, 1)
-                J = np.take_along_axis(_lin(J, W)[..., idx], arg, axis=-1)[..., 0]
-                S = np.take_along_axis(_lin(S, None if W is None else np.abs(W))[..., idx], arg, axis=-1)[..., 0]
+                J = np.take_along_axis(_lin(J, None if W is None else A(W))[..., idx], arg, axis=-1)[..., 0]
             case ir.SelectStep(op):
-                w = next(it)  # (N, H, T, T)
-                J, S = _select(J, w, op.W_V, op.W_O), _select(S, w, np.abs(op.W_V), np.abs(op.W_O))
+                J = _select(J, next(it), A(op.W_V), A(op.W_O))
             case ir.SaveStep():
-                stack.append((J, S))
+                stack.append(J)
             case ir.AddStep():
-                J0, S0 = stack.pop()
-                J, S = J0 + J, S0 + S
+                J = stack.pop() + J
             case ir.ReadStep(tokens):
                 J = J[:, :, list(tokens)].reshape(J.shape[0], k, -1).transpose(0, 2, 1)
-                S = S[:, :, list(tokens)].reshape(S.shape[0], k, -1).transpose(0, 2, 1)
-    return np.ascontiguousarray(J), np.ascontiguousarray(S)
+    return np.ascontiguousarray(J)
+
+
+def bound(prog: Program, basis: np.ndarray) -> np.ndarray:
+    """An upper bound (out, k) on every piece's magnitude S: the absolute products with every
+    ReLU on, every maxout unit summing its pieces and every hardmax query summing all keys."""
+    k = basis.shape[0]
+    stack: list = []
+    U = None
+    for step in prog.steps():
+        match step:
+            case ir.EmbedStep(E, _):
+                U = np.einsum("kn,ntd->ktd", np.abs(basis), np.abs(E))[None]
+            case ir.AffineStep(W, _) | ir.ReluStep(W, _):
+                U = _lin(U, None if W is None else np.abs(W))
+            case ir.MaxStep(W, _, idx):
+                U = _lin(U, None if W is None else np.abs(W))[..., idx].sum(axis=-1)
+            case ir.SelectStep(op):
+                T = U.shape[2]
+                U = _select(U, np.ones((1, op.W_V.shape[0], T, T)), np.abs(op.W_V), np.abs(op.W_O))
+            case ir.SaveStep():
+                stack.append(U)
+            case ir.AddStep():
+                U = stack.pop() + U
+            case ir.ReadStep(tokens):
+                U = U[:, :, list(tokens)].reshape(1, k, -1).transpose(0, 2, 1)
+    return U[0]
 
 
 def _lin(J, W):
@@ -109,27 +135,112 @@ def _select(J, w, W_V, W_O):
     return np.einsum("nkhie,hed->nkid", z, W_O)
 
 
-def gradients(prog: Program, x: np.ndarray, basis: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _cotangent(prog: Program, dec: list, basis: np.ndarray, N: int, out: int, absolute: bool = False) -> np.ndarray:
+    """J (N, out, k), or with ``absolute`` its magnitude S, by reverse mode: the same products
+    multiplied from the output end (one pass per output instead of one per domain direction)."""
+    A = np.abs if absolute else _same
+    steps = prog.steps()
+    dims = _state_dims(steps, prog.ops[0].E.shape[2])
+    tokens, d_last = steps[-1].tokens, dims[-1]
+    B = np.zeros((N, out, prog.n_tokens, d_last))
+    B[:, np.arange(out), np.repeat(tokens, d_last), np.tile(np.arange(d_last), len(tokens))] = 1.0
+    it = reversed(dec)
+    stack: list = []
+    for i in range(len(steps) - 2, 0, -1):
+        step = steps[i]
+        match step:
+            case ir.AffineStep(W, _):
+                B = _lin(B, A(W).T)
+            case ir.ReluStep(W, _):
+                B = B * next(it)[:, None]
+                B = B if W is None else _lin(B, A(W).T)
+            case ir.MaxStep(W, _, idx):
+                win = idx[np.arange(idx.shape[0]), next(it)]  # (N, T, m): the winners' pre-activations
+                B = _scatter(B, win, W.shape[1] if W is not None else dims[i - 1])
+                B = B if W is None else _lin(B, A(W).T)
+            case ir.SelectStep(op):
+                B = _select_back(B, next(it), A(op.W_V), A(op.W_O))
+            case ir.AddStep():
+                stack.append(B)  # y = saved + body: the saved state gets the same cotangent
+            case ir.SaveStep():
+                B = B + stack.pop()
+    E = steps[0].E
+    return np.einsum("notd,ktd->nok", B, np.einsum("kn,ntd->ktd", A(basis), A(E)))
+
+
+def _state_dims(steps, d: int) -> list[int]:
+    """Width of the state (per token) after every step."""
+    out = []
+    for step in steps:
+        W = getattr(step, "W", None)
+        if isinstance(step, ir.MaxStep):
+            d = step.idx.shape[0]
+        elif W is not None:
+            d = W.shape[1]
+        out.append(d)
+    return out
+
+
+def _scatter(B, win, n_pre):
+    """Cotangent of y'_u = z[win_u] (win (N, T, m)): B (N, o, T, m) into (N, o, T, n_pre),
+    summed where units share a pre-activation."""
+    N, o, T, m = B.shape
+    out = np.zeros((N, o, T, n_pre))
+    idx = np.broadcast_to(win[:, None], B.shape)
+    n, q, t, _ = np.indices(B.shape, sparse=True)
+    np.add.at(out, (n, q, t, idx), B)
+    return out
+
+
+def _select_back(B, w, W_V, W_O):
+    """Cotangent through a hardmax sublayer with fixed weights: Σ_h wᵀ (B W_Oᵀ) W_Vᵀ."""
+    Bz = np.einsum("notd,hed->nohte", B, W_O)
+    By = np.einsum("nhij,nohie->nohje", w, Bz)
+    return np.einsum("nohje,hde->nojd", By, W_V)
+
+
+def gradients(prog: Program, x: np.ndarray, basis: np.ndarray, magnitudes: bool = True):
     """The exact gradient J (N, out, k) of the output w.r.t. the domain parameters α (rows of
-    ``basis`` (k, n) are ∂x/∂α_i) on the activation region of every point x (N, n), and its
-    magnitude S (N, out, k) (module doc)."""
+    ``basis`` (k, n) are ∂x/∂α_i) on the activation region of every point x (N, n), and (if
+    ``magnitudes``) its magnitude S (N, out, k) (module doc): (J, S) or J. Forward (one pass
+    per direction) or reverse mode (one per output), whichever has fewer passes."""
     x = np.asarray(x, dtype=np.float64)
     basis = np.atleast_2d(np.asarray(basis, dtype=np.float64))
-    Js, Ss = [], []
-    for sl in _chunks(prog, len(x), basis.shape[0]):
-        J, S = _tangent(prog, decisions(prog, x[sl]), basis, sl.stop - sl.start)
-        Js.append(J)
-        Ss.append(S)
-    if not Js:
-        out = ir.walk(prog, np.zeros((1, prog.in_dim))).shape[1]
-        return np.zeros((0, out, basis.shape[0])), np.zeros((0, out, basis.shape[0]))
-    return np.concatenate(Js), np.concatenate(Ss)
+    out, k = _out_dim(prog), basis.shape[0]
+    Js, Ss = [np.zeros((0, out, k))], [np.zeros((0, out, k))]
+    for sl in _chunks(prog, len(x), min(k, out)):
+        dec, n = decisions(prog, x[sl]), sl.stop - sl.start
+        for absolute, acc in ((False, Js), (True, Ss))[: 1 + magnitudes]:
+            acc.append(_cotangent(prog, dec, basis, n, out, absolute) if out < k
+                       else _tangent(prog, dec, basis, n, absolute))
+    J = np.concatenate(Js)
+    return (J, np.concatenate(Ss)) if magnitudes else J
 
 
-def same_map(J: np.ndarray, S: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """For pairs (n, 2) of piece indices: True where the two pieces' gradients agree (module doc)."""
+def same_maps(prog: Program, points: np.ndarray, basis: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """For pairs (n, 2) of pieces (one interior point each): True where their affine maps agree,
+    |J_P − J_Q| ≤ MAP_RTOL·max(S_P, S_Q) entrywise (module doc). Decided without S where it is
+    sure: S ≥ |J| (a sum is at most its sum of |terms|), so agreement within MAP_RTOL·max(|J_P|,
+    |J_Q|) is agreement; S ≤ :func:`bound`, so a difference beyond MAP_RTOL·bound is one. S is
+    computed only for the pieces of the pairs in between."""
+    J = gradients(prog, points, basis, magnitudes=False)
     a, b = pairs[:, 0], pairs[:, 1]
-    return np.all(np.abs(J[a] - J[b]) <= MAP_RTOL * np.maximum(S[a], S[b]), axis=(1, 2))
+    D = np.abs(J[a] - J[b])
+    sure_same = np.all(D <= MAP_RTOL * np.maximum(np.abs(J[a]), np.abs(J[b])), axis=(1, 2))
+    sure_diff = np.any(D > MAP_RTOL * bound(prog, np.atleast_2d(basis)), axis=(1, 2))
+    out = sure_same.copy()
+    unsure = np.nonzero(~sure_same & ~sure_diff)[0]
+    if len(unsure):
+        ids, inv = np.unique(pairs[unsure], return_inverse=True)
+        _, S = gradients(prog, points[ids], basis)
+        inv = inv.reshape(-1, 2)
+        out[unsure] = np.all(D[unsure] <= MAP_RTOL * np.maximum(S[inv[:, 0]], S[inv[:, 1]]), axis=(1, 2))
+    return out
+
+
+def _out_dim(prog: Program) -> int:
+    steps = prog.steps()
+    return len(steps[-1].tokens) * _state_dims(steps, prog.ops[0].E.shape[2])[-1]
 
 
 # ---------------------------------------------------------------- jumps (1-D, hardmax)
@@ -211,4 +322,4 @@ def _pre(y, Sy, D, SD, W, b):
     return affine(y, W, b), affine(Sy, np.abs(W), np.abs(b)), _lin(D, W), _lin(SD, np.abs(W))
 
 
-__all__ = ["decisions", "gradients", "jumps", "same_map"]
+__all__ = ["bound", "decisions", "gradients", "jumps", "same_maps"]

@@ -12,7 +12,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .maps import gradients, same_map
+from .maps import same_maps
 
 
 def adjacent_faces(faces: np.ndarray) -> np.ndarray:
@@ -48,7 +48,7 @@ def merge_linear(prog, points: np.ndarray, basis: np.ndarray, pairs: np.ndarray,
                  continuous: np.ndarray | None = None) -> np.ndarray:
     """Linear-region id per piece: components of "adjacent (``pairs``) and the same affine map"
     (exact gradients w.r.t. the domain parameters, ``basis`` rows = ∂x/∂α_i, read at one interior
-    point per piece; :func:`.maps.same_map`; and, if given, ``continuous`` per pair) or "the same
+    point per piece; :func:`.maps.same_maps`; and, if given, ``continuous`` per pair) or "the same
     activation region"."""
     n = len(points)
     if n == 0:
@@ -57,8 +57,7 @@ def merge_linear(prog, points: np.ndarray, basis: np.ndarray, pairs: np.ndarray,
     same = region[pairs[:, 0]] == region[pairs[:, 1]]
     todo = ~same
     if todo.any():
-        J, S = gradients(prog, points, basis)
-        ok = same_map(J, S, pairs[todo])
+        ok = same_maps(prog, points, basis, pairs[todo])
         if continuous is not None:
             ok &= continuous[todo]
         same[todo] = ok
