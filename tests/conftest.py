@@ -7,6 +7,10 @@ start) that imported the package once. The server is a clean process that never 
 forking it is safe (forking pytest itself is not: a child's first parallel torch op can hang in
 OpenMP once the parent has run one), and units are still pickled to it, as for spawn. Spawn
 itself stays tested where reproduce runs without this fixture.
+
+``region_invariants`` (autouse): the counters' tests (tests/test_regions_*.py) run with
+``EXPRESSIVITY_CHECK=1``, so every cut of every mesh they build is checked
+(``expressivity.regions.invariants``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,13 @@ import pytest
 # by torch's optimizers on first use (seconds)
 _PRELOAD = ["expressivity.report.reproduce", "expressivity.report.registry", "expressivity.compile",
             "expressivity.regions", "expressivity.limits", "expressivity.train", "torch._dynamo"]
+
+
+@pytest.fixture(autouse=True)
+def region_invariants(request, monkeypatch):
+    """The mesh invariant checks are on in the counters' tests."""
+    if request.node.path.name.startswith("test_regions_"):
+        monkeypatch.setenv("EXPRESSIVITY_CHECK", "1")
 
 
 @pytest.fixture(scope="session")

@@ -71,3 +71,52 @@ def test_theorem44_quick_rows_equal_the_prediction():
         assert r.counted == r.maxout == r.q**r.L
         assert r.D == r.L + 1 and r.T == r.q
         assert r.paper_bound == pytest.approx(float(r.q) ** (r.D // 3 - 1))
+
+
+@pytest.fixture()
+def compiled_file(tmp_path):
+    from expressivity.compile import compile_maxout
+    from expressivity.cpwl.families import sawtooth_maxout
+
+    path = tmp_path / "saw.safetensors"
+    compile_maxout(sawtooth_maxout(2, 2), domain=(0.0, 1.0)).save(path)
+    return path
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--segment", "0", "1", "--layers", "shapes.json"], "--layers does not apply"),
+    (["--segment", "0", "1", "--bounds", "0,1,0,1"], "--bounds does not apply"),
+    (["--segment", "0", "1", "--lo", "0"], "--lo does not apply"),
+    (["--segment", "0", "1", "--hi", "1"], "--hi does not apply"),
+    (["--box", "--color-by", "activation"], "--color-by does not apply"),
+    (["--segment", "0", "1", "--n-tokens", "2"], "--n-tokens does not apply"),
+])
+def test_an_option_that_does_not_apply_is_refused(saw, tmp_path, args, msg):
+    """Issue 20: `regions --layers` with a JSON spec used to be ignored silently (docs/errors.md:
+    an option that does not apply is refused, one line, exit 2)."""
+    (tmp_path / "shapes.json").write_text("[]")
+    res = runner.invoke(app, ["regions", str(saw), *args], catch_exceptions=False)
+    assert res.exit_code == 2, res.output
+    assert msg in res.output and len(res.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--compile"], "--compile does not apply"),
+    (["--layers", "x.json"], "--layers does not apply"),
+    (["--n-tokens", "2"], "--n-tokens does not apply"),
+])
+def test_options_for_networks_are_refused_for_a_compiled_transformer_file(compiled_file, args, msg):
+    res = runner.invoke(app, ["regions", str(compiled_file), "--segment", "0", "1", *args])
+    assert res.exit_code == 2, res.output
+    assert msg in res.output
+
+
+def test_options_that_apply_still_work(saw, tmp_path):
+    png = tmp_path / "p.png"
+    spec = tmp_path / "net.json"
+    spec.write_text(json.dumps({"type": "random", "in_dim": 2, "widths": [4], "ranks": 2, "seed": 0}))
+    res = runner.invoke(app, ["regions", str(spec), "--plane", "0,0", "1,0", "0,1", "--bounds", "-1,1,-1,1",
+                              "--plot", str(png), "--color-by", "activation"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["regions", str(saw), "--box", "--lo", "0", "--hi", "1", "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["activation_regions"] == 27

@@ -38,16 +38,16 @@ def regions_cmd(
                                        "(default: beside them, net.pt -> net.json)"),
     segment: tuple[str, str] | None = typer.Option(None, "--segment", help="A B: the segment from A to B"),
     plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
-    bounds: str = typer.Option("-1,1,-1,1", "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane"),
+    bounds: str | None = typer.Option(None, "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane (default -1,1,-1,1)"),
     box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (d ≤ 6; subdivision counter)"),
     domain: str | None = typer.Option(None, "--domain", help='any registered domain as JSON, e.g. '
                                       '\'{"type": "segment", "a": [0, 0], "b": [1, 1]}\' (see docs/extending.md)'),
-    lo: float = typer.Option(-1.0, "--lo", help="box lower bound (every coordinate)"),
-    hi: float = typer.Option(1.0, "--hi", help="box upper bound (every coordinate)"),
+    lo: float | None = typer.Option(None, "--lo", help="box lower bound (every coordinate; default -1)"),
+    hi: float | None = typer.Option(None, "--hi", help="box upper bound (every coordinate; default 1)"),
     compile_it: bool = typer.Option(False, "--compile", help="compile a JSON network to a hardmax transformer first"),
     n_tokens: int | None = typer.Option(None, "--n-tokens", help="tokens for a plain transformer (default n_ctx)"),
     plot: Path | None = typer.Option(None, "--plot", help="write a PNG: the plane slice, or 2-D slices through the box"),
-    color_by: str = typer.Option("linear", "--color-by", help="linear | activation (for --plot)"),
+    color_by: str | None = typer.Option(None, "--color-by", help="linear | activation (for --plot; default linear)"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
@@ -64,9 +64,15 @@ def regions_cmd(
             raise ValueError("--plot draws a plane slice or slices through a box: use it with --plane or --box")
         if plot is not None and plot.suffix.lower() != ".png":
             raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
+        _options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo, hi=hi,
+                       plot=plot, color_by=color_by)
+        color_by = color_by or "linear"
         if color_by not in ("linear", "activation"):
             raise ValueError(f"--color-by must be 'linear' or 'activation', got {color_by!r}")
         m = region_model(model, compile_it, layers)
+        if n_tokens is not None and not _plain_transformer(m):
+            raise ValueError(f"--n-tokens does not apply: it sets the copies of x for a plain transformer MODEL, "
+                             f"and {model.name} is {_kind(model)}")
         kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
         if domain is not None:
             try:
@@ -78,12 +84,12 @@ def regions_cmd(
             dom = Segment(_vec(segment[0], "segment A"), _vec(segment[1], "segment B"))
         elif plane is not None:
             dom = Plane(_vec(plane[0], "plane O"), _vec(plane[1], "plane U"), _vec(plane[2], "plane V"),
-                        _vec(bounds, "--bounds"))
+                        _vec(bounds or "-1,1,-1,1", "--bounds"))
         else:
             from ..regions import lower
 
             d = lower(m, **kw).in_dim
-            dom = Box(np.full(d, lo), np.full(d, hi))
+            dom = Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
         with Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
                       TimeElapsedColumn(), console=console, transient=True, disable=as_json) as prog:
             by_pieces = isinstance(dom, Segment)  # the 1-D counter reports pieces, the others a fraction
@@ -109,3 +115,37 @@ def regions_cmd(
                   f"regions ({summary['pieces']} pieces, {summary['kind']}, {summary['seconds']:.3f} s)")
     if plot is not None:
         console.print(f"wrote {plot}")
+
+
+def _kind(path: Path) -> str:
+    from ..interop.torch_in import is_torch_weights
+
+    if is_torch_weights(path):
+        return "torch weights"
+    return "a JSON network spec" if path.suffix == ".json" else "an expressivity .safetensors model"
+
+
+def _plain_transformer(m) -> bool:
+    from ..transformer import Transformer
+
+    return isinstance(m, Transformer)
+
+
+def _options_apply(model: Path, layers, compile_it: bool, *, plane, bounds, box: bool, lo, hi, plot, color_by) -> None:
+    """Refuse an option that does not apply to MODEL or to the chosen domain (never ignore it)."""
+    from ..interop.torch_in import is_torch_weights
+
+    torch_weights = is_torch_weights(model)
+    if layers is not None and not torch_weights:
+        raise ValueError(f"--layers does not apply: it gives the layer shapes of torch weights (.pt / .pth, or a "
+                         f".safetensors not written by expressivity), and {model.name} is {_kind(model)}")
+    if compile_it and model.suffix == ".safetensors" and not torch_weights:
+        raise ValueError(f"--compile does not apply: it compiles a network (a JSON spec or torch weights), and "
+                         f"{model.name} is a transformer already")
+    if bounds is not None and plane is None:
+        raise ValueError("--bounds does not apply: it bounds the (α, β) rectangle of --plane")
+    for name, value in (("--lo", lo), ("--hi", hi)):
+        if value is not None and not box:
+            raise ValueError(f"{name} does not apply: it bounds --box (give the domain's own bounds with --domain)")
+    if color_by is not None and plot is None:
+        raise ValueError("--color-by does not apply: it colours the --plot picture")

@@ -10,7 +10,10 @@ a_k·x + b_k = 0, x ∈ box, finds a point in the relative interior of the facet
 stepping δ across it gives the neighbouring pattern. A facet of a deep net may border several
 regions: the parts into which the neighbours cut it are visited breadth-first (an LP per facet
 of each part, with the part's facet held tight, then a step across it within the facet's
-hyperplane). Regions with interior radius ≤ RADIUS_TOL are not counted. Linear regions: adjacent activation regions with equal (A, c) are merged.
+hyperplane). Every LP is posed in the box's own coordinates u ∈ [−1, 1]^d (x = centre +
+half-width·u), so radii, steps and rounding of the constraint offsets are relative to the box:
+a shift or per-coordinate scaling of the input changes nothing. Regions with interior radius
+≤ RADIUS_RTOL (in u) are not counted. Linear regions: :func:`.merge.merge_linear`.
 """
 
 from __future__ import annotations
@@ -25,82 +28,103 @@ from .domains import Box
 from .ir import Program, scores, tied
 from .tolerances import (
     BOX_QUERY_RTOL,
-    LINEAR_RTOL,
     LP_INSIDE_RTOL,
     LP_PARALLEL_TOL,
     LP_ROW_RTOL,
     LP_STEP,
-    RADIUS_TOL,
+    RADIUS_RTOL,
 )
 
 MAX_REGIONS = 20000
 
 
 def _affine_pass(prog: Program, x: np.ndarray):
-    """Pattern at x, the affine output map (A (out, n), c) and constraint rows (G (k, n), h)
-    meaning G x + h ≥ 0 on the region (redundant rows included). Carries state as (T, d, n+1)."""
+    """Pattern at x, the affine output map (A (out, n), c), constraint rows (G (k, n), h)
+    meaning G x + h ≥ 0 on the region (redundant rows included) and the rows' magnitudes Ga
+    (k, n): the same products with |weights| (the scale of their rounding). Carries state as
+    (T, d, n+1), magnitudes of the x-coefficients as (T, d, n)."""
     n = prog.in_dim
     xe = np.append(x, 1.0)
     code: list = []
     rows: list = []
+    mags: list = []
     stack: list = []
-    Y = None
+    Y = Ya = None
     T = prog.n_tokens
     for step in prog.steps():
         if isinstance(step, ir.EmbedStep):
             Y = np.concatenate([np.transpose(step.E, (1, 2, 0)), step.c[..., None]], axis=-1)  # (T, d, n+1)
+            Ya = np.abs(Y[..., :-1])
         elif isinstance(step, (ir.AffineStep, ir.ReluStep, ir.MaxStep)) and step.W is not None:
             Y = np.einsum("tdk,de->tek", Y, step.W)
             Y[..., -1] += np.broadcast_to(step.b, (T, step.W.shape[1]))
+            Ya = np.einsum("tdk,de->tek", Ya, np.abs(step.W))
         if isinstance(step, ir.ReluStep):
             val = Y @ xe  # (T, n_ch)
             on = val > 0
             code.append(on.ravel())
             sgn = np.where(on, 1.0, -1.0)
             rows.append((sgn[..., None] * Y).reshape(-1, n + 1))
-            Y = Y * on[..., None]
+            mags.append(Ya.reshape(-1, n))
+            Y, Ya = Y * on[..., None], Ya * on[..., None]
         elif isinstance(step, ir.MaxStep):
             idx = step.idx
-            Z = Y[:, idx]  # (T, m, p, n+1)
+            Z, Za = Y[:, idx], Ya[:, idx]  # (T, m, p, n+1), (T, m, p, n)
             val = Z @ xe
             arg = np.argmax(tied(val), axis=-1)  # (T, m)
             code.append(arg.ravel())
             win = np.take_along_axis(Z, arg[..., None, None], axis=2)  # (T, m, 1, n+1)
+            wina = np.take_along_axis(Za, arg[..., None, None], axis=2)
             rows.append((win - Z).reshape(-1, n + 1))
-            Y = win[:, :, 0]
+            mags.append((wina + Za).reshape(-1, n))
+            Y, Ya = win[:, :, 0], wina[:, :, 0]
         elif isinstance(step, ir.SelectStep):
-            op = step.op
-            val = Y @ xe  # (T, d)
-            q = np.einsum("tdk,hde->htek", Y, op.W_Q)
-            if np.abs(q[..., :-1]).max(initial=0.0) > BOX_QUERY_RTOL * (1 + np.abs(q).max()):
-                raise ValueError("Box counting needs hardmax queries that are constant in x "
-                                 "(compiled models); use a Segment for input-dependent queries")
-            a, _ = scores(op, val[None])
-            sel = tied(a)[0]  # (H, T, T)
-            first = np.argmax(sel, axis=-1)
-            code.append(first.ravel())
-            qc = q[..., -1] + op.b_Q[:, None, :]  # (H, T, e) constant queries
-            K = np.einsum("tdk,hde->htek", Y, op.W_K)
-            K[..., -1] += op.b_K[:, None, :]
-            S = op.lam * np.einsum("hie,htek->hitk", qc, K)  # scores as affine maps (H, Tq, Tk, n+1)
-            win = np.take_along_axis(S, first[..., None, None], axis=2)
-            allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
-            rows.append((win - S)[:, allowed].reshape(-1, n + 1))
-            w = sel / sel.sum(-1, keepdims=True)
-            V = np.einsum("tdk,hde->htek", Y, op.W_V)
-            V[..., -1] += op.b_V[:, None, :]
-            Z = np.einsum("hij,hjek->hiek", w, V)
-            Y = np.einsum("hiek,hed->idk", Z, op.W_O)
-            Y[..., -1] += op.b_O
+            Y, Ya = _select_pass(step.op, Y, Ya, xe, code, rows, mags)
         elif isinstance(step, ir.SaveStep):
-            stack.append(Y)
+            stack.append((Y, Ya))
         elif isinstance(step, ir.AddStep):
-            Y = stack.pop() + Y
+            Y0, Ya0 = stack.pop()
+            Y, Ya = Y0 + Y, Ya0 + Ya
         elif isinstance(step, ir.ReadStep):
             Y = Y[list(step.tokens)].reshape(-1, n + 1)
     G = np.concatenate(rows) if rows else np.zeros((0, n + 1))
+    Ga = np.concatenate(mags) if mags else np.zeros((0, n))
     code_bytes = b"".join(np.asarray(c, np.int64).tobytes() for c in code)
-    return code_bytes, Y[:, :-1], Y[:, -1], G[:, :-1], G[:, -1]
+    return code_bytes, Y[:, :-1], Y[:, -1], G[:, :-1], G[:, -1], Ga
+
+
+def _select_pass(op, Y, Ya, xe, code, rows, mags):
+    """One hardmax sublayer of :func:`_affine_pass` (queries must be constant in x)."""
+    T = Y.shape[0]
+    val = Y @ xe  # (T, d)
+    q = np.einsum("tdk,hde->htek", Y, op.W_Q)
+    qa = np.einsum("tdk,hde->htek", Ya, np.abs(op.W_Q))
+    if np.abs(q[..., :-1]).max(initial=0.0) > BOX_QUERY_RTOL * qa.max(initial=0.0):
+        raise ValueError("Box counting needs hardmax queries that are constant in x "
+                         "(compiled models); use a Segment for input-dependent queries")
+    a, _ = scores(op, val[None])
+    sel = tied(a)[0]  # (H, T, T)
+    first = np.argmax(sel, axis=-1)
+    code.append(first.ravel())
+    qc = q[..., -1] + op.b_Q[:, None, :]  # (H, T, e) constant queries
+    K = np.einsum("tdk,hde->htek", Y, op.W_K)
+    K[..., -1] += op.b_K[:, None, :]
+    Ka = np.einsum("tdk,hde->htek", Ya, np.abs(op.W_K))
+    S = op.lam * np.einsum("hie,htek->hitk", qc, K)  # scores as affine maps (H, Tq, Tk, n+1)
+    Sa = op.lam * np.einsum("hie,htek->hitk", np.abs(qc), Ka)
+    win = np.take_along_axis(S, first[..., None, None], axis=2)
+    wina = np.take_along_axis(Sa, first[..., None, None], axis=2)
+    allowed = np.tril(np.ones((T, T), bool)) if op.causal else np.ones((T, T), bool)
+    rows.append((win - S)[:, allowed].reshape(-1, S.shape[-1]))
+    mags.append((wina + Sa)[:, allowed].reshape(-1, Sa.shape[-1]))
+    w = sel / sel.sum(-1, keepdims=True)
+    V = np.einsum("tdk,hde->htek", Y, op.W_V)
+    V[..., -1] += op.b_V[:, None, :]
+    Va = np.einsum("tdk,hde->htek", Ya, np.abs(op.W_V))
+    Y = np.einsum("hiek,hed->idk", np.einsum("hij,hjek->hiek", w, V), op.W_O)
+    Y[..., -1] += op.b_O
+    Ya = np.einsum("hiek,hed->idk", np.einsum("hij,hjek->hiek", w, Va), np.abs(op.W_O))
+    return Y, Ya
 
 
 def _facet_point(G, h, k, lo, hi, EG=None, Eh=None, tight=None):
@@ -123,39 +147,50 @@ def _facet_point(G, h, k, lo, hi, EG=None, Eh=None, tight=None):
     c[-1] = -1.0
     bounds = [(l, u) for l, u in zip(lo, hi)] + [(None, 1.0)]
     res = linprog(c, A_ub=A_ub, b_ub=hs, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
-    if res.status != 0 or -res.fun <= RADIUS_TOL:
+    if res.status != 0 or -res.fun <= RADIUS_RTOL:
         return None
     return res.x[:-1]
 
 
-def _clean(G, h):
-    """Unit-normalised, de-duplicated constraint rows G x + h ≥ 0 (zero rows dropped)."""
+def _clean(G, h, Ga):
+    """Unit-normalised, de-duplicated constraint rows G u + h ≥ 0; rows whose norm is within
+    LP_ROW_RTOL of their magnitude's (Ga: the same products of |weights|) are 0 up to rounding
+    and dropped."""
     norms = np.linalg.norm(G, axis=1)
-    ok = norms > LP_ROW_RTOL * (1 + norms.max(initial=0.0))
+    ok = norms > LP_ROW_RTOL * np.linalg.norm(Ga, axis=1)
+    ok &= norms > 0
     G, h = G[ok] / norms[ok, None], h[ok] / norms[ok]
     _, uniq = np.unique(np.round(np.hstack([G, h[:, None]]), 11), axis=0, return_index=True)
     uniq = np.sort(uniq)
     return G[uniq], h[uniq]
 
 
+def region_rows(prog: Program, x: np.ndarray, centre: np.ndarray, half: np.ndarray):
+    """The pattern at x and its region's constraints in the box's coordinates u (x = centre +
+    half·u): (code, A, c, G_u, h_u), rows cleaned (:func:`_clean`)."""
+    code, A, c, G, h, Ga = _affine_pass(prog, x)
+    return code, A, c, *_clean(G * half, h + G @ centre, Ga * half)
+
+
 def partition_box(prog: Program, box: Box, progress=None) -> dict:
-    lo, hi = box.lo, box.hi
+    centre, half = (box.lo + box.hi) / 2, (box.hi - box.lo) / 2
     n = prog.in_dim
-    scale = np.max(hi - lo)
-    diam = float(np.linalg.norm(hi - lo))
-    start = (lo + hi) / 2
-    code, A, c, G, h = _affine_pass(prog, start)
+    lo, hi = -np.ones(n), np.ones(n)  # the LPs run in u ∈ [−1, 1]^n
+    diam = 2 * np.sqrt(n)
+    start = np.zeros(n)
+    code, A, c, G, h = region_rows(prog, centre, centre, half)
     seen = {code: 0}
     regions = [(A, c, G, h, start)]
     edges = set()
     queue = deque([0])
+
     def visit(y):
-        code2, A2, c2, G2, h2 = _affine_pass(prog, y)
+        code2, A2, c2, G2, h2 = region_rows(prog, centre + half * y, centre, half)
         if code2 not in seen:
             if len(regions) >= MAX_REGIONS:
                 raise ValueError(f"more than {MAX_REGIONS} regions in the box: use a Plane or Segment")
             seen[code2] = len(regions)
-            regions.append((A2, c2, *_clean(G2, h2), y))
+            regions.append((A2, c2, G2, h2, y))
             queue.append(seen[code2])
         return seen[code2]
 
@@ -172,7 +207,7 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
     def explore(rid, G, h, k, p):
         """All regions across facet k of region rid: breadth-first over the parts into which
         the neighbours cut the facet (a facet of a deep net may border several regions)."""
-        step = LP_STEP * scale
+        step = 2 * LP_STEP
         todo, parts = [p], set()
         while todo:
             p = todo.pop()
@@ -198,7 +233,6 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
                 if np.all(np.delete(G, k, 0) @ q2 + np.delete(h, k) >= -LP_INSIDE_RTOL * diam):
                     todo.append(q2)
 
-    regions[0] = (A, c, *_clean(G, h), start)
     while queue:
         rid = queue.popleft()
         G, h = regions[rid][2], regions[rid][3]
@@ -206,15 +240,12 @@ def partition_box(prog: Program, box: Box, progress=None) -> dict:
             explore(rid, G, h, k, p)
         if progress is not None:
             progress((len(regions) - len(queue)) / len(regions))
-    maps = np.stack([np.concatenate([r[0], r[1][:, None]], axis=1) for r in regions])  # (R, out, n+1)
-    Gmax = np.abs(maps[..., :-1]).max() + np.abs(maps[..., -1]).max()
-    from .merge import components as _components
+    from .merge import merge_linear
 
+    maps = np.stack([np.concatenate([r[0], r[1][:, None]], axis=1) for r in regions])  # (R, out, n+1)
+    points = centre + half * np.array([r[4] for r in regions])
     pairs = np.array(sorted(edges), dtype=np.int64).reshape(-1, 2)
-    if len(pairs):
-        same = np.all(np.abs(maps[pairs[:, 0]] - maps[pairs[:, 1]]) <= LINEAR_RTOL * Gmax, axis=(1, 2))
-        linear = _components(len(regions), pairs[same])
-    else:
-        linear = np.zeros(len(regions), np.int64)
-    return {"A": [-r[2] for r in regions], "b": [r[3] for r in regions], "maps": maps,
-            "points": np.array([r[4] for r in regions]), "linear": linear, "adjacent": pairs}
+    linear = merge_linear(prog, points, np.eye(n), pairs, np.arange(len(regions)))
+    # H-representations in x: G_u u + h_u ≥ 0 with u = (x − centre)/half
+    return {"A": [-r[2] / half for r in regions], "b": [r[3] - (r[2] / half) @ centre for r in regions],
+            "maps": maps, "points": points, "linear": linear, "adjacent": pairs}

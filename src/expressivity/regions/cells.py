@@ -8,8 +8,8 @@ hyperplanes). From those alone (combinatorially):
 * facets of P: the inclusion-maximal sets S_h = {v ∈ P : h ∈ Z(v)} ≠ P; two cells are
   adjacent iff they have a facet with the same vertex set (the complex is face-to-face);
 * affine maps: least squares of the output over each cell's vertices (exact: affine there);
-* linear regions: connected components of "adjacent and the same map (gradients within
-  LINEAR_RTOL of :func:`.tolerances.gradient_scale`)" together with "the same activation region".
+* linear regions: connected components of "adjacent and the same map" (the exact gradients of
+  the cells' activation patterns, :func:`.merge.merge_linear`) or "the same activation region".
 
 :class:`CellPieces` is the ``Regions.pieces`` dict of a box/slice count: the keys ``edges``,
 ``facets``, ``adjacent``, ``maps``, ``linear``, ``A``/``b`` are computed on first access.
@@ -20,8 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import complex_kernels as ck
-from .merge import components
-from .tolerances import LINEAR_RTOL, gradient_scale
+from .merge import merge_linear
 
 
 def edges(p: dict) -> np.ndarray:
@@ -31,11 +30,15 @@ def edges(p: dict) -> np.ndarray:
     return np.unique(e, axis=0) if len(e) else e.reshape(0, 2)
 
 
+def vertex_keys(n: int) -> np.ndarray:
+    """Random 64-bit words, one per vertex: a facet's key is the (wrapping) sum over its vertices."""
+    return np.random.default_rng(2023).integers(1, 2**63, size=n, dtype=np.uint64)
+
+
 def facets(p: dict) -> tuple[np.ndarray, np.ndarray]:
     """((F,) facet keys, (F,) cell): every facet of every cell (interior facets appear twice)."""
-    rng = np.random.default_rng(2023)
-    vkey = rng.integers(1, 2**63, size=len(p["vertices"]), dtype=np.uint64)
-    return ck.cell_facets(p["Z"], p["cstart"], p["cverts"], vkey)
+    vkey = vertex_keys(len(p["vertices"]))
+    return ck.cell_facets(p["Z"], p["cstart"], p["cverts"], vkey)[:2]
 
 
 def adjacent_cells(p: dict) -> np.ndarray:
@@ -48,17 +51,7 @@ def adjacent_cells(p: dict) -> np.ndarray:
 
 
 def linear_labels(p: dict) -> np.ndarray:
-    maps = p["maps"]
-    pairs = p["adjacent"]
-    n = len(maps)
-    if n == 0:
-        return np.zeros(0, np.int64)
-    X = p["vertices"]
-    G = gradient_scale(maps[..., :-1], p["out"], float(np.ptp(X, axis=0).max()) if len(X) else 0.0)
-    same = np.all(np.abs(maps[pairs[:, 0], :, :-1] - maps[pairs[:, 1], :, :-1]) <= LINEAR_RTOL * G, axis=(1, 2))
-    region = p["region"]
-    same |= region[pairs[:, 0]] == region[pairs[:, 1]]
-    return components(n, pairs[same])
+    return merge_linear(p["program"], p["points"], p["domain"].basis, p["adjacent"], p["region"])
 
 
 def h_representations(p: dict) -> tuple[list, list]:
@@ -70,8 +63,8 @@ def h_representations(p: dict) -> tuple[list, list]:
     B, o = dom.basis, dom.origin
     A_list, b_list = [], []
     for x in p["points"]:
-        _, _, _, G, h = _affine_pass(prog, x)
-        G, h = _clean(G @ B.T, h + G @ o) if len(G) else (G[:, : B.shape[0]], h)
+        _, _, _, G, h, Ga = _affine_pass(prog, x)
+        G, h = _clean(G @ B.T, h + G @ o, Ga @ np.abs(B).T) if len(G) else (G[:, : B.shape[0]], h)
         A_list.append(-G)
         b_list.append(h)
     return A_list, b_list

@@ -476,12 +476,13 @@ def cell_facets(Z, cstart, cverts, vkey):
     set S_h = {v ∈ P : h ∈ Z(v)} ≠ P over the hyperplanes h (every facet lies on a hyperplane,
     and a maximal S_h is not inside another face, so it is a facet). key = Σ_{v ∈ S_h} vkey[v]
     (random 64-bit words, wrapping): equal keys ⇔ the same vertex set, i.e. the same facet of the
-    complex (face-to-face), seen from its two sides."""
+    complex (face-to-face), seen from its two sides. Also returns the hyperplane h of each row."""
     C = len(cstart) - 1
     W = Z.shape[1]
     H = 64 * W
     keys = np.empty(64, np.uint64)
     cells = np.empty(64, np.int64)
+    planes = np.empty(64, np.int64)
     n = 0
     for c in range(C):
         lo, hi = cstart[c], cstart[c + 1]
@@ -528,10 +529,12 @@ def cell_facets(Z, cstart, cverts, vkey):
                         key += vkey[cverts[lo + q]]
                 keys = _grow1(keys, n, n + 1)
                 cells = _grow1(cells, n, n + 1)
+                planes = _grow1(planes, n, n + 1)
                 keys[n] = key
                 cells[n] = c
+                planes[n] = hs[i]
                 n += 1
-    return keys[:n].copy(), cells[:n].copy()
+    return keys[:n].copy(), cells[:n].copy(), planes[:n].copy()
 
 
 @njit(cache=True, nogil=True)

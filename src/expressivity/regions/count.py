@@ -20,7 +20,7 @@ from ..checks import check_memory
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
 from .result import Regions, runs
-from .tolerances import COMPILE_DOMAIN_SLACK, LINEAR_RTOL, RADIUS_TOL, ZERO_RTOL, reported
+from .tolerances import COMPILE_DOMAIN_SLACK, MAP_RTOL, RADIUS_RTOL, ZERO_RTOL, reported
 
 _kernels_loaded = False
 
@@ -80,7 +80,8 @@ def _segment(prog, domain: Segment, progress, general: bool, method: str) -> Cou
     else:
         p = partition_segment(prog, domain, progress)
         region = runs(p["code"])
-    pieces = {"t0": p["t0"], "t1": p["t1"], "out_L": p["L"], "out_R": p["R"], "region": region}
+    pieces = {"t0": p["t0"], "t1": p["t1"], "out_L": p["L"], "out_R": p["R"], "region": region,
+              "program": prog, "segment": domain}
     return Counted(int(region[-1]) + 1, len(region), pieces)
 
 
@@ -88,6 +89,7 @@ def _plane(prog, domain: Plane, progress, general: bool, method: str) -> Counted
     from .plane import partition_plane
 
     pieces = partition_plane(prog, domain, progress)
+    pieces["program"] = prog
     return Counted(pieces["n_regions"], len(pieces["faces"]), pieces)
 
 
@@ -118,7 +120,7 @@ def _box(prog, domain: Box, progress, general: bool, method: str) -> Counted:
     from .box import partition_box
 
     pieces = partition_box(prog, domain.with_dim(prog.in_dim), progress)
-    return Counted(len(pieces["A"]), len(pieces["A"]), pieces, {"radius_tol": RADIUS_TOL, "linear_rtol": LINEAR_RTOL})
+    return Counted(len(pieces["A"]), len(pieces["A"]), pieces, {"radius_rtol": RADIUS_RTOL, "map_rtol": MAP_RTOL})
 
 
 COUNTERS: dict[type, Counter] = {}

@@ -294,9 +294,12 @@ def scores(op: Hardmax, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tied(a: np.ndarray) -> np.ndarray:
-    """Boolean mask of the (near-)maxima along the last axis (tie policy of the package)."""
+    """Boolean mask of the (near-)maxima along the last axis (tie policy of the package): values
+    within TIE_RTOL of the largest finite |value| along that axis (relative: a positive scaling of
+    the values never changes the mask)."""
     top = a.max(axis=-1, keepdims=True)
-    return a >= top - TIE_RTOL * (1 + np.abs(top))
+    scale = np.where(np.isfinite(a), np.abs(a), 0.0).max(axis=-1, keepdims=True)
+    return a >= top - TIE_RTOL * scale
 
 
 def select_output(op: Hardmax, y: np.ndarray, sel: np.ndarray | None = None) -> np.ndarray:
@@ -314,10 +317,12 @@ def select_output(op: Hardmax, y: np.ndarray, sel: np.ndarray | None = None) -> 
 
 def constant_queries(op: Hardmax, Y3: np.ndarray, where: str) -> tuple[np.ndarray, float]:
     """Queries (H, T, e) of ``op`` on states Y3 (V, T, d) at the domain's vertices, which must be
-    constant over them (then every score a_ij = λ q_i·k_j is affine on the domain), and their
-    scale 1 + max|q|; else ValueError (the boundaries are conics). ``where`` ends the message."""
+    constant over them (then every score a_ij = λ q_i·k_j is affine on the domain), and the
+    scale they are summed from, max(|y|·|W_Q| + |b_Q|) (1 if 0); else ValueError (the boundaries are conics). ``where`` ends the message."""
     q = np.einsum("vtd,hde->vhte", Y3, op.W_Q) + op.b_Q[None, :, None]
-    qscale = 1 + np.abs(q).max()
+    # the scale q is summed from (|y|·|W_Q| + |b_Q|): spread beyond its rounding is x-dependence
+    qabs = np.einsum("vtd,hde->vhte", np.abs(Y3), np.abs(op.W_Q)) + np.abs(op.b_Q)[None, :, None]
+    qscale = float(qabs.max(initial=0.0)) or 1.0
     if np.ptp(q, axis=0).max(initial=0.0) > QUERY_CONST_RTOL * qscale:
         raise ValueError(
             "hardmax attention whose queries depend on the input has quadratic region boundaries: "
@@ -366,20 +371,20 @@ def continuous_select(op: Hardmax, Y3: np.ndarray, where: str) -> np.ndarray:
     return select_output(op, Y3)
 
 
-def outputs_and_patterns(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Output (N, out) and a 64-bit activation-pattern hash (N,) per point.
+def walk(prog: Program, x: np.ndarray, visit=None, stop: int | None = None) -> np.ndarray | None:
+    """The one reference interpreter of the steps: outputs (N, out) at points x (N, n).
 
-    The pattern records each ReLU sign (> 0), each GroupMax argmax (lowest tied index) and
-    each hardmax selection (lowest tied index per head and query).
-    """
+    ``visit(i, step, pre, choice)`` (optional) is called at every activation step i with the
+    values it decides on and its decision: ReLU — pre-activations (N, T, n), on-mask (> 0);
+    GroupMax — pieces (N, T, m, p), argmax (N, T, m) (lowest tied index); hardmax — scores
+    (N, H, T, T), selection weights (N, H, T, T) (even over the tied maxima). With ``stop`` the
+    walk ends after step ``stop`` (and returns None)."""
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 2 or x.shape[1] != prog.in_dim:
         raise ValueError(f"points must have shape (N, {prog.in_dim}), got {x.shape}")
-    rng = np.random.default_rng(12345)
-    h = np.zeros(len(x), dtype=np.uint64)
     stack: list[np.ndarray] = []
     y = None
-    for step in prog.steps():
+    for i, step in enumerate(prog.steps()):
         match step:
             case EmbedStep(E, c):
                 y = np.einsum("nk,ktd->ntd", x, E) + c
@@ -387,26 +392,48 @@ def outputs_and_patterns(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.n
                 y = affine(y, W, b)
             case ReluStep(W, b):
                 y = affine(y, W, b)
-                on = (y > 0).reshape(len(x), -1)
-                h = _mix(h, on.astype(np.uint64), rng)
+                if visit is not None:
+                    visit(i, step, y, y > 0)
                 y = np.maximum(y, 0)
             case MaxStep(W, b, idx):
                 y = affine(y, W, b)
                 g = y[..., idx]  # (N, T, m, p)
-                arg = np.argmax(tied(g), axis=-1)
-                h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
+                if visit is not None:
+                    visit(i, step, g, np.argmax(tied(g), axis=-1))
                 y = g.max(axis=-1)
             case SelectStep(op):
                 a, _ = scores(op, y)
-                arg = np.argmax(tied(a), axis=-1)
-                h = _mix(h, arg.reshape(len(x), -1).astype(np.uint64), rng)
-                y = select_output(op, y)
+                sel = tied(a)
+                if visit is not None:
+                    visit(i, step, a, sel / sel.sum(-1, keepdims=True))
+                y = select_output(op, y, sel)
             case SaveStep():
                 stack.append(y)
             case AddStep():
                 y = stack.pop() + y
             case ReadStep(tokens):
                 y = y[:, list(tokens), :].reshape(len(x), -1)
+        if i == stop:
+            return None
+    return y
+
+
+def outputs_and_patterns(prog: Program, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Output (N, out) and a 64-bit activation-pattern hash (N,) per point (:func:`walk`).
+
+    The pattern records each ReLU sign (> 0), each GroupMax argmax (lowest tied index) and
+    each hardmax selection (lowest tied index per head and query).
+    """
+    rng = np.random.default_rng(12345)
+    h = np.zeros(len(x), dtype=np.uint64)
+
+    def visit(i, step, pre, choice):
+        nonlocal h
+        if isinstance(step, SelectStep):
+            choice = np.argmax(choice > 0, axis=-1)
+        h = _mix(h, choice.reshape(len(pre), -1).astype(np.uint64), rng)
+
+    y = walk(prog, x, visit)
     return y, h
 
 

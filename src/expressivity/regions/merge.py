@@ -1,8 +1,9 @@
 """Merging pieces: face adjacency, connected components, and linear regions of a plane.
 
-Linear regions are the connected components of the graph whose edges join adjacent faces with
-the same affine map (gradients within LINEAR_RTOL of :func:`.tolerances.gradient_scale`; continuity gives
-equal offsets), or faces of one activation region (they share its map by definition).
+Linear regions are the connected components of the graph whose edges join adjacent pieces with
+the same affine map (the exact gradients of their activation patterns agree, :mod:`.maps`;
+continuity gives equal offsets), or pieces of one activation region (they share its map by
+definition). :func:`merge_linear` is that rule for every counter.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from .tolerances import LINEAR_RTOL, gradient_scale
+from .maps import same_maps
 
 
 def adjacent_faces(faces: np.ndarray) -> np.ndarray:
@@ -43,33 +44,33 @@ def components(n: int, pairs: np.ndarray) -> np.ndarray:
     return remap[labels]
 
 
-def face_gradients(p: dict) -> np.ndarray:
-    """Gradient of every output on every face w.r.t. (α, β): (F, out, 2), from the fan triangle
-    of largest area (exact: the output is affine on the face)."""
-    faces, X, out = p["faces"], p["vertices"], p["out"]
-    F, K = faces.shape
-    n = (faces >= 0).sum(1)
-    j = np.arange(1, K - 1)[None, :]
-    ok = j + 1 < n[:, None]
-    v0 = faces[:, 0]
-    vj = np.where(ok, faces[:, 1:K - 1], v0[:, None])
-    vk = np.where(ok, faces[:, 2:K], v0[:, None])
-    d1 = X[vj] - X[v0][:, None]
-    d2 = X[vk] - X[v0][:, None]
-    area = np.abs(d1[..., 0] * d2[..., 1] - d1[..., 1] * d2[..., 0])
-    best = np.argmax(area, axis=1)
-    r = np.arange(F)
-    a, b = vj[r, best], vk[r, best]
-    M = np.stack([X[a] - X[v0], X[b] - X[v0]], axis=1)  # (F, 2, 2)
-    rhs = np.stack([out[a] - out[v0], out[b] - out[v0]], axis=1)  # (F, 2, out)
-    return np.linalg.solve(M, rhs).transpose(0, 2, 1)  # (F, out, 2)
+def merge_linear(prog, points: np.ndarray, basis: np.ndarray, pairs: np.ndarray, region: np.ndarray,
+                 continuous: np.ndarray | None = None) -> np.ndarray:
+    """Linear-region id per piece: components of "adjacent (``pairs``) and the same affine map"
+    (exact gradients w.r.t. the domain parameters, ``basis`` rows = ∂x/∂α_i, read at one interior
+    point per piece; :func:`.maps.same_maps`; and, if given, ``continuous`` per pair) or "the same
+    activation region"."""
+    n = len(points)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
+    same = region[pairs[:, 0]] == region[pairs[:, 1]]
+    todo = ~same
+    if todo.any():
+        ok = same_maps(prog, points, basis, pairs[todo])
+        if continuous is not None:
+            ok &= continuous[todo]
+        same[todo] = ok
+    return components(n, pairs[same])
+
+
+def face_centroids(faces: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """Mean of each face's vertices (inside it: faces are convex): (F, 2)."""
+    valid = faces >= 0
+    return np.where(valid[..., None], X[np.maximum(faces, 0)], 0.0).sum(1) / valid.sum(1)[:, None]
 
 
 def linear_labels_plane(p: dict) -> np.ndarray:
-    grads = face_gradients(p)
-    X = p["vertices"]
-    G = gradient_scale(grads, p["out"], float(np.ptp(X, axis=0).max()) if len(X) else 0.0)
-    pairs = adjacent_faces(p["faces"])
-    same = np.all(np.abs(grads[pairs[:, 0]] - grads[pairs[:, 1]]) <= LINEAR_RTOL * G, axis=(1, 2))
-    # two faces with the same activation region share its affine map
-    return components(len(p["faces"]), pairs[same | (p["region"][pairs[:, 0]] == p["region"][pairs[:, 1]])])
+    plane = p["plane"]
+    pts = plane.points(face_centroids(p["faces"], p["vertices"]))
+    return merge_linear(p["program"], pts, np.stack([plane.u, plane.v]), adjacent_faces(p["faces"]), p["region"])

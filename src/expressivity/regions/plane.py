@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ir, kernels
+from . import invariants, ir, kernels
 from .domains import Plane
 from .ir import Program, constant_queries, continuous_select, key_rounds, round_scores
 from .merge import adjacent_faces, components
@@ -70,6 +70,7 @@ class _Mesh:
         self.nv[0] = k
         self.F = 1
         self.origin = np.zeros(16, np.int64)
+        self.check = None  # (invariants.Memo, plane) when EXPRESSIVITY_CHECK is on
 
     # -------------------------------------------------------------- storage
     def field(self, name: str) -> np.ndarray:
@@ -188,6 +189,8 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
         raise ValueError(f"plane lies in dimension {plane.dim} but the model's input dimension is {prog.in_dim}")
     steps = prog.steps()
     mesh = _Mesh(plane.polygon)
+    if invariants.enabled():
+        mesh.check = (invariants.Memo(prog, plane.points), plane)
     T = prog.n_tokens
     E, c = steps[0].E, steps[0].c
     X = mesh.field("X")
@@ -215,12 +218,12 @@ def partition_plane(prog: Program, plane: Plane, progress=None) -> dict:
                 Y = mesh.field("Y").reshape(mesh.V, T, d_tok)
                 mesh.set_field("Y", Y[:, list(tokens)].reshape(mesh.V, -1))
             case ir.ReluStep():
-                d_tok = _relu_layer(mesh, step, T, d_tok)
+                d_tok = _relu_layer(mesh, step, T, d_tok, i)
             case ir.MaxStep(idx=idx):
-                d_tok = _max_layer(mesh, step, T)
+                d_tok = _max_layer(mesh, step, T, i)
                 oversplit |= idx.shape[1] >= 3
             case ir.SelectStep(op):
-                _select_layer(mesh, op, T, d_tok)
+                _select_layer(mesh, op, T, d_tok, i)
                 oversplit |= T >= 3
         if progress is not None and isinstance(step, ir.ACTIVATIONS):
             progress((work.index(i) + 1) / len(work))
@@ -252,7 +255,7 @@ def _tokenwise(W, b, T):
     return np.kron(np.eye(T), W), bb
 
 
-def _relu_layer(mesh: _Mesh, step: ir.ReluStep, T: int, d_tok: int) -> int:
+def _relu_layer(mesh: _Mesh, step: ir.ReluStep, T: int, d_tok: int, si: int) -> int:
     """Cut along every channel of G = H W + b (H: the layer input at the vertices), block by
     block, then H ← relu(G).
 
@@ -291,8 +294,8 @@ def _relu_layer(mesh: _Mesh, step: ir.ReluStep, T: int, d_tok: int) -> int:
             else:
                 mesh.set_field("G", np.hstack([G, np.zeros((len(G), _BLOCK - len(cols)))]))
             gcol = mesh.cols["G"].start
+        _cut_block(mesh, gcol, len(cols), eps, lambda j, c0=lo: invariants.Cut(si, "relu", (c0 + j,)))
         lo += len(cols)
-        _cut_block(mesh, gcol, len(cols), eps)
     if whole:
         G = mesh.field("G")
         np.maximum(G, 0, out=G)
@@ -303,20 +306,26 @@ def _relu_layer(mesh: _Mesh, step: ir.ReluStep, T: int, d_tok: int) -> int:
     return W.shape[1]
 
 
-def _cut_block(mesh: _Mesh, gcol: int, B: int, eps: np.ndarray) -> None:
+def _cut_block(mesh: _Mesh, gcol: int, B: int, eps: np.ndarray, cut_of=None) -> None:
     """Cut along the B ≤ 64 channels in store columns gcol … gcol + B − 1, one after the other;
-    a channel only tries the faces whose block-start ancestor it crosses."""
+    a channel only tries the faces whose block-start ancestor it crosses. With the invariant
+    checks on, the mesh is checked after every channel (``cut_of(j)`` names channel j's cut)."""
     F0 = mesh.F
     mesh.origin[:F0] = np.arange(F0)
     eps = np.ascontiguousarray(eps, dtype=np.float64)
     mixed = kernels.face_sign_bits(mesh.store, mesh.cyc, mesh.nv, F0, gcol, B, eps)
     j = 0
     while j < B:
+        stop, V0 = (j + 1 if mesh.check else B), mesh.V
         mesh.V, mesh.F, j, need, width = kernels.split_channels(
-            mesh.store, mesh.V, mesh.cyc, mesh.nv, mesh.origin, mesh.F, gcol, j, B, eps, mixed)
-        if j < B:  # channel j needs room: ≤ 2 new vertices and 1 new face per cut face
+            mesh.store, mesh.V, mesh.cyc, mesh.nv, mesh.origin, mesh.F, gcol, j, stop, eps, mixed)
+        if j < stop:  # channel j needs room: ≤ 2 new vertices and 1 new face per cut face
             mesh._grow_vertices(2 * need)
             mesh._grow_faces(need, width + 2)
+        elif mesh.check:
+            memo, plane = mesh.check
+            invariants.check_plane(memo, plane, mesh, cut_of(j - 1), mesh.store[: mesh.V, gcol + j - 1],
+                                   eps[j - 1], V0)
 
 
 def maxout_units(Y: np.ndarray, step: ir.MaxStep, T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -334,7 +343,7 @@ def maxout_units(Y: np.ndarray, step: ir.MaxStep, T: int) -> tuple[np.ndarray, n
     return Z, gidx, A
 
 
-def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int) -> int:
+def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int, si: int) -> int:
     idx = step.idx
     Z, gidx, A = maxout_units(mesh.field("Y"), step, T)
     U = len(gidx)
@@ -349,7 +358,7 @@ def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int) -> int:
         gcol, lo = mesh.cols["G"].start, 0
         while lo < U:
             B = min(int(np.clip(2 * mesh.F, 8, _BLOCK)), U - lo)
-            _cut_block(mesh, gcol + lo, B, eps[lo:lo + B])
+            _cut_block(mesh, gcol + lo, B, eps[lo:lo + B], lambda jj, u0=lo, j=j: invariants.Cut(si, "max", (j, u0 + jj)))
             lo += B
         M = mesh.field("M")
         np.maximum(M, mesh.field("Z")[:, gidx[:, j]], out=M)
@@ -357,7 +366,7 @@ def _max_layer(mesh: _Mesh, step: ir.MaxStep, T: int) -> int:
     return idx.shape[0]
 
 
-def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
+def _select_layer(mesh: _Mesh, op, T: int, d_tok: int, si: int) -> None:
     """Hardmax with constant queries: every head's keys in rounds against the running maximum
     of the (affine) scores (:func:`.ir.key_rounds`); then the selected values must be continuous."""
     q0, qscale = constant_queries(op, mesh.field("Y").reshape(mesh.V, T, d_tok),
@@ -366,6 +375,9 @@ def _select_layer(mesh: _Mesh, op, T: int, d_tok: int) -> None:
     for h, i, keys in key_rounds(op, q0, qscale):
         a = round_scores(op, mesh.field("Y").reshape(mesh.V, T, d_tok), q0[h, i], h, keys)  # (V, j + 1)
         diff = a[:, -1] - a[:, :-1].max(axis=1)
-        mesh.split(diff, ZERO_RTOL * (np.abs(a).max() + 1e-300), None)
+        V0, eps = mesh.V, ZERO_RTOL * (np.abs(a).max() + 1e-300)
+        mesh.split(diff, eps, None)
+        if mesh.check:
+            invariants.check_plane(*mesh.check, mesh, invariants.Cut(si, "select", (h, i, tuple(keys))), None, eps, V0)
     Y3 = mesh.field("Y").reshape(mesh.V, T, d_tok)
     mesh.set_field("Y", continuous_select(op, Y3, "the 2-D mesh").reshape(mesh.V, -1))

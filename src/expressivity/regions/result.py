@@ -4,10 +4,10 @@ Activation region: a maximal connected set of pieces with one activation pattern
 signs, maxout argmaxes, hardmax selections). Linear region: adjacent pieces whose affine maps
 of the output agree are merged (connected components of the "same map" adjacency graph).
 
-Linear-merge tolerance (float64): two adjacent pieces have the same affine map when, for every
-output, their gradients differ by at most LINEAR_RTOL·(G + V/D) and (1-D) their values at the shared
-point by at most LINEAR_RTOL·(V + G), where G is the largest gradient norm and V the largest
-|value| over the whole domain (:data:`.tolerances.LINEAR_RTOL`).
+Linear merge: two adjacent pieces have the same affine map when the exact gradients of their
+activation patterns agree to MAP_RTOL of their own magnitude and, where the output may jump
+(1-D with hardmax), it does not (:mod:`.maps`, :func:`.merge.merge_linear`). Never relative to the
+output values: f + c has the same regions as f.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .tolerances import LINEAR_RTOL, ZERO_RTOL, gradient_scale, reported
+from .tolerances import ZERO_RTOL, reported
 
 
 @dataclass(frozen=True)
@@ -99,13 +99,16 @@ def runs(code: np.ndarray) -> np.ndarray:
 
 
 def _linear_1d(p: dict) -> np.ndarray:
-    L, R = p["out_L"], p["out_R"]
-    dt = (p["t1"] - p["t0"])[:, None]
-    slope = (R - L) / dt  # (P, out)
-    G = np.abs(slope).max() if slope.size else 0.0
-    V = max(np.abs(L).max(), np.abs(R).max()) if L.size else 0.0
-    same = np.all(np.abs(slope[1:] - slope[:-1]) <= LINEAR_RTOL * gradient_scale(slope, V, 1.0), axis=1)
-    same &= np.all(np.abs(L[1:] - R[:-1]) <= LINEAR_RTOL * (V + G), axis=1)
-    change = np.ones(len(L), bool)
-    change[1:] = ~same
-    return np.cumsum(change) - 1
+    from . import ir
+    from .maps import jumps
+    from .merge import merge_linear
+
+    prog, seg = p["program"], p["segment"]
+    t0, t1 = p["t0"], p["t1"]
+    P = len(t0)
+    pairs = np.stack([np.arange(P - 1), np.arange(1, P)], axis=1)
+    mid = seg.points((t0 + t1) / 2)
+    continuous = None
+    if any(isinstance(s, ir.SelectStep) for s in prog.steps()) and P > 1:
+        continuous = jumps(prog, seg.points(t1[:-1]), mid[:-1], mid[1:])  # ReLU / maxout: continuous
+    return merge_linear(prog, mid, (seg.b - seg.a)[None], pairs, p["region"], continuous)

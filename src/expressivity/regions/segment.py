@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import ir
+from . import invariants, ir
 from .domains import Segment
 from .ir import Program, affine, scores, select_output, tied
 from .tolerances import MERGE_S, ROOT_SIGN_DS, ROOT_TOP_RTOL, ZERO_RTOL
@@ -44,19 +44,25 @@ def partition_segment(prog: Program, seg: Segment, progress=None) -> dict:
     st = {"t0": np.zeros(1), "t1": np.ones(1), "L": YL, "R": YR, "SL": [], "SR": [],
           "code": np.zeros(1, np.uint64)}
     out = []
-    _run(steps, 1, st, out, progress)
+    _run(steps, 1, st, out, progress, (prog, seg) if invariants.enabled() else None)
     return {k: np.concatenate([o[k] for o in out]) for k in ("t0", "t1", "L", "R", "code")}
 
 
-def _run(steps, i, st, out, progress):
+def _run(steps, i, st, out, progress, check=None):
+    """Apply steps i, … to the pieces ``st``; ``check``: (program, segment) for the invariant
+    checks after every activation step (:func:`.invariants.check_segment`)."""
     while i < len(steps):
+        before = st["t0"]
+        span = (st["t0"][0], st["t1"][-1])
         st = _apply(steps[i], i, st)
+        if check is not None and isinstance(steps[i], ir.ACTIVATIONS):
+            invariants.check_segment(*check, i, st["t0"], st["t1"], np.setdiff1d(st["t0"], before), span)
         i += 1
         P = len(st["t0"])
         if P > CHUNK and i < len(steps):
             for lo in range(0, P, CHUNK):
                 sub = _take(st, slice(lo, lo + CHUNK))
-                _run(steps, i, sub, out, progress)
+                _run(steps, i, sub, out, progress, check)
             return
     out.append(st)
     if progress is not None:
@@ -143,7 +149,8 @@ def _split(st, pi, s):
         SL.append(x)
         SR.append(y)
     t0 = st["t0"][allp]
-    return {"t0": t0 + sl * dt, "t1": t0 + sr * dt, "L": L, "R": R, "SL": SL, "SR": SR,
+    t1 = np.where(sr < 1, t0 + sr * dt, st["t1"][allp])  # an old end stays exact (t0 + dt may round)
+    return {"t0": t0 + sl * dt, "t1": t1, "L": L, "R": R, "SL": SL, "SR": SR,
             "code": st["code"][allp]}
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checks import check_memory
-from . import ir, kernels
+from . import invariants, ir, kernels
 from .domains import Segment
 from .ir import Program, affine
 from .segment import maxout_crossings
@@ -161,8 +161,10 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
     Y = np.einsum("nk,ktd->ntd", x, E) + c  # (P+1, T, d)
     stack: list[np.ndarray] = []
     pend = None
+    check = invariants.enabled()
     for k in range(1, len(steps)):
         step = steps[k]
+        t_before = t
         if isinstance(step, ir.ReluStep):
             width = step.W.shape[1] if step.W is not None else Y.shape[-1]
             lazy = _lazy_next(steps, k, stack, (Y.shape[1] if pend is None else 1, width))
@@ -192,6 +194,8 @@ def partition_segment_vertex(prog: Program, seg: Segment) -> dict:
             Y = g[..., idx].max(axis=-1)
         else:
             raise ValueError(f"step {type(step).__name__} needs the general segment counter")
+        if check and isinstance(step, ir.ACTIVATIONS):
+            invariants.check_segment(prog, seg, k, t[:-1], t[1:], np.setdiff1d(t, t_before), (0.0, 1.0))
     return {"t0": t[:-1], "t1": t[1:], "L": Y[:-1], "R": Y[1:]}
 
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..checks import fmt_bytes, memory_budget
 from . import complex_kernels as ck
-from . import ir
+from . import invariants, ir
 from .domains import MAX_SLICE_DIM, Slice
 from .ir import Program, constant_queries, continuous_select, key_rounds, round_scores
 from .plane import _tokenwise, maxout_units, relayout
@@ -71,6 +71,7 @@ class _Complex:
         self.max_rows = max_rows
         self.bytes_per_row = bytes_per_row
         self.what = self.what_step = ""
+        self.check = None  # (invariants.Memo, domain, {hyperplane: (Cut, scale)}) with EXPRESSIVITY_CHECK on
 
     def field(self, name: str) -> np.ndarray:
         return self.store[: self.V, self.cols[name]]
@@ -80,10 +81,14 @@ class _Complex:
         new = {k: (None if v is None else np.asarray(v, np.float64).reshape(self.V, -1)) for k, v in new.items()}
         self.store, self.cols = relayout(self.store, self.cols, self.V, new, max(self.store.shape[0], self.V))
 
-    def cut(self, name: str, j0: int, B: int, eps: np.ndarray) -> int:
+    def cut(self, name: str, j0: int, B: int, eps: np.ndarray, cut_of=None) -> int:
         """Cut every cell along columns j0 … j0 + B − 1 (B ≤ 64) of field ``name``, one after
-        the other; returns the number of cells cut."""
-        h = self.next_plane
+        the other; returns the number of cells cut. With the invariant checks on, one column at
+        a time, each followed by :func:`.invariants.check_complex` (``cut_of(j)`` names column
+        j0 + j's cut)."""
+        if self.check is not None and B > 1:
+            return sum(self.cut(name, j0 + j, 1, eps[j:j + 1], lambda _, j=j: cut_of(j)) for j in range(B))
+        h, V0 = self.next_plane, self.V
         self.next_plane += B
         while self.next_plane > 64 * self.W:  # more hyperplanes than planned: widen the bitsets
             self.Z = np.hstack([self.Z, np.zeros((self.Z.shape[0], self.W), np.uint64)])
@@ -101,17 +106,21 @@ class _Complex:
                 f"box or a lower-dimensional Slice")
         self.store, self.Z, self.V, self.pool, self.npool, self.C = store, Z, V, pool, npool, C
         self.cs, self.cl = cs, cl
+        if self.check is not None:
+            memo, dom, cuts = self.check
+            invariants.check_complex(memo, dom, self, cut_of(0), h, self.store[: self.V, col], float(eps[0]), V0, cuts)
         return n
 
-    def cut_all(self, name: str, eps: np.ndarray, tick=None) -> None:
+    def cut_all(self, name: str, eps: np.ndarray, tick=None, cut_of=None) -> None:
         """Cut along every column of field ``name`` in blocks of ≤ 64 (small blocks while the
-        complex is small, so that the per-cell candidate bits are refreshed often)."""
+        complex is small, so that the per-cell candidate bits are refreshed often); ``cut_of(j)``
+        names column j's cut (for the invariant checks)."""
         n = self.cols[name].stop - self.cols[name].start
         lo = 0
         while lo < n:
             B = min(int(np.clip(2 * self.C, 8, _BMAX)), n - lo)
             self.what = f"columns {lo}…{lo + B - 1} of {self.what_step}"
-            self.cut(name, lo, B, eps[lo:lo + B])
+            self.cut(name, lo, B, eps[lo:lo + B], cut_of and (lambda j, lo=lo: cut_of(lo + j)))
             lo += B
             if tick is not None:
                 tick()
@@ -162,6 +171,8 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
     per_row = 2 * (8 * (k + widest + 8) + 8 * W + 16 * 2**k)
     max_rows = max(2**k + 1, memory_budget() // per_row)
     cx = _Complex(dom.lo, dom.hi, n_planes, max_rows, per_row)
+    if invariants.enabled():
+        cx.check = (invariants.Memo(prog, dom.points), dom, {})
     steps = prog.steps()
     T = prog.n_tokens
     E, c = steps[0].E, steps[0].c
@@ -233,7 +244,7 @@ def _relu_layer(cx: _Complex, step: ir.ReluStep, T: int, d_tok: int, li: int, ti
     eps = _eps(G)
     cx.set_fields({"G": G, "Y": None})
     cx.what_step = f"the ReLU layer at step {li}"
-    cx.cut_all("G", eps, tick)
+    cx.cut_all("G", eps, tick, lambda c: invariants.Cut(li, "relu", (c,)))
     cx.set_fields({"Y": np.maximum(cx.field("G"), 0.0), "G": None})
     return W.shape[1]
 
@@ -248,7 +259,7 @@ def _max_layer(cx: _Complex, step: ir.MaxStep, T: int, li: int, tick) -> int:
         eps = ZERO_RTOL * A[:, : j + 1].max(axis=1)
         cx.set_fields({"G": cx.field("Z")[:, gidx[:, j]] - cx.field("M")})
         cx.what_step = f"round {j} of the maxout layer at step {li}"
-        cx.cut_all("G", eps, tick)
+        cx.cut_all("G", eps, tick, lambda u, j=j: invariants.Cut(li, "max", (j, u)))
         cx.set_fields({"M": np.maximum(cx.field("M"), cx.field("Z")[:, gidx[:, j]])})
     cx.set_fields({"Y": cx.field("M"), "Z": None, "M": None, "G": None})
     return idx.shape[0]
@@ -264,7 +275,8 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
         a = round_scores(op, cx.field("Y").reshape(cx.V, T, d_tok), q0[h, i], h, keys)  # (V, j + 1)
         cx.set_fields({"G": (a[:, -1] - a[:, :-1].max(axis=1))[:, None]})
         cx.what = f"hardmax head {h}, query {i}, key {keys[-1]} of step {li}"
-        cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]))
+        cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]),
+               lambda _, h=h, i=i, keys=tuple(keys): invariants.Cut(li, "select", (h, i, keys)))
         cx.set_fields({"G": None})
         if tick is not None:
             tick()

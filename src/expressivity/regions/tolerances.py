@@ -33,61 +33,66 @@ ROOT_TOP_RTOL = 1e-7
 score there (the switch is on the upper envelope), scale = size of the score coefficients."""
 
 TIE_RTOL = 1e-9
-"""Tie policy of the IR (``ir.tied``): values within TIE_RTOL·(1 + |max|) of the maximum are
-tied (maxout argmax, hardmax selection)."""
+"""Tie policy of the IR (``ir.tied``): values within TIE_RTOL·max|value| (over the values compared,
+e.g. the pieces of one maxout unit) of the maximum are tied (maxout argmax, hardmax selection).
+Relative, so a positive rescaling of a layer never changes an argmax."""
 
-LINEAR_RTOL = 1e-6
-"""Linear merge: adjacent pieces have the same affine map when, for every output, gradients
-differ by ≤ LINEAR_RTOL·(G + V/D) (:func:`gradient_scale`) and (1-D) values at the shared point
-by ≤ LINEAR_RTOL·(V + G), with G the largest gradient, V the largest |value| over the domain
-and D its extent. Maps are read off vertex values (differences of interpolated states), hence
-looser than the zero tests; V/D is the scale of their rounding (≈ 1e-16·V/D), which is what
-remains when every gradient is 0 (a constant network: G alone would make the test exact)."""
+MAP_RTOL = 1e-9
+"""Linear merge (:mod:`.maps`): adjacent pieces have the same affine map when, for every output
+and direction, their exact gradients (masked weight products, no bias) differ by ≤
+MAP_RTOL·S, S the larger of the two gradients' magnitudes (the same products of |weights|: the
+sum of |terms| the gradient is summed from). Rounding is ≈ L·n·2⁻⁵³·S (≤ 1e-12·S for L·n ≤
+10⁴), three orders below. Invariant under f + c (no bias enters), f·a, rescaled or permuted
+hidden units and affine changes of the input coordinates; never relative to output values."""
+
+JUMP_RTOL = 1e-6
+"""1-D linear merge of programs with hardmax: the output is continuous at a breakpoint when the
+difference of the two pieces' maps there, Δ (propagated as a difference, so the output bias
+cancels), is ≤ JUMP_RTOL·SΔ (its magnitude). Looser than MAP_RTOL: the breakpoint itself is a
+computed root (a crossing of two scores), so Δ carries its position's rounding too."""
 
 QUERY_CONST_RTOL = 1e-9
 """2-D and d-D hardmax: queries count as constant on the domain when their spread over the
-vertices is ≤ QUERY_CONST_RTOL·(1 + max|q|) (otherwise the boundaries are conics)."""
+vertices is ≤ QUERY_CONST_RTOL·max(|y|·|W_Q| + |b_Q|) (the magnitude q is summed from, so the
+test is relative; otherwise the boundaries are conics)."""
 
 BOX_QUERY_RTOL = 1e-12
-"""LP box counter: the queries' x-coefficients must be ≤ BOX_QUERY_RTOL·(1 + max|q|) (exact
-affine maps, no interpolation error)."""
+"""LP box counter: the queries' x-coefficients must be ≤ BOX_QUERY_RTOL·(their magnitude: the
+same products with |weights|) (exact affine maps, no interpolation error; relative)."""
 
 VALUE_SPREAD_RTOL = 1e-6
 """2-D and d-D hardmax: the values of tied keys may differ by ≤ VALUE_SPREAD_RTOL·max|v|
 (the selected value is continuous); otherwise the output jumps and only a Segment is exact."""
 
-RADIUS_TOL = 1e-9
-"""LP box counter: a facet (or region) whose Chebyshev radius is ≤ RADIUS_TOL is not counted
-(absolute, in input units: the LP's own feasibility tolerance is ≈ 1e-9)."""
+RADIUS_RTOL = 1e-9
+"""LP box counter: a facet (or region) whose Chebyshev radius is ≤ RADIUS_RTOL is not counted,
+in the box's own coordinates u ∈ [−1, 1]^d (x = centre + half-width·u: relative to the box, so
+shifting or scaling the input changes nothing; the LP's feasibility tolerance is ≈ 1e-9)."""
 
-LP_ROW_RTOL = 1e-12
-"""LP box counter: constraint rows with norm ≤ LP_ROW_RTOL·(1 + max norm) are dropped as zero."""
+LP_ROW_RTOL = 1e-11
+"""LP box counter: a constraint row (an x-coefficient vector) with norm ≤ LP_ROW_RTOL·(the norm
+of its magnitude, the same products with |weights|) is 0 up to rounding and dropped."""
 
 LP_PARALLEL_TOL = 1e-9
 """LP box counter: unit rows with |cos| > 1 − LP_PARALLEL_TOL are parallel to a facet."""
 
 LP_INSIDE_RTOL = 1e-12
 """LP box counter: a point after a step within a facet stays in the region when every other row is
-≥ −LP_INSIDE_RTOL·(box diagonal)."""
+≥ −LP_INSIDE_RTOL·(box diagonal), in u."""
 
 LP_STEP = 1e-7
-"""LP box counter: the step across a facet, relative to the box's largest side."""
+"""LP box counter: the step across a facet, relative to the box's side (in u: 2·LP_STEP)."""
+
+CHECK_RTOL = 1e-6
+"""Mesh invariant checks (``EXPRESSIVITY_CHECK=1``, :mod:`.invariants`): a carried value of a cut
+function g may differ from the reference interpreter's by ≤ CHECK_RTOL·max|g| (interpolated
+states accumulate ≈ 1e-13 over many cuts), and a vertex on a cut has |g| ≤ CHECK_RTOL·max|g|."""
 
 COMPILE_DOMAIN_SLACK = 1e-9
 """A counting domain may leave a compiled model's compile domain by COMPILE_DOMAIN_SLACK·(1 +
 |bound|) (same slack as ``CompiledModel.evaluate``)."""
 
 
-def gradient_scale(grads, values, extent) -> float:
-    """G + V/D: the scale of the linear-merge gradient test (see :data:`LINEAR_RTOL`) from the
-    pieces' gradients, the outputs at their vertices and the domain's extent D (> 0)."""
-    import numpy as np
-
-    G = float(np.abs(grads).max()) if np.size(grads) else 0.0
-    V = float(np.abs(values).max()) if np.size(values) else 0.0
-    return G + (V / extent if extent > 0 else 0.0)
-
-
 def reported(zero_rtol: float) -> dict:
     """The tolerances a result reports (``Regions.summary()["tolerances"]``)."""
-    return {"zero_rtol": zero_rtol, "linear_rtol": LINEAR_RTOL}
+    return {"zero_rtol": zero_rtol, "map_rtol": MAP_RTOL}
