@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from . import app
 from ._common import console, fail, output_path, user_errors
+from .options import DEFAULT_DB, Address, Backend, Db, ResetDb, SizeName, Timeout, Workers
+from .output import progress as make_progress
 
 _STYLE = {"holds": "green", "violated": "bold red", "not applicable": "yellow", "incomplete": "bold yellow"}
 
@@ -27,22 +29,18 @@ def reproduce(
     quick: bool = typer.Option(False, "--quick", help="Budget: minutes on 2 cores (the default; `make demo`)."),
     standard: bool = typer.Option(False, "--standard", help="Budget: about half an hour on 2 cores."),
     full: bool = typer.Option(False, "--full", help="Budget: the papers' scale (use --backend ray on a cluster)."),
-    size: str | None = typer.Option(None, "--size", help="test | quick | standard | full (overrides the flags)."),
+    size: SizeName | None = typer.Option(None, "--size", help="The budget by name (overrides the flags)."),
     out: Path = typer.Option("report", "--out", help="Directory for index.html, claims.json, figures/."),  # noqa: B008
-    backend: str = typer.Option("local", "--backend", help="local (process pool) | ray"),
-    address: str | None = typer.Option(None, "--address", help="Ray cluster: 'auto' or the head's host:port "
-                                       "(default: a local Ray instance)."),
+    backend: Backend = "local",
+    address: Address = None,
     ray_address: str | None = typer.Option(None, "--ray-address", hidden=True),
-    workers: int | None = typer.Option(None, "--workers", help="Units run at once (default: the CPUs)."),
-    db: Path = typer.Option("runs/results.sqlite", "--db", help="The results store (units, claims, runs)."),  # noqa: B008
-    reset_db: bool = typer.Option(False, "--reset-db", help="If --db holds results of another code version, set "
-                                  "it aside (renamed with that version) and start a fresh one."),
+    workers: Workers = None,
+    db: Db = DEFAULT_DB,
+    reset_db: ResetDb = False,
     only: str | None = typer.Option(None, "--only", help="Comma-separated claim ids or groups (e.g. compile)."),
     no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-judge claims even if the store has a result."),
     strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated or incomplete."),
-    timeout: float | None = typer.Option(
-        None, "--timeout", help="Stop a unit after this many seconds (both backends); its claim is then "
-        "'incomplete' and the unit is measured again next time."),
+    timeout: Timeout = None,
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
@@ -84,13 +82,12 @@ def reproduce(
         first.close()
         if first.set_aside is not None:
             console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
-        progress = Progress(
+        progress = make_progress(
             TextColumn("{task.description:<30}"),
             BarColumn(),
             TextColumn("{task.fields[units]}"),
             TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(),
-            console=console,
             transient=False,
         )
         overall = progress.add_task("all claims", total=len(specs), status=_eta(None), units="", start=True)

@@ -18,14 +18,28 @@ from rich.table import Table
 
 from . import app
 from ._common import console, output_path, user_errors
-
-DEFAULT_DB = "runs/results.sqlite"
+from .options import (
+    DEFAULT_DB,
+    Address,
+    Backend,
+    Db,
+    KindName,
+    LayerNormName,
+    Log,
+    ModelName,
+    Plot,
+    PositionalName,
+    PresetName,
+    ResetDb,
+    Timeout,
+    Workers,
+)
+from .output import progress
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                    console=console)
+    return progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn())
 
 
 @app.command()
@@ -33,12 +47,12 @@ def train(
     task: str = typer.Option(..., help="a language or function task of expressivity.languages.REGISTRY, e.g. "
                              "parity, dyck, tomita3, anbncn, reverse_string, binary_addition (all of them: "
                              "docs/languages.md; an unknown name lists them)"),
-    kind: str | None = typer.Option(None, help="recognition | next_symbol (languages; default recognition, "
+    kind: KindName | None = typer.Option(None, help="recognition | next_symbol (languages; default recognition, "
                                     "next_symbol under --preset bhattamishra or yao) | classification | "
                                     "transduction (a function task's own kind, the default)"),
     param: list[str] = typer.Option([], "--param", help="task parameter KEY=VALUE, e.g. k=2, max_depth=4 (dyck), "
                                     "vocab_size=3 (reverse_string)"),
-    model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | stack_lstm | tape_rnn"),
+    model: ModelName | None = typer.Option(None, help="the model (default: the preset's, else transformer)"),
     layers: int | None = typer.Option(None, help="transformer blocks / RNN or LSTM layers"),
     heads: int | None = typer.Option(None, help="attention heads"),
     d_model: int | None = typer.Option(None, "--d-model", help="residual width / hidden size of the recurrent "
@@ -49,15 +63,15 @@ def train(
     batch_size: int | None = typer.Option(None, "--batch-size"),
     lr: float | None = typer.Option(None, help="Adam learning rate"),
     seed: int | None = typer.Option(None, help="seed of init and data"),
-    positional: str | None = typer.Option(None, help="transformer position encoding: none | sinusoidal (default) | "
-                                             "learned | relative | rope | alibi | i_over_n"),
-    layer_norm: str | None = typer.Option(None, "--layer-norm", help="none | pre | post"),
+    positional: PositionalName | None = typer.Option(None, help="transformer position encoding (default "
+                                                     "sinusoidal)"),
+    layer_norm: LayerNormName | None = typer.Option(None, "--layer-norm", help="transformer layer norm"),
     ln_eps: float | None = typer.Option(None, "--ln-eps"),
     log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
     eval_batch: int | None = typer.Option(None, "--eval-batch", help="strings per test length"),
     memory_size: int | None = typer.Option(None, "--memory-size", help="cells of the stack / tape of stack_rnn, "
                                            "stack_lstm, tape_rnn (default: 30 / 40, Delétang et al.'s code)"),
-    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | yao | flare | quick"),
+    preset: PresetName | None = typer.Option(None, help="protocol preset: a paper's lengths, sizes and steps"),
     aux: str | None = typer.Option(None, help="auxiliary losses of a recognizer (FLaRe): lm, next_symbol or "
                                    "lm,next_symbol (needs a recurrent model or a causal transformer)"),
     causal: bool | None = typer.Option(None, "--causal/--no-causal", help="transformer: causal attention for a "
@@ -68,15 +82,16 @@ def train(
                                          "e.g. layer_norm=true"),
     perturb: float | None = typer.Option(None, help="σ of the Gaussian noise added to every weight of the "
                                          "construction (with --init construction:NAME)"),
-    db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
+    db: Db = DEFAULT_DB,
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
     restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "
                                  "corrupt one) and train from scratch"),
-    reset_db: bool = typer.Option(False, "--reset-db", help="if --db holds results of another code version, set "
-                                  "it aside (renamed with that version) and start a fresh one"),
+    reset_db: ResetDb = False,
+    log: Log = [],
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
     from ..checks import parse_length_range, parse_lengths, parse_params
+    from ..runs.sinks import check_sinks, close_sinks, open_sinks
     from ..train import ResultStore, RunConfig, protocol_score, train_run
     from ..train import preset as make_preset
     from ..train.config import MAX_TEST_LENGTHS
@@ -102,6 +117,7 @@ def train(
     output_path(out_dir, "--out", kind="dir")
     output_path(db, "--db")
     with user_errors():
+        check_sinks(log)
         check_run_memory(cfg)
         if db.exists():  # a file that is not ours is refused before training; a new one is
             first = ResultStore(db, reset=reset_db)  # created only when there is a result to record
@@ -124,7 +140,11 @@ def train(
                 progress.update(eval_bar, completed=done, total=total, status="test lengths")
 
             with user_errors():
-                result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart)
+                sinks = open_sinks(log, cfg.run_id, cfg.to_dict())
+                try:
+                    result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart, sinks=sinks)
+                finally:
+                    close_sinks(sinks)
         with user_errors():
             store = ResultStore(db)
         if not store.record_result(result):
@@ -189,15 +209,12 @@ def _mean(values) -> float | None:
 @app.command()
 def sweep(
     config: Path = typer.Argument(..., help="sweep YAML (preset / base / grid / runs)"),
-    db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store (finished runs are skipped)"),
-    backend: str = typer.Option("local", help="local (process pool) | ray"),
-    address: str | None = typer.Option(None, help="Ray cluster: 'auto' or the head's host:port (default: a local "
-                                       "instance)"),
-    timeout: float | None = typer.Option(None, "--timeout", help="stop a run after this many seconds (both "
-                                         "backends); it is recorded as timed_out"),
-    reset_db: bool = typer.Option(False, "--reset-db", help="if --db holds results of another code version, set "
-                                  "it aside (renamed with that version) and start a fresh one"),
-    workers: int | None = typer.Option(None, help="parallel runs (default: number of CPUs)"),
+    db: Db = DEFAULT_DB,
+    backend: Backend = "local",
+    address: Address = None,
+    timeout: Timeout = None,
+    reset_db: ResetDb = False,
+    workers: Workers = None,
     out: Path | None = typer.Option(None, help="checkpoint root, one directory per run (default: "
                                     "checkpoints/ next to --db; interrupted runs resume from there)"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="re-run runs that failed before"),
@@ -210,11 +227,13 @@ def sweep(
                                      "the run id; N machines with 1/N … N/N run every run exactly once)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the selected runs' count and estimated cost "
                                  "(train/budget.py) on --workers cores; train nothing"),
+    log: Log = [],
 ) -> None:
     """Run a grid of training runs; results go to --db as each run finishes.
 
     Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
     from ..checks import check_choice, check_float, check_int
+    from ..runs.sinks import check_sinks
     from ..train import ResultStore, load_sweep, run_sweep
     from ..train.sweep import parse_only, parse_shard, select_runs
 
@@ -231,6 +250,7 @@ def sweep(
                              "(leave --restart out of the dry run)")
         if dry_run and db.is_dir():
             raise ValueError(f"--db {db} is a directory; give the results database file")
+        check_sinks(log)
         picked = parse_shard(shard) if shard is not None else None
         wanted = parse_only(only)
         if backend == "ray" and not dry_run:
@@ -259,7 +279,8 @@ def sweep(
 
         with user_errors():
             summary = run_sweep(configs, db, backend=backend, workers=workers, address=address, out_dir=out_dir,
-                                retry_errors=retry_errors, on_event=on_event, restart=restart, timeout=timeout)
+                                retry_errors=retry_errors, on_event=on_event, restart=restart, timeout=timeout,
+                                sinks=log)
     diverged = f", {summary.diverged} diverged" if summary.diverged else ""
     console.print(f"{summary.total} runs: {summary.done} done, {summary.skipped} skipped (already in {db}), "
                   f"{summary.errors} failed{diverged}")
@@ -322,9 +343,8 @@ def _dry_run(grid, configs, db: Path, workers: int | None, *, retry_errors: bool
 
 @app.command()
 def results(
-    db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
-    plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG; with --compare: "
-                                     "our scores beside the paper's)"),
+    db: Db = DEFAULT_DB,
+    plot: Plot = None,
     compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
                                        "per task × model beside a published table: deletang, flare, or the path "
                                        "of a table file in the same layout (.json, e.g. with more cells filled)"),
