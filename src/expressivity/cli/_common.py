@@ -92,7 +92,7 @@ class OneLineErrors(typer.core.TyperGroup):
             click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
             rv = 0
         except click.exceptions.UsageError as exc:
-            msg = exc.format_message().rstrip(".")
+            msg = exc.format_message().rstrip(".").replace("Value error, ", "")  # typer's Literal check
             cmd = exc.ctx.command_path if exc.ctx else "expressivity"
             _print_error(f"{msg[:1].lower() + msg[1:]} (see '{cmd} --help')")
             rv = 2

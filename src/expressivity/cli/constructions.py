@@ -12,12 +12,14 @@ from __future__ import annotations
 import inspect
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..checks import check_int, parse_params
 from . import app
 from ._common import console, user_errors
+from .options import Lengths, Param, Seed
+from .output import progress as make_progress
 
 
 @app.command("constructions")
@@ -35,10 +37,10 @@ def constructions_cmd() -> None:
 @app.command("construct")
 def construct_cmd(
     name: str = typer.Argument(..., help="construction name (see `expressivity constructions`)"),
-    param: list[str] = typer.Option([], "--param", "-p", help="KEY=VALUE, repeatable (e.g. k=2)"),  # noqa: B008
-    lengths: str = typer.Option("10,100,1000", help="string lengths n: 10,100,1000 or a range 8-16"),
+    param: Param = (),
+    lengths: Lengths = "10,100,1000",
     samples: int = typer.Option(200, help="strings per length (half members when both exist)"),
-    seed: int = typer.Option(0, help="seed of the string sampler"),
+    seed: Seed = 0,
 ) -> None:
     """Build a construction and measure accuracy and cross-entropy (bits) per length."""
     from ..constructions import get
@@ -49,8 +51,8 @@ def construct_cmd(
         check_int(seed, "--seed", min=0)
         c = get(name, **parse_params(param))  # the library validates and types each parameter
         ns = c.check_lengths(lengths, samples, "--lengths")
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, transient=True) as progress:
+        with make_progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), transient=True) as progress:
             task = progress.add_task(c.name, total=len(ns))
             rows = measure_by_length(c, ns, samples, seed, progress=lambda: progress.advance(task))
     s = c.summary()

@@ -12,6 +12,8 @@ from rich.table import Table
 from ..checks import check_int, check_memory, parse_lengths, parse_params
 from . import app
 from ._common import console, output_path, user_errors
+from .options import AttentionName, LayerNormName, Lengths, Param, Plot, Seed
+from .output import progress
 
 
 def _plot_path(plot: Path | None) -> None:
@@ -25,25 +27,25 @@ def _plot_path(plot: Path | None) -> None:
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console)
+    return progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn())
 
 
 @app.command()
 def sensitivity(
     model: str = typer.Option("parity", help="random | a construction (parity, first, dyck, ...) | a .safetensors file"),
-    param: list[str] = typer.Option([], "--param", "-p", help="construction parameter KEY=VALUE (repeatable)"),
+    param: Param = (),
     language: str | None = typer.Option(None, help="language of the strings (default: the construction's; "
                                                       "uniform random strings for other models)"),
-    lengths: str = typer.Option("8,16,32,64,128", help="lengths n: 8,16,32 or a range 8-12"),
+    lengths: Lengths = "8,16,32,64,128",
     strings: int = typer.Option(4, help="strings per length (all their n flips are batched)"),
-    seed: int = typer.Option(0),
-    attention: str | None = typer.Option(None, help="random model: softmax (default) | hardmax"),
-    layer_norm: str | None = typer.Option(None, help="random model: none (default) | pre | post"),
+    seed: Seed = 0,
+    attention: AttentionName | None = typer.Option(None, help="random model: the attention (default softmax)"),
+    layer_norm: LayerNormName | None = typer.Option(None, help="random model: the layer norm (default none)"),
     eps: float | None = typer.Option(None, help="random model: layer-norm eps (default 1e-5)"),
     lam: float | None = typer.Option(None, help="random model: λ (default 0.1)"),
     causal: bool | None = typer.Option(None, "--causal/--no-causal", help="random model: causal attention"),
-    plot: Path | None = typer.Option(None, help="write the n·Δ vs n figure (PNG)"),
+    plot: Plot = None,
     json_out: Path | None = typer.Option(None, "--json", help="write the rows as JSON"),
 ) -> None:
     """Flip one input, measure max_{j≠i}‖Δy_j^(k)‖ per layer, and compare with Hahn's Lemma 5 bound."""
@@ -99,18 +101,18 @@ def _fmt(x) -> str:
 @app.command()
 def restrict(
     model: str = typer.Option("random", help="random (hardmax) | a construction | a .safetensors file"),
-    param: list[str] = typer.Option([], "--param", "-p", help="construction parameter KEY=VALUE (repeatable)"),
+    param: Param = (),
     n: int = typer.Option(24, help="input length for the constructive depth reduction"),
-    lengths: str = typer.Option("8,16,32,64", help="lengths for the empirical dependence count"),
+    lengths: Lengths = "8,16,32,64",
     free_fraction: float = typer.Option(0.5, "--C", help="fraction C of free inputs (empirical)"),
     restrictions: int = typer.Option(4, help="random restrictions per length"),
     completions: int = typer.Option(8, help="random completions per restriction"),
     k: int = typer.Option(4, help="Stage 2/3: top-k key items per event"),
     q: float = typer.Option(0.4, help="Stage 3: probability of fixing a free input"),
-    seed: int = typer.Option(0),
+    seed: Seed = 0,
     as_hardmax: bool = typer.Option(False, help="evaluate a softmax model with hardmax"),
     constructive: bool = typer.Option(True, help="also run the depth reduction (binary alphabets)"),
-    plot: Path | None = typer.Option(None, help="write the dependency-count vs n figure (PNG)"),
+    plot: Plot = None,
 ) -> None:
     """Theorem 1: random restrictions (dependency count vs n) and the constructive depth reduction."""
     from ..limits import (
@@ -182,8 +184,8 @@ def dyck_ce_cmd(
     lengths: str | None = typer.Option(None, help="even lengths n, e.g. 8,16,32 (overrides the preset)"),
     steps: int | None = typer.Option(None, help="optimiser steps per (model, n)"),
     models: str = typer.Option("transformer,lstm", help="comma-separated: transformer, lstm"),
-    seed: int = typer.Option(0),
-    plot: Path | None = typer.Option(None, help="write the excess-CE vs n figure (PNG)"),
+    seed: Seed = 0,
+    plot: Plot = None,
 ) -> None:
     """Dyck-2 next-symbol prediction: excess cross-entropy vs n next to P_0·(1 − p)."""
     from dataclasses import replace

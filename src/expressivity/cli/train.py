@@ -87,7 +87,7 @@ def train(
     restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "
                                  "corrupt one) and train from scratch"),
     reset_db: ResetDb = False,
-    log: Log = [],
+    log: Log = (),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
     from ..checks import parse_length_range, parse_lengths, parse_params
@@ -227,7 +227,7 @@ def sweep(
                                      "the run id; N machines with 1/N … N/N run every run exactly once)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the selected runs' count and estimated cost "
                                  "(train/budget.py) on --workers cores; train nothing"),
-    log: Log = [],
+    log: Log = (),
 ) -> None:
     """Run a grid of training runs; results go to --db as each run finishes.
 
