@@ -13,13 +13,13 @@ import inspect
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..checks import check_int, parse_params
 from . import app
 from ._common import console, user_errors
 from .options import Lengths, Param, Seed
 from .output import progress as make_progress
+from .output import table
 
 
 @app.command("constructions")
@@ -27,11 +27,13 @@ def constructions_cmd() -> None:
     """List the hand-built transformers: name, parameters (defaults) and the idea."""
     from ..constructions.measure import registry_rows
 
-    table = Table("name", "parameters (defaults)", "description")
+    out = table("name", "parameters (defaults)", "description", text=("name", "parameters (defaults)", "description"),
+                show_lines=True)
+    out.columns[0].no_wrap = True
     for name, defaults, description in registry_rows():
         params = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k for k, v in defaults.items())
-        table.add_row(name, params or "—", description)
-    console.print(table)
+        out.add_row(name, params or "—", description)
+    console.print(out)
 
 
 @app.command("construct")
@@ -59,8 +61,8 @@ def construct_cmd(
     console.print(f"[bold]{name}[/] {c.params}: {c.description}")
     console.print(f"{c.attention} attention, d_model = {s['d_model']}, d_mlp = {s['d_mlp']}, "
                   f"layer norm = {s['layer_norm']}, nonzero params = {s['n_params_nonzero']}")
-    table = Table("n", "members", "non-members", "accuracy", "CE (bits)", "layers", "heads", "params")
+    out = table("n", "members", "non-members", "accuracy", "CE (bits)", "layers", "heads", "params")
     for r in rows:
-        table.add_row(str(r["n"]), str(r["members"]), str(r["non_members"]), f"{r['accuracy']:.4f}",
+        out.add_row(str(r["n"]), str(r["members"]), str(r["non_members"]), f"{r['accuracy']:.4f}",
                       f"{r['ce_bits']:.6f}", str(r["layers"]), str(r["heads"]), str(r["params"]))
-    console.print(table)
+    console.print(out)

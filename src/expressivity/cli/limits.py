@@ -7,13 +7,12 @@ from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..checks import check_int, check_memory, parse_lengths, parse_params
 from . import app
 from ._common import console, output_path, user_errors
 from .options import AttentionName, LayerNormName, Lengths, Param, Plot, Seed
-from .output import progress
+from .output import progress, table
 
 
 def _plot_path(plot: Path | None) -> None:
@@ -72,14 +71,13 @@ def sensitivity(
             task = prog.add_task("flip sensitivity", total=len(ns))
             rep = flip_sensitivity(m, lang, ns, n_strings=strings, seed=seed,
                                    progress=lambda n: prog.advance(task))
-    table = Table(title=f"Lemma 5 on {model} ({rep.attention})")
-    for col in ("n", "layer", "max_{j≠i}‖Δy_j‖", "bound", "n·Δ", "Δ at readout", "Δ flipped", "Δ output"):
-        table.add_column(col, justify="right")
+    out = table("n", "layer", "max_j≠i ‖Δy_j‖", "bound", "n·Δ", "Δ at readout", "Δ flipped", "Δ output",
+                title=f"Lemma 5 on {model} ({rep.attention})")
     for r in rep.rows:
-        table.add_row(str(r.n), str(r.layer), f"{r.measured_other:.3e}", _fmt(r.bound_other),
+        out.add_row(str(r.n), str(r.layer), f"{r.measured_other:.3e}", _fmt(r.bound_other),
                       f"{r.n * r.measured_other:.3g}", f"{r.measured_readout:.3e}", f"{r.measured_flipped:.3g}",
                       "" if r.output_change is None else f"{r.output_change:.3e}")
-    console.print(table)
+    console.print(out)
     if rep.applicable:
         console.print(f"Lemma 5 applies; measured ≤ bound on every layer: {'yes' if rep.within_bound() else 'NO'}")
     else:
@@ -142,12 +140,11 @@ def restrict(
             rows = dependence_under_restriction(m, ns, C=free_fraction, n_restrictions=restrictions,
                                                 n_completions=completions, seed=seed, as_hardmax=as_hardmax,
                                                 progress=lambda _n: prog.advance(task))
-        table = Table(title=f"free inputs the output depends on (C = {free_fraction})")
-        for col in ("n", "function", "free", "dependent (mean)", "max"):
-            table.add_column(col, justify="right")
+        out = table("n", "function", "free", "dependent (mean)", "max",
+                    title=f"free inputs the output depends on (C = {free_fraction})", text=("function",))
         for r in rows:
-            table.add_row(str(r.n), r.reference, str(r.free), f"{r.dependent:.2f}", str(r.dependent_max))
-        console.print(table)
+            out.add_row(str(r.n), r.reference, str(r.free), f"{r.dependent:.2f}", str(r.dependent_max))
+        console.print(out)
         if plot is not None:
             from ..limits.plots import plot_dependence
 
@@ -158,13 +155,12 @@ def restrict(
 
 
 def _print_reduction(res) -> None:
-    table = Table(title=f"depth reduction, n = {res.n}")
-    for col in ("layer", "c in", "free", "after stage 1", "after stage 2", "after stage 3", "resamples", "c out"):
-        table.add_column(col, justify="right")
+    out = table("layer", "c in", "free", "after stage 1", "after stage 2", "after stage 3", "resamples", "c out",
+                title=f"depth reduction, n = {res.n}")
     for lg in res.layers:
-        table.add_row(str(lg.layer), str(lg.c), str(lg.free_start), str(lg.free_after_stage1),
+        out.add_row(str(lg.layer), str(lg.c), str(lg.free_start), str(lg.free_after_stage1),
                       str(lg.free_after_stage2), str(lg.free_after_stage3), str(lg.resamples), str(lg.c_after))
-    console.print(table)
+    console.print(out)
     rho = "".join("*" if v < 0 else str(v) for v in res.rho)
     console.print(f"ρ = {rho}   free = {res.n_free}   output depends on {len(res.dependency)} of them: "
                   f"{list(res.dependency)}   verified on {res.n_checked} completions: {res.verified}",
@@ -206,13 +202,12 @@ def dyck_ce_cmd(
         with _progress() as prog:
             task = prog.add_task("training", total=len(cfg.lengths) * len(cfg.models))
             rows = dyck_ce(cfg, progress=lambda *_: prog.advance(task))
-    table = Table(title="Dyck-2 next-symbol cross-entropy (bits/symbol)")
-    for col in ("model", "n", "CE", "optimal", "excess", "P_0·(1−p)", "P_0", "p", "accuracy"):
-        table.add_column(col, justify="right")
+    out = table("model", "n", "CE", "optimal", "excess", "P_0·(1−p)", "P_0", "p", "accuracy",
+                title="Dyck-2 next-symbol cross-entropy (bits/symbol)", text=("model",))
     for r in rows:
-        table.add_row(r.model, str(r.n), f"{r.ce_bits:.3f}", f"{r.optimal_bits:.3f}", f"{r.excess_bits:.3f}",
+        out.add_row(r.model, str(r.n), f"{r.ce_bits:.3f}", f"{r.optimal_bits:.3f}", f"{r.excess_bits:.3f}",
                       f"{r.bound_bits:.3f}", f"{r.P0:.3f}", f"{r.p:.2f}", f"{r.accuracy:.3f}")
-    console.print(table)
+    console.print(out)
     if plot is not None:
         from ..limits.plots import plot_dyck_ce
 

@@ -96,3 +96,16 @@ def progress(*columns, **kwargs) -> Progress:
     kwargs.setdefault("console", console)
     disable = kwargs.pop("disable", False) or quiet() or not kwargs["console"].is_terminal
     return Progress(*columns, disable=disable, **kwargs)
+
+
+def table(*columns: str, title: str | None = None, text: tuple[str, ...] = (), **kwargs):
+    """A results table that fits 80 columns: a rule under the header and no vertical lines;
+    ``text`` columns are left-aligned and fold long words, the others are numbers, right-aligned
+    and folded rather than cut (a value is never shown as ``1.23e-…``)."""
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, **kwargs)
+    for c in columns:
+        t.add_column(c, justify="left" if c in text else "right", overflow="fold")
+    return t

@@ -6,6 +6,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -14,10 +15,9 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from . import app
-from ._common import console, output_path, user_errors
+from ._common import console, err_console, output_path, user_errors
 from .options import (
     DEFAULT_DB,
     Address,
@@ -27,6 +27,7 @@ from .options import (
     LayerNormName,
     Log,
     ModelName,
+    Output,
     Plot,
     PositionalName,
     PresetName,
@@ -34,7 +35,7 @@ from .options import (
     Timeout,
     Workers,
 )
-from .output import progress
+from .output import progress, table
 
 
 def _progress() -> Progress:
@@ -187,13 +188,11 @@ def _metrics_table(metrics, title: str, max_rows: int = 12) -> None:
     if len(rows) > max_rows:  # evenly spaced lengths, first and last included
         idx = sorted({round(i * (len(rows) - 1) / (max_rows - 1)) for i in range(max_rows)})
         rows = [rows[i] for i in idx]
-    table = Table(title=title)
-    for col in ("length", "accuracy", "CE (bits)", "optimum (bits)", "excess (bits)"):
-        table.add_column(col, justify="right")
+    out = table("length", "accuracy", "CE (bits)", "optimum (bits)", "excess (bits)", title=title)
     for m in rows:
-        table.add_row(str(m["length"]), _num(m["accuracy"], 3), _num(m["ce_bits"]), _num(m["optimal_bits"]),
-                      _num(m["excess_bits"]))
-    console.print(table)
+        out.add_row(str(m["length"]), _num(m["accuracy"], 3), _num(m["ce_bits"]), _num(m["optimal_bits"]),
+                    _num(m["excess_bits"]))
+    console.print(out)
 
 
 def _num(x, digits: int = 4) -> str:
@@ -348,12 +347,29 @@ def results(
     compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
                                        "per task × model beside a published table: deletang, flare, or the path "
                                        "of a table file in the same layout (.json, e.g. with more cells filled)"),
+    show_all: bool = typer.Option(False, "--all", help="with --compare: every cell of the published table, also "
+                                  "those we have no run for (default: only the measured ones)"),
+    as_json: bool = typer.Option(False, "--json", help="write the table as JSON records instead (one per run; with "
+                                 "--compare one per cell)"),
+    as_csv: bool = typer.Option(False, "--csv", help="write the table as CSV instead (the same records as --json)"),
+    output: Output = None,
 ) -> None:
-    """Print a table of recorded runs and optionally plot metrics against length."""
-    from ..train import ResultStore, protocol_score
+    """Print a table of recorded runs and optionally plot metrics against length.
+
+    ``--json`` / ``--csv`` write the same table as records, to stdout or ``--output FILE``; in
+    Python, ``expressivity.runs.to_pandas(db)`` gives every run × test length as a DataFrame."""
+    from ..train import ResultStore
 
     output_path(plot, "--plot")
+    output_path(output, "--output")
     with user_errors():
+        if as_json and as_csv:
+            raise ValueError("--json and --csv exclude each other: give one")
+        if output is not None and not (as_json or as_csv):
+            raise ValueError("--output writes the --json or --csv records: give one of them (the table prints to "
+                             "the terminal)")
+        if show_all and compare is None:
+            raise ValueError("--all applies to --compare (it shows the published cells we have no run for)")
         if compare is not None:  # an unknown name or a bad table file fails before the database is read
             from ..train.published import published
 
@@ -367,120 +383,199 @@ def results(
             rows, runs = store.rows(), store.runs()
         finally:
             store.close()
+    fmt = "json" if as_json else "csv" if as_csv else None
+    say = err_console if fmt is not None and output is None else console  # stdout carries the records
     if compare is not None:
-        _compare(rows, compare, plot)
+        _compare(rows, compare, plot, show_all=show_all, fmt=fmt, output=output, say=say)
         return
+    records = _run_records(rows, runs)
+    if fmt is not None:
+        _write_records(records, fmt, output)
+    else:
+        out = table("run", "protocol", "lengths", "accuracy", "bins", "CE bits", "excess", title=f"{len(runs)} runs in {db}",
+                    text=("run", "protocol", "bins"))
+        for r in records:
+            if r["status"] in ("error", "diverged", "timed_out"):
+                out.add_row(r["name"], r["protocol"], "", f"[red]{r['status']}[/]", escape((r["error"] or "")[:50]), "", "")
+                continue
+            bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in r["scores"].items()
+                            if k != "mean_accuracy")
+            out.add_row(r["name"], r["protocol"], f"{r['min_length']}–{r['max_length']}" if r["lengths"] else "",
+                        _num(r["mean_accuracy"], 3), bins, _num(r["mean_ce_bits"]), _num(r["mean_excess_bits"]))
+        console.print(out)
+    if plot is not None:
+        _plot(rows, plot)
+        say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
+
+
+def _run_records(rows: list[dict], runs: list[dict]) -> list[dict]:
+    """One record per run: the table's cells and the run's config, for the table and --json/--csv."""
+    import json
+
+    from ..train import protocol_score
+
     by_run = defaultdict(list)
     for r in rows:
         by_run[r["run_id"]].append(r)
-    table = Table(title=f"{len(runs)} runs in {db}")
-    for col in ("run", "protocol", "lengths", "accuracy", "bins", "CE bits", "excess"):
-        table.add_column(col, justify="left" if col in ("run", "protocol", "bins") else "right")
-    import json
-
+    out = []
     for run in runs:
         cfg = json.loads(run["config"])
-        name = f"{cfg['task']} {cfg['kind']} {cfg['model']} s{cfg['seed']}"
         rs = by_run.get(run["run_id"], [])
-        if run["status"] in ("error", "diverged", "timed_out"):
-            table.add_row(name, cfg["protocol"], "", f"[red]{run['status']}[/]",
-                          ((run["error"] or "").splitlines() or [""])[0][:50], "", "")
-            continue
-        scores = protocol_score([r for r in rs if r["accuracy"] is not None], cfg["protocol"])
-        bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in scores.items() if k != "mean_accuracy")
-        table.add_row(name, cfg["protocol"], f"{min(r['length'] for r in rs)}–{max(r['length'] for r in rs)}" if rs else "",
-                      _num(scores.get("mean_accuracy"), 3), bins,
-                      _num(_mean(r["ce_bits"] for r in rs)), _num(_mean(r["excess_bits"] for r in rs)))
-    console.print(table)
-    if plot is not None:
-        _plot(rows, plot)
-        console.print(f"plot written to {plot}")
+        failed = run["status"] in ("error", "diverged", "timed_out")
+        scores = {} if failed else protocol_score([r for r in rs if r["accuracy"] is not None], cfg["protocol"])
+        out.append({"run_id": run["run_id"], "name": f"{cfg['task']} {cfg['kind']} {cfg['model']} s{cfg['seed']}",
+                    "status": run["status"], "error": ((run["error"] or "").splitlines() or [None])[0],
+                    "task": cfg["task"], "kind": cfg["kind"], "model": cfg["model"], "seed": cfg["seed"],
+                    "protocol": cfg["protocol"], "lengths": len(rs),
+                    "min_length": min((r["length"] for r in rs), default=None),
+                    "max_length": max((r["length"] for r in rs), default=None),
+                    "mean_accuracy": scores.get("mean_accuracy"), "scores": scores,
+                    "mean_ce_bits": _mean(r["ce_bits"] for r in rs), "mean_excess_bits": _mean(r["excess_bits"] for r in rs),
+                    "final_loss": run["final_loss"], "n_params": run["n_params"], "duration": run["duration"],
+                    "config": cfg})
+    return out
 
 
-def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
-    """``results --compare``: our best score per task × model beside the published table."""
-    from ..train.compare import compare, plot_comparison
+_RUN_COLUMNS = ("run_id", "name", "status", "error", "task", "kind", "model", "seed", "protocol", "lengths",
+                "min_length", "max_length", "mean_accuracy", "mean_ce_bits", "mean_excess_bits", "final_loss",
+                "n_params", "duration", "config")  # the CSV header of --csv, also when no run is recorded
+
+
+def _write_records(records: list[dict], fmt: str, output: Path | None, columns=_RUN_COLUMNS) -> None:
+    """--json / --csv: to stdout, or atomically to --output. In CSV the per-bin scores are
+    columns of their own (``accuracy_41_500`` …) and the config is one JSON cell."""
+    import sys
+
+    from ..checks import make_dir, write_atomic
+    from ..runs.tables import to_csv, to_json
+
+    if fmt == "csv":
+        records = [{k: v for k, v in r.items() if k != "scores"} | {k: v for k, v in r.get("scores", {}).items()
+                                                                    if k != "mean_accuracy"} for r in records]
+    if fmt == "csv":
+        more = [c for r in records for c in r if c not in columns]
+        columns = [*columns, *dict.fromkeys(more)]
+    text = to_json(records) if fmt == "json" else to_csv(records, list(columns))
+    if output is None:
+        sys.stdout.write(text)
+        return
+    with user_errors():
+        make_dir(output.parent, "--output")
+        write_atomic(output, lambda p: p.write_text(text, encoding="utf-8"))
+    err_console.print(f"wrote {len(records)} records to {output}", highlight=False, soft_wrap=True)
+
+
+def _compare(rows: list[dict], name: str, plot: Path | None, *, show_all: bool = False, fmt: str | None = None,
+             output: Path | None = None, say=console) -> None:
+    """``results --compare``: our best score per task × model beside the published table; only
+    the cells we have runs for unless ``show_all``."""
+    from dataclasses import asdict, fields
+
+    from ..train.compare import Cell, compare, plot_comparison
     from ..train.published import RecognizerTable, published
 
     if isinstance(published(name, "--compare"), RecognizerTable):
-        _compare_recognizers(rows, name, plot)
+        _compare_recognizers(rows, name, plot, show_all=show_all, fmt=fmt, output=output, say=say)
         return
 
     with user_errors():
         comparison = compare(rows, name)
-    table = comparison.table
-    console.print(f"best score (%) on lengths 41–500, ours beside {table.citation(short=True)}", highlight=False,
-                  soft_wrap=True)
-    out = Table()
-    for col in ("", "task", "model", "ours", "paper", "Δ", "n"):
-        out.add_column(col, justify="right" if col in ("ours", "paper", "Δ", "n") else "left", no_wrap=True)
-    extra = {}
-    for c in comparison.encodings:
-        extra.setdefault(c.task, []).append(c)
+    paper = comparison.table
+    cells = [c for c in comparison.cells if show_all or c.runs > 0]
+    encodings = [e for e in comparison.encodings if show_all or e.runs > 0]
+    if fmt is not None:
+        _write_records([asdict(c) | {"difference": c.difference} for c in cells]
+                       + [asdict(e) | {"difference": None} for e in encodings], fmt, output,
+                       [f.name for f in fields(Cell)] + ["difference"])
+    else:
+        console.print(f"best score (%) on lengths 41–500, ours beside {paper.citation(short=True)}", highlight=False,
+                      soft_wrap=True)
+        out = table("", "task", "model", "ours", "paper", "Δ", "n", text=("", "task", "model"))
+        for col in out.columns[:3]:
+            col.no_wrap = True
+        extra = {}
+        for c in encodings:
+            extra.setdefault(c.task, []).append(c)
 
-    def pct(x):
-        return "—" if x is None else f"{x:.1f}"
+        def pct(x):
+            return "—" if x is None else f"{x:.1f}"
 
-    level = None
-    for c in comparison.cells:
-        if level is not None and c.level != level:
-            out.add_section()
-        level = c.level
-        diff = "" if c.difference is None else f"{c.difference:+.1f}"
-        out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs))
-        if c.model == "transformer":
-            for e in extra.get(c.task, []):
-                out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
-    console.print(out)
-    console.print(f"paper: {table.paper}", highlight=False, soft_wrap=True)
-    missing = sum(c.published is None for c in comparison.cells)
-    if missing:
-        console.print(f"{missing} of {len(comparison.cells)} published cells are not available (—): "
-                      f"{table.missing}", highlight=False, soft_wrap=True)
+        level = None
+        for c in cells:
+            if level is not None and c.level != level:
+                out.add_section()
+            level = c.level
+            diff = "" if c.difference is None else f"{c.difference:+.1f}"
+            out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs))
+            if c.model == "transformer":
+                for e in extra.get(c.task, []):
+                    out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
+        console.print(out)
+        console.print(f"paper: {paper.paper}", highlight=False, soft_wrap=True)
+        _unmeasured(len(comparison.cells) - len(cells), len(comparison.cells), show_all)
+        missing = sum(c.published is None for c in cells)
+        if missing:
+            console.print(f"{missing} of {len(cells)} published cells shown are not available (—): "
+                          f"{paper.missing}", highlight=False, soft_wrap=True)
     if plot is not None:
         plot_comparison(comparison, plot)
-        console.print(f"plot written to {plot}")
+        say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
 
 
-def _compare_recognizers(rows: list[dict], name: str, plot: Path | None) -> None:
+def _unmeasured(hidden: int, total: int, show_all: bool) -> None:
+    if hidden and not show_all:
+        console.print(f"{hidden} of {total} published cells have no run of ours (not shown; --all shows them)",
+                      highlight=False, soft_wrap=True)
+
+
+def _compare_recognizers(rows: list[dict], name: str, plot: Path | None, *, show_all: bool = False,
+                         fmt: str | None = None, output: Path | None = None, say=console) -> None:
     """``results --compare flare``: our FLaRe runs beside Butoi et al.'s Table 2."""
-    from ..train.flare_compare import compare_recognizers, plot_recognizers
+    from dataclasses import asdict, fields
+
+    from ..train.flare_compare import RecognizerRow, compare_recognizers, plot_recognizers
     from ..train.published import published
 
-    table = published(name, "--compare")
-    cells = compare_recognizers(rows, table)
-    lengths = sorted({c.test_lengths for c in cells if c.test_lengths})
-    console.print(f"recognition accuracy, ours beside {table.citation(short=True)}: mean over seeds of the best "
-                  f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
-                  "(theirs: Figure 1)", highlight=False, soft_wrap=True)
-    out = Table()
-    for col in ("language", "model", "runs", "ours", "paper", "perfect"):
-        out.add_column(col, justify="right" if col == "runs" else "left", no_wrap=col != "language")
+    paper = published(name, "--compare")
+    every = compare_recognizers(rows, paper)
+    cells = [c for c in every if show_all or c.runs > 0]
+    if fmt is not None:
+        _write_records([asdict(c) for c in cells], fmt, output, [f.name for f in fields(RecognizerRow)])
+    else:
+        lengths = sorted({c.test_lengths for c in cells if c.test_lengths})
+        console.print(f"recognition accuracy, ours beside {paper.citation(short=True)}: mean over seeds of the best "
+                      f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
+                      "(theirs: Figure 1)", highlight=False, soft_wrap=True)
+        out = table("language", "model", "runs", "ours", "paper", "perfect", text=("language", "model", "ours", "paper",
+                                                                                   "perfect"))
+        for col in out.columns[1:]:
+            col.no_wrap = True
 
-    def num(x):
-        return "—" if x is None else f"{x:.2f}"
+        def num(x):
+            return "—" if x is None else f"{x:.2f}"
 
-    def yes(x):
-        return "—" if x is None else ("yes" if x else "no")
+        def yes(x):
+            return "—" if x is None else ("yes" if x else "no")
 
-    level = None
-    for c in cells:
-        if level is not None and c.level != level:
-            out.add_section()
-        level = c.level
-        out.add_row(f"{c.task.removeprefix('flare.')} ({c.level})", c.model, str(c.runs),
-                    f"{num(c.inductive_bias)} / {num(c.expressivity)}",
-                    f"{num(c.published_inductive_bias)} / {num(c.published_expressivity)}",
-                    f"{yes(c.perfect)} / {yes(c.published_perfect)}")
-    console.print(out)
-    console.print(f"paper: {table.paper}", highlight=False, soft_wrap=True)
-    missing = sum(c.published_inductive_bias is None for c in cells)
-    if missing:
-        console.print(f"{missing} of {len(cells)} published scores are not available (—): {table.missing}",
-                      highlight=False, soft_wrap=True)
+        level = None
+        for c in cells:
+            if level is not None and c.level != level:
+                out.add_section()
+            level = c.level
+            out.add_row(f"{c.task.removeprefix('flare.')} ({c.level})", c.model, str(c.runs),
+                        f"{num(c.inductive_bias)} / {num(c.expressivity)}",
+                        f"{num(c.published_inductive_bias)} / {num(c.published_expressivity)}",
+                        f"{yes(c.perfect)} / {yes(c.published_perfect)}")
+        console.print(out)
+        console.print(f"paper: {paper.paper}", highlight=False, soft_wrap=True)
+        _unmeasured(len(every) - len(cells), len(every), show_all)
+        missing = sum(c.published_inductive_bias is None for c in cells)
+        if missing:
+            console.print(f"{missing} of {len(cells)} published scores shown are not available (—): {paper.missing}",
+                          highlight=False, soft_wrap=True)
     if plot is not None:
-        plot_recognizers(cells, table, plot)
-        console.print(f"plot written to {plot}")
+        plot_recognizers(every if show_all else cells, paper, plot)
+        say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
 
 
 def _plot(rows: list[dict], path: Path) -> None:
