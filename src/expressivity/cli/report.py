@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from . import app
 from ._common import console, fail, output_path, user_errors
 from .options import DEFAULT_DB, Address, Backend, Db, ResetDb, SizeName, Timeout, Workers
 from .output import progress as make_progress
+from .output import table
 
 _STYLE = {"holds": "green", "violated": "bold red", "not applicable": "yellow", "incomplete": "bold yellow"}
 
@@ -66,8 +67,11 @@ def reproduce(
         if workers is not None:
             check_int(workers, "--workers", min=1, max=1024)
         if list_claims:  # every option given is checked above, then the list needs none of them
+            listing = table("claim", "source", "title", text=("claim", "source", "title"), show_lines=True)
+            listing.columns[0].no_wrap = True
             for s in specs:
-                console.print(f"{s.id:32s} {s.source:40s} {s.title}", highlight=False)
+                listing.add_row(s.id, s.source, s.title)
+            console.print(listing, highlight=False)
             return
         if backend == "ray":
             from ..runs import check_address
@@ -118,18 +122,18 @@ def reproduce(
             console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {db}; "
                           "run the same command again to resume.", highlight=False)
             raise typer.Exit(code=130) from None
-    table = Table(title=f"claims (budget: {chosen})", show_lines=False)
-    for col in ("claim", "measured", "status", "s"):
-        table.add_column(col, overflow="fold")
+    claims = table("claim", "measured", "status", "s", title=f"claims (budget: {chosen})",
+                   text=("claim", "measured", "status"), show_lines=True)
+    claims.columns[0].no_wrap = True
     for c in result.claims:
         status = c.status if c.status == "holds" else f"{c.status}: {c.reason}"
-        table.add_row(c.id, c.measured, f"[{_STYLE[c.status]}]{status}[/]",
-                      "reused" if c.reused else f"{c.seconds:.1f}")
-    console.print(table)
+        claims.add_row(c.id, escape(c.measured), f"[{_STYLE[c.status]}]{escape(status)}[/]",
+                       "reused" if c.reused else f"{c.seconds:.1f}")
+    console.print(claims)
     console.print(
         f"{len(result.computed)} measured, {len(result.reused)} reused from {db}; "
         f"total {result.seconds:.1f} s → {result.index}",
-        highlight=False,
+        highlight=False, soft_wrap=True,  # a path is never broken
     )
     if strict and any(c.status in ("violated", "incomplete") for c in result.claims):
         raise typer.Exit(code=1)
