@@ -356,8 +356,8 @@ def results(
 ) -> None:
     """Print a table of recorded runs and optionally plot metrics against length.
 
-    ``--json`` / ``--csv`` write the same table as records, to stdout or ``--output FILE``; in
-    Python, ``expressivity.runs.to_pandas(db)`` gives every run × test length as a DataFrame."""
+    --json / --csv write the same table as records, to stdout or --output FILE; in Python,
+    expressivity.runs.to_pandas(db) gives every run × test length as a DataFrame."""
     from ..train import ResultStore
 
     output_path(plot, "--plot")
