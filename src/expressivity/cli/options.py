@@ -26,7 +26,7 @@ AttentionName = Literal["hardmax", "softmax"]
 LayerNormName = Literal["none", "pre", "post"]
 ModelName = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]
 KindName = Literal["recognition", "next_symbol", "classification", "transduction"]
-PositionalName = Literal["none", "sinusoidal", "learned", "relative", "rope", "alibi", "i_over_n"]
+PositionalName = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
 PresetName = Literal["deletang", "bhattamishra", "yao", "flare", "quick"]
 ColorBy = Literal["linear", "activation"]
 

@@ -574,7 +574,7 @@ def _compare_recognizers(rows: list[dict], name: str, plot: Path | None, *, show
             console.print(f"{missing} of {len(cells)} published scores shown are not available (—): {paper.missing}",
                           highlight=False, soft_wrap=True)
     if plot is not None:
-        plot_recognizers(every if show_all else cells, paper, plot)
+        plot_recognizers(every, paper, plot)  # the figure has a panel place for every cell
         say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
 
 
