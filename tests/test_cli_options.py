@@ -66,8 +66,9 @@ def test_every_default_is_shown():
 def test_shell_completion_is_on():
     res = CliRunner().invoke(app, ["--help"])
     assert "--install-completion" in res.stdout and "--show-completion" in res.stdout
-    script = CliRunner().invoke(app, ["--show-completion", "bash"])
-    assert script.exit_code == 0 and "_EXPRESSIVITY_COMPLETE=complete_bash" in script.stdout
+    script = CliRunner().invoke(app, ["--show-completion=bash"])
+    assert script.exit_code == 0 and "_EXPRESSIVITY_COMPLETE=complete_bash" in script.stdout, \
+        (script.output, script.exception)
     env = {**os.environ, "_EXPRESSIVITY_COMPLETE": "complete_bash", "COMP_WORDS": "expressivity reproduce --backend ",
            "COMP_CWORD": "3"}
     script = Path(sys.executable).with_name("expressivity")  # the installed command (completion is keyed by its name)

@@ -13,6 +13,7 @@ import inspect
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from ..checks import check_int, parse_params
 from . import app
@@ -61,7 +62,7 @@ def construct_cmd(
     console.print(f"[bold]{name}[/] {c.params}: {c.description}")
     console.print(f"{c.attention} attention, d_model = {s['d_model']}, d_mlp = {s['d_mlp']}, "
                   f"layer norm = {s['layer_norm']}, nonzero params = {s['n_params_nonzero']}")
-    out = table("n", "members", "non-members", "accuracy", "CE (bits)", "layers", "heads", "params")
+    out = Table("n", "members", "non-members", "accuracy", "CE (bits)", "layers", "heads", "params")  # 80 columns
     for r in rows:
         out.add_row(str(r["n"]), str(r["members"]), str(r["non_members"]), f"{r['accuracy']:.4f}",
                       f"{r['ce_bits']:.6f}", str(r["layers"]), str(r["heads"]), str(r["params"]))
