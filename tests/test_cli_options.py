@@ -63,10 +63,13 @@ def test_every_default_is_shown():
             assert record and "[default: " in record[1], f"{name} {p.opts}: default {p.default!r} not shown"
 
 
-def test_shell_completion_is_on():
+def test_shell_completion_is_on(monkeypatch):
     res = CliRunner().invoke(app, ["--help"])
     assert "--install-completion" in res.stdout and "--show-completion" in res.stdout
-    script = CliRunner().invoke(app, ["--show-completion=bash"])
+    # typer's switch: --show-completion takes the shell's name instead of detecting the shell
+    # (detection needs a shell among this process's parents)
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
+    script = CliRunner().invoke(app, ["--show-completion", "bash"])
     assert script.exit_code == 0 and "_EXPRESSIVITY_COMPLETE=complete_bash" in script.stdout, \
         (script.output, script.exception)
     env = {**os.environ, "_EXPRESSIVITY_COMPLETE": "complete_bash", "COMP_WORDS": "expressivity reproduce --backend ",

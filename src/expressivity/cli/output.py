@@ -33,9 +33,6 @@ _handler: logging.Handler | None = None
 class _StderrHandler(logging.StreamHandler):
     """Plain lines to whatever ``sys.stderr`` is when a record is emitted (a test runner swaps it)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-
     @property
     def stream(self):
         return sys.stderr
