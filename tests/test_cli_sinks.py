@@ -99,14 +99,14 @@ class Recorder:
 
 
 def test_train_run_calls_its_sinks_every_hundredth_step_and_after_evaluation():
-    cfg = RunConfig(task="parity", layers=1, heads=1, d_model=8, train_lengths=(2, 6), test_lengths=(8, 10),
-                    steps=250, batch_size=4, eval_batch=4)
+    cfg = RunConfig(task="parity", model="rnn", layers=1, d_model=4, train_lengths=(2, 3), test_lengths=(8, 10),
+                    steps=201, batch_size=2, eval_batch=4)  # a tiny RNN: the steps are what is tested
     rec = Recorder()
     result = train_run(cfg, sinks=[rec])
     losses = [(s, d) for s, d in rec.calls if "train/loss" in d]
-    assert [s for s, _ in losses] == [*range(2, 251, 2)]  # every max(1, 250 // 100) = 2 steps, and the last
+    assert [s for s, _ in losses] == [*range(2, 201, 2), 201]  # every max(1, 201 // 100) = 2 steps, and the last
     (last_step, metrics), = [(s, d) for s, d in rec.calls if "train/loss" not in d]
-    assert last_step == 250
+    assert last_step == 201
     for m in result.metrics:
         assert metrics[f"accuracy/n={m['length']}"] == pytest.approx(m["accuracy"])
         assert metrics[f"excess_bits/n={m['length']}"] == pytest.approx(m["excess_bits"])
