@@ -42,6 +42,8 @@ def test_reproduce_logs_one_line_per_unit_as_it_finishes(tmp_path, unit_server):
     # the log lines come before the claim line; results (the table) stay on stdout
     assert res.stderr.index(units[-1]) < res.stderr.index(claim[0])
     assert "limits.dyck2-ce" in res.stdout and " INFO " not in res.stdout
+    # as they happen: in the combined stream every unit's line comes before the final table
+    assert res.output.index(units[-1]) < res.output.index("claims (budget: test)")
     # a rerun reuses the stored claim and says so
     again = _reproduce(tmp_path, "--only", "limits.dyck2-ce")
     assert _lines(again.stderr, "INFO", r"claim limits\.dyck2-ce \w+ \(reused from ")
