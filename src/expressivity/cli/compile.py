@@ -12,6 +12,7 @@ from ..checks import check_int, check_memory, make_dir
 from ..cpwl.maxout import sample_box
 from . import app
 from ._common import console, output_path, user_errors
+from .options import AttentionName, Layers, Seed
 
 
 @app.command("compile")
@@ -19,9 +20,8 @@ def compile_cmd(
     spec: Path = typer.Argument(..., help="JSON network spec (maxout | relu | random; see docs/compile.md), "
                                 "or a torch nn.Sequential's state dict (.pt / .safetensors) with --layers"),
     out: Path = typer.Option(..., "--out", "-o", help="where to write the .safetensors model"),
-    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights "
-                                       "(default: beside them, net.pt -> net.json)"),
-    attention: str = typer.Option("hardmax", help="hardmax (exact) or softmax (σ_λ)"),
+    layers: Layers = None,
+    attention: AttentionName = typer.Option("hardmax", help="hardmax (exact) or softmax (σ_λ)"),
     lam: float | None = typer.Option(None, "--lam", help="λ for softmax attention"),
     show_channels: bool = typer.Option(False, "--channels", help="print the residual channel map"),
 ) -> None:
@@ -48,9 +48,9 @@ def compile_cmd(
 def verify_cmd(
     model: Path = typer.Argument(..., help="a model written by `expressivity compile`"),
     spec: Path = typer.Argument(..., help="the JSON spec (or torch weights) it was compiled from"),
-    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights"),
+    layers: Layers = None,
     points: int = typer.Option(10_000, help="random points in the domain (corners are added)"),
-    seed: int = typer.Option(0),
+    seed: Seed = 0,
 ) -> None:
     """Measure the compiled model against its source network: error, bound, sizes.
 

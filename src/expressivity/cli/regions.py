@@ -17,10 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from . import app
 from ._common import console, output_path, user_errors
+from .options import ColorBy, Layers, Plot
+from .output import progress
 
 
 def _vec(text: str, what: str) -> np.ndarray:
@@ -34,8 +36,7 @@ def _vec(text: str, what: str) -> np.ndarray:
 def regions_cmd(
     model: Path = typer.Argument(..., help="a .safetensors transformer, a JSON network spec, or a torch "
                                  "nn.Sequential's state dict (.pt / .safetensors) with --layers"),
-    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights "
-                                       "(default: beside them, net.pt -> net.json)"),
+    layers: Layers = None,
     segment: tuple[str, str] | None = typer.Option(None, "--segment", help="A B: the segment from A to B"),
     plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
     bounds: str | None = typer.Option(None, "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane (default -1,1,-1,1)"),
@@ -46,8 +47,9 @@ def regions_cmd(
     hi: float | None = typer.Option(None, "--hi", help="box upper bound (every coordinate; default 1)"),
     compile_it: bool = typer.Option(False, "--compile", help="compile a JSON network to a hardmax transformer first"),
     n_tokens: int | None = typer.Option(None, "--n-tokens", help="tokens for a plain transformer (default n_ctx)"),
-    plot: Path | None = typer.Option(None, "--plot", help="write a PNG: the plane slice, or 2-D slices through the box"),
-    color_by: str | None = typer.Option(None, "--color-by", help="linear | activation (for --plot; default linear)"),
+    plot: Plot = None,
+    color_by: ColorBy | None = typer.Option(None, "--color-by", help="colour --plot by linear or activation "
+                                            "region (default linear)"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
@@ -90,8 +92,8 @@ def regions_cmd(
 
             d = lower(m, **kw).in_dim
             dom = Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
-        with Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TimeElapsedColumn(), console=console, transient=True, disable=as_json) as prog:
+        with progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+                      TimeElapsedColumn(), transient=True, disable=as_json) as prog:
             by_pieces = isinstance(dom, Segment)  # the 1-D counter reports pieces, the others a fraction
             task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
 
