@@ -12,7 +12,15 @@ import torch
 from ..checks import as_real_array, check_choice, check_float, check_int, check_path, chunk_rows
 from ..cpwl import MaxoutNetwork
 from ..cpwl.maxout import as_points, sample_box
-from ..transformer import ChannelMap, Transformer, load_transformer, read_metadata, save_transformer
+from ..transformer import (
+    ChannelMap,
+    Transformer,
+    load_transformer,
+    metadata_json,
+    read_aux,
+    read_metadata,
+    save_transformer,
+)
 
 _CACHE_BYTES = 8 << 18  # one evaluate chunk's float64 activations, about 2^18 numbers: they stay in cache
 
@@ -146,8 +154,63 @@ class CompiledModel:
 
     def save(self, path: str | Path) -> None:
         """Weights + config + channel map + compile record, in one safetensors file (the same
-        model gives the same bytes; written atomically)."""
-        save_transformer(self.transformer, path, extra={"compiled": json.dumps(self.metadata(), sort_keys=True)})
+        model gives the same bytes; written atomically). The source network, when the model
+        has it, travels in the same file (float64 tensors ``source_net.layers.k.W`` / ``.b``,
+        ``source_net.readout.A`` / ``.c``; metadata ``source_net``), so ``load_compiled(path)``
+        gives back a model that can be re-measured and re-compiled (e.g. as σ_λ for
+        TransformerLens) without its spec."""
+        extra = {"compiled": json.dumps(self.metadata(), sort_keys=True)}
+        aux = None
+        if self.net is not None:
+            extra[SOURCE_NET] = json.dumps(net_record(self.net), sort_keys=True)
+            aux = {f"{SOURCE_NET}.{k}": v for k, v in net_tensors(self.net).items()}
+        save_transformer(self.transformer, path, extra=extra, aux=aux)
+
+
+SOURCE_NET = "source_net"  # the metadata key and tensor prefix of a compiled model's source network
+
+
+def net_record(net: MaxoutNetwork) -> dict:
+    """What says which tensors hold ``net``: its depth and whether it has a readout."""
+    return {"depth": net.depth, "readout": net.readout is not None}
+
+
+def net_tensors(net: MaxoutNetwork) -> dict[str, torch.Tensor]:
+    """``net``'s weights as float64 tensors: ``layers.k.W`` (width, rank, in), ``layers.k.b``
+    and, with a readout y = A·h + c, ``readout.A`` / ``readout.c``."""
+    t: dict[str, torch.Tensor] = {}
+    for k, layer in enumerate(net.layers):
+        t[f"layers.{k}.W"] = torch.tensor(np.asarray(layer.W, dtype=np.float64))
+        t[f"layers.{k}.b"] = torch.tensor(np.asarray(layer.b, dtype=np.float64))
+    if net.readout is not None:
+        t["readout.A"] = torch.tensor(np.asarray(net.readout[0], dtype=np.float64))
+        t["readout.c"] = torch.tensor(np.asarray(net.readout[1], dtype=np.float64))
+    return t
+
+
+def net_from_tensors(rec, tensors: dict[str, torch.Tensor], where: str, path: str) -> MaxoutNetwork:
+    """The network of :func:`net_record` ``rec`` (read at ``where``) and :func:`net_tensors`
+    (read from ``path``), checked: exactly the tensors the record names, float64, and shapes
+    that chain (``MaxoutNetwork.from_weights``); one line naming the file otherwise."""
+    if not isinstance(rec, dict) or set(rec) != {"depth", "readout"}:
+        raise ValueError(f"{where}: source_net must be an object with exactly depth and readout, got {rec!r}")
+    depth = check_int(rec["depth"], f"{where}: source_net.depth", min=1)
+    if not isinstance(rec["readout"], bool):
+        raise ValueError(f"{where}: source_net.readout must be true or false, got {rec['readout']!r}")
+    names = {f"layers.{k}.{w}" for k in range(depth) for w in "Wb"} | ({"readout.A", "readout.c"} if rec["readout"] else set())
+    missing, extra = sorted(names - set(tensors)), sorted(set(tensors) - names)
+    if missing or extra:
+        raise ValueError(f"{path}: does not match source_net (depth {depth}, readout {rec['readout']}): "
+                         + (f"missing {missing[:4]}" if missing else f"unexpected {extra[:4]}"))
+    for key in sorted(tensors):
+        if tensors[key].dtype != torch.float64:
+            raise ValueError(f"{path}: tensor {key} has dtype {tensors[key].dtype}, expected torch.float64")
+    a = {k: v.numpy() for k, v in tensors.items()}
+    try:
+        return MaxoutNetwork.from_weights([(a[f"layers.{k}.W"], a[f"layers.{k}.b"]) for k in range(depth)],
+                                          (a["readout.A"], a["readout.c"]) if rec["readout"] else None)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 _RECORD = ("lo", "hi", "attention", "lam", "layer_errors", "output_error", "big_m")
@@ -204,11 +267,14 @@ def check_record(rec, path, model) -> dict:
 
 
 def load_compiled(path: str | Path, net: MaxoutNetwork | None = None) -> CompiledModel:
-    """Reload a model written by :meth:`CompiledModel.save` (optionally with its source net).
+    """Reload a model written by :meth:`CompiledModel.save`, with its source network: the one
+    saved in the file (``expressivity compile`` saves it) or ``net`` when given (it replaces the
+    saved one; files of older versions hold none).
 
     The file is checked whole (see :func:`~expressivity.transformer.load_transformer`), and so
     is its compile record (domain, attention, λ, error bounds: finite, non-negative, matching
-    the transformer); ``net``, when given, must have the model's input and output sizes."""
+    the transformer); the source network must have the model's input and output sizes and is
+    measured against the model (:meth:`CompiledModel.check_net`)."""
     path = check_path(path, "path")
     if net is not None and not isinstance(net, MaxoutNetwork):
         raise ValueError(f"net must be a MaxoutNetwork or None, got {type(net).__name__}")
@@ -220,7 +286,13 @@ def load_compiled(path: str | Path, net: MaxoutNetwork | None = None) -> Compile
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: metadata 'compiled' is not valid JSON ({exc.msg})") from None
     model = load_transformer(path)
-    return assemble(model, check_record(rec, path, model), net, str(path), "the net given")
+    fields = check_record(rec, path, model)
+    net_name = "the net given"
+    if net is None and SOURCE_NET in meta:
+        tensors = {k.removeprefix(SOURCE_NET + "."): v for k, v in read_aux(path).items()}
+        net = net_from_tensors(metadata_json(meta, SOURCE_NET, path), tensors, f"{path}: metadata", str(path))
+        net_name = "its saved source network"
+    return assemble(model, fields, net, str(path), net_name)
 
 
 def assemble(transformer: Transformer, fields: dict, net: MaxoutNetwork | None, where: str,

@@ -46,13 +46,12 @@ import inspect
 import json
 from pathlib import Path
 
-import numpy as np
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from ..checks import check_int, check_path, make_dir, write_atomic, write_bytes_atomic
+from ..checks import check_path, make_dir, write_atomic, write_bytes_atomic
 from ..compile import CompiledModel
-from ..compile.compiled import assemble, check_record
+from ..compile.compiled import assemble, check_record, net_from_tensors, net_record, net_tensors
 from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..constructions import Construction
 from ..cpwl import MaxoutNetwork
@@ -149,8 +148,8 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
     elif kind == "compiled":
         config["compiled"] = model.metadata()
         if model.net is not None:
-            source_net = _net_tensors(model.net)
-            config["source_net"] = {"depth": model.net.depth, "readout": model.net.readout is not None}
+            source_net = net_tensors(model.net)
+            config["source_net"] = net_record(model.net)
     elif kind == "construction":
         config["construction"] = {"name": model.name, "params": _jsonable(model.params, "construction params")}
         if model.name not in CONSTRUCTIONS:
@@ -171,17 +170,6 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
 
 def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()}
-
-
-def _net_tensors(net: MaxoutNetwork) -> dict[str, torch.Tensor]:
-    t: dict[str, torch.Tensor] = {}
-    for k, layer in enumerate(net.layers):
-        t[f"layers.{k}.W"] = torch.tensor(np.asarray(layer.W, dtype=np.float64))
-        t[f"layers.{k}.b"] = torch.tensor(np.asarray(layer.b, dtype=np.float64))
-    if net.readout is not None:
-        t["readout.A"] = torch.tensor(np.asarray(net.readout[0], dtype=np.float64))
-        t["readout.c"] = torch.tensor(np.asarray(net.readout[1], dtype=np.float64))
-    return t
 
 
 def _jsonable(value, what: str):
@@ -346,26 +334,9 @@ def _source_net(config: dict, d: Path) -> MaxoutNetwork | None:
         return None
     where, path = d / CONFIG_NAME, d / SOURCE_NET_NAME
     _record(rec, {"depth", "readout"}, where, "source_net")
-    depth = check_int(rec["depth"], f"{where}: source_net.depth", min=1)
-    if not isinstance(rec["readout"], bool):
-        raise ValueError(f"{where}: source_net.readout must be true or false, got {rec['readout']!r}")
     if not path.is_file():
         raise ValueError(f"directory {d} has no {SOURCE_NET_NAME}, which {CONFIG_NAME} says it has (source_net)")
-    t = read_tensors(path)
-    names = {f"layers.{k}.{w}" for k in range(depth) for w in "Wb"} | ({"readout.A", "readout.c"} if rec["readout"] else set())
-    missing, extra = sorted(names - set(t)), sorted(set(t) - names)
-    if missing or extra:
-        raise ValueError(f"{path}: does not match source_net in {CONFIG_NAME} (depth {depth}, readout "
-                         f"{rec['readout']}): " + (f"missing {missing[:4]}" if missing else f"unexpected {extra[:4]}"))
-    for key in sorted(t):
-        if t[key].dtype != torch.float64:
-            raise ValueError(f"{path}: tensor {key} has dtype {t[key].dtype}, expected torch.float64")
-    a = {k: v.numpy() for k, v in t.items()}
-    try:
-        return MaxoutNetwork.from_weights([(a[f"layers.{k}.W"], a[f"layers.{k}.b"]) for k in range(depth)],
-                                          (a["readout.A"], a["readout.c"]) if rec["readout"] else None)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    return net_from_tensors(rec, read_tensors(path), str(where), str(path))
 
 
 def _compiled(tr: Transformer, config: dict, d: Path) -> CompiledModel:
