@@ -11,7 +11,16 @@ import torch
 
 from ..checks import as_real_array, check_choice, check_float, check_int, check_path, chunk_rows
 from ..cpwl import MaxoutNetwork
+from ..cpwl.hub import net_from_tensors, net_record, net_tensors
 from ..cpwl.maxout import as_points, sample_box
+from ..pretrained import (
+    CONFIG_NAME,
+    SOURCE_NET_NAME,
+    WEIGHTS_NAME,
+    PretrainedMixin,
+    read_tensors,
+    record,
+)
 from ..transformer import (
     ChannelMap,
     Transformer,
@@ -21,12 +30,14 @@ from ..transformer import (
     read_metadata,
     save_transformer,
 )
+from ..transformer.hub import state, transformer_from_config, transformer_records
 
+SOURCE_NET = "source_net"  # the metadata key and tensor prefix of a compiled model's source network
 _CACHE_BYTES = 8 << 18  # one evaluate chunk's float64 activations, about 2^18 numbers: they stay in cache
 
 
 @dataclass(frozen=True)
-class CompiledModel:
+class CompiledModel(PretrainedMixin):
     """The result of :func:`~expressivity.compile.compile_maxout`.
 
     ``transformer`` reads x ∈ [lo, hi]^d copied to each of the T tokens and returns f(x) at
@@ -44,6 +55,12 @@ class CompiledModel:
     output_error: float  # bound on the output error, ‖A‖_∞·ε_D
     big_m: tuple[float, ...]  # the largest big-M constant used per layer (for the record)
     roundoff_error: float = 0.0  # bound on the float64 round-off of the output (see compile_maxout)
+
+    # save_pretrained / from_pretrained (expressivity.pretrained): config.json's "compiled" is
+    # the compile record, "source_net" (when the model has its net) the record of source_net.safetensors
+    hub_kind = "compiled"
+    hub_keys = frozenset({"compiled", SOURCE_NET})
+    hub_optional = frozenset({SOURCE_NET})
 
     @property
     def channels(self) -> ChannelMap:
@@ -166,51 +183,22 @@ class CompiledModel:
             aux = {f"{SOURCE_NET}.{k}": v for k, v in net_tensors(self.net).items()}
         save_transformer(self.transformer, path, extra=extra, aux=aux)
 
+    def _hub_records(self):
+        records = {**transformer_records(self.transformer), "compiled": self.metadata()}
+        files = {WEIGHTS_NAME: state(self.transformer)}
+        if self.net is not None:
+            records[SOURCE_NET] = net_record(self.net)
+            files[SOURCE_NET_NAME] = net_tensors(self.net)
+        return records, files
 
-SOURCE_NET = "source_net"  # the metadata key and tensor prefix of a compiled model's source network
-
-
-def net_record(net: MaxoutNetwork) -> dict:
-    """What says which tensors hold ``net``: its depth and whether it has a readout."""
-    return {"depth": net.depth, "readout": net.readout is not None}
-
-
-def net_tensors(net: MaxoutNetwork) -> dict[str, torch.Tensor]:
-    """``net``'s weights as float64 tensors: ``layers.k.W`` (width, rank, in), ``layers.k.b``
-    and, with a readout y = A·h + c, ``readout.A`` / ``readout.c``."""
-    t: dict[str, torch.Tensor] = {}
-    for k, layer in enumerate(net.layers):
-        t[f"layers.{k}.W"] = torch.tensor(np.asarray(layer.W, dtype=np.float64))
-        t[f"layers.{k}.b"] = torch.tensor(np.asarray(layer.b, dtype=np.float64))
-    if net.readout is not None:
-        t["readout.A"] = torch.tensor(np.asarray(net.readout[0], dtype=np.float64))
-        t["readout.c"] = torch.tensor(np.asarray(net.readout[1], dtype=np.float64))
-    return t
+    @classmethod
+    def _from_hub(cls, config, directory):
+        d = Path(directory)
+        tr = transformer_from_config(config, d)
+        fields = check_record(config["compiled"], d / CONFIG_NAME, tr)
+        return assemble(tr, fields, _hub_source_net(config, d), f"{d / WEIGHTS_NAME}", f"its {SOURCE_NET_NAME}")
 
 
-def net_from_tensors(rec, tensors: dict[str, torch.Tensor], where: str, path: str) -> MaxoutNetwork:
-    """The network of :func:`net_record` ``rec`` (read at ``where``) and :func:`net_tensors`
-    (read from ``path``), checked: exactly the tensors the record names, float64, and shapes
-    that chain (``MaxoutNetwork.from_weights``); one line naming the file otherwise."""
-    if not isinstance(rec, dict) or set(rec) != {"depth", "readout"}:
-        raise ValueError(f"{where}: source_net must be an object with exactly depth and readout, got {rec!r}")
-    depth = check_int(rec["depth"], f"{where}: source_net.depth", min=1)
-    if not isinstance(rec["readout"], bool):
-        raise ValueError(f"{where}: source_net.readout must be true or false, got {rec['readout']!r}")
-    names = {f"layers.{k}.{w}" for k in range(depth) for w in "Wb"} | ({"readout.A", "readout.c"} if rec["readout"] else set())
-    missing, extra = sorted(names - set(tensors)), sorted(set(tensors) - names)
-    if missing or extra:
-        raise ValueError(f"{path}: does not match source_net (depth {depth}, readout {rec['readout']}): "
-                         + (f"missing {missing[:4]}" if missing else f"unexpected {extra[:4]}"))
-    for key in sorted(tensors):
-        if tensors[key].dtype != torch.float64:
-            raise ValueError(f"{path}: tensor {key} has dtype {tensors[key].dtype}, expected torch.float64")
-    a = {k: v.numpy() for k, v in tensors.items()}
-    try:
-        return MaxoutNetwork.from_weights([(a[f"layers.{k}.W"], a[f"layers.{k}.b"]) for k in range(depth)],
-                                          (a["readout.A"], a["readout.c"]) if rec["readout"] else None)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
 
 
 _RECORD = ("lo", "hi", "attention", "lam", "layer_errors", "output_error", "big_m")
@@ -293,6 +281,18 @@ def load_compiled(path: str | Path, net: MaxoutNetwork | None = None) -> Compile
         net = net_from_tensors(metadata_json(meta, SOURCE_NET, path), tensors, f"{path}: metadata", str(path))
         net_name = "its saved source network"
     return assemble(model, fields, net, str(path), net_name)
+
+
+def _hub_source_net(config: dict, d: Path) -> MaxoutNetwork | None:
+    """The source network of a compiled hub directory (``source_net`` + its tensors), checked."""
+    rec = config.get(SOURCE_NET)
+    if rec is None:
+        return None
+    where, path = d / CONFIG_NAME, d / SOURCE_NET_NAME
+    record(rec, {"depth", "readout"}, where, SOURCE_NET)
+    if not path.is_file():
+        raise ValueError(f"directory {d} has no {SOURCE_NET_NAME}, which {CONFIG_NAME} says it has (source_net)")
+    return net_from_tensors(rec, read_tensors(path), str(where), str(path))
 
 
 def assemble(transformer: Transformer, fields: dict, net: MaxoutNetwork | None, where: str,

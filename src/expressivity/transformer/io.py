@@ -21,6 +21,7 @@ import torch
 from safetensors import safe_open
 
 from ..checks import check_bool, check_output_path, check_path, write_atomic
+from ..pretrained import first_line, read_tensors  # noqa: F401  (read_tensors: re-exported, its home is pretrained)
 from .channels import ChannelMap
 from .config import TransformerConfig
 from .model import Transformer
@@ -106,15 +107,6 @@ def safetensors_metadata(path: str | Path) -> dict[str, str]:
         raise ValueError(f"{path} is not a safetensors file: {_first_line(exc)}") from None
 
 
-def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
-    """Every tensor of a safetensors file (name → tensor), or a one-line error."""
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            return {k: f.get_tensor(k) for k in f.keys()}
-    except Exception as exc:  # safetensors raises its own error types
-        raise ValueError(f"{path} is not a safetensors file: {_first_line(exc)}") from None
-
-
 def read_metadata(path: str | Path) -> dict[str, str]:
     """The string metadata of a file written by :func:`save_transformer` (checked to be one)."""
     path = check_path(path, "path")
@@ -128,9 +120,7 @@ def read_metadata(path: str | Path) -> dict[str, str]:
     return meta
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+_first_line = first_line
 
 
 def metadata_json(meta: dict, key: str, path: str | Path):

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..checks import check_memory
+from ..pretrained import WEIGHTS_NAME, PretrainedMixin
 from . import positions as P
 from .channels import ChannelMap
 from .config import TransformerConfig
@@ -307,11 +308,13 @@ class Block(nn.Module):
         return y
 
 
-class Transformer(nn.Module):
+class Transformer(nn.Module, PretrainedMixin):
     """The project's transformer; see the module docstring for the math.
 
     ``channels`` optionally names every residual dimension (compiled and hand-built models).
     """
+
+    hub_kind = "transformer"  # save_pretrained / from_pretrained (expressivity.pretrained)
 
     def __init__(self, cfg: TransformerConfig, channels: ChannelMap | None = None) -> None:
         super().__init__()
@@ -487,3 +490,15 @@ class Transformer(nn.Module):
         c = self.cfg
         return (f"d_model={c.d_model}, n_layers={c.n_layers}, n_heads={c.n_heads}, d_head={c.d_head}, "
                 f"d_mlp={c.d_mlp}, attention={c.attention}, λ={c.lam}, layer_norm={c.layer_norm}")
+
+    # ------------------------------------------------------------------ hub layout
+    def _hub_records(self):
+        from .hub import state, transformer_records
+
+        return transformer_records(self), {WEIGHTS_NAME: state(self)}
+
+    @classmethod
+    def _from_hub(cls, config, directory):
+        from .hub import transformer_from_config
+
+        return transformer_from_config(config, directory)
