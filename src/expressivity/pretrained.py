@@ -84,7 +84,7 @@ class PretrainedMixin:
         must hold this class's kind; ``expressivity.interop.from_pretrained`` takes any kind."""
         d = resolve(pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
                     force_download=force_download, local_files_only=local_files_only, token=token)
-        return cls.from_config(read_config(d, kind_keys(cls)), d)
+        return cls.from_config(read_config(d, kind_keys(cls), expect=f"{cls.hub_kind} ({cls.__name__})"), d)
 
     @classmethod
     def from_config(cls, config: dict, directory: Path):
@@ -178,10 +178,11 @@ def record(rec, keys: set[str], where, what: str) -> dict:
     return rec
 
 
-def read_config(directory, kinds: dict[str, tuple[frozenset[str], frozenset[str]]]) -> dict:
+def read_config(directory, kinds: dict[str, tuple[frozenset[str], frozenset[str]]], expect: str | None = None) -> dict:
     """The parsed ``config.json`` of a hub directory: written by ``save_pretrained`` (format),
     of one of ``kinds`` ({kind: (keys, optional keys)}), with exactly the keys that kind writes,
-    and a ``model.safetensors`` beside it (the records are checked by the kinds' loaders)."""
+    and a ``model.safetensors`` beside it (the records are checked by the kinds' loaders).
+    ``expect`` names the one kind a class's ``from_pretrained`` takes, for its message."""
     d = check_path(directory, "directory")
     if not d.is_dir():
         raise ValueError(f"directory {d} does not exist or is not a directory (expected the hub layout: "
@@ -200,6 +201,9 @@ def read_config(directory, kinds: dict[str, tuple[frozenset[str], frozenset[str]
         raise ValueError(f"{path} was not written by expressivity's save_pretrained "
                          f"(format {got!r}, expected {FORMAT!r})")
     kind = config.get("kind")
+    if expect is not None and isinstance(kind, str) and kind not in kinds:
+        raise ValueError(f"{path}: holds a {kind} model, not a {expect}; expressivity.interop.from_pretrained "
+                         "loads every kind")
     if not isinstance(kind, str) or kind not in kinds:
         raise ValueError(f"{path}: kind must be one of {tuple(kinds)}, got {kind!r}")
     keys, optional = kinds[kind]

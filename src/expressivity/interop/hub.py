@@ -133,15 +133,17 @@ def is_hub_dir(path: str | Path) -> bool:
     return p.is_dir() and (p / CONFIG_NAME).is_file()
 
 
-def from_pretrained(directory: str | Path, **hub_kwargs) -> Model:
+def from_pretrained(directory: str | Path, *, revision: str | None = None, cache_dir: str | Path | None = None,
+                    force_download: bool = False, local_files_only: bool = False, token: str | None = None) -> Model:
     """Rebuild the model written by :func:`save_pretrained`, of the kind it was saved as: a
-    local directory, or a Hugging Face repo id (``org/name``; ``hub_kwargs`` — revision,
-    cache_dir, force_download, local_files_only, token — go to huggingface_hub).
+    local directory, or a Hugging Face repo id (``org/name``; revision, cache_dir,
+    force_download, local_files_only and token go to huggingface_hub).
 
     An output directory of ``train_run(out_dir=...)`` / ``expressivity train --out`` (its own
     config.json + model.safetensors) loads too, as a :class:`TrainedRun` of any model kind.
     Everything is checked before it is used (see the module docstring)."""
-    d = resolve(directory, **hub_kwargs)
+    d = resolve(directory, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                local_files_only=local_files_only, token=token)
     if is_train_run_dir(d):
         return load_run(d)
     config = read_config(d)

@@ -67,10 +67,13 @@ class TrainedRun(PretrainedMixin):
         return run
 
     @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, **hub_kwargs) -> TrainedRun:
+    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, cache_dir=None,
+                        force_download: bool = False, local_files_only: bool = False,
+                        token: str | None = None) -> TrainedRun:
         """A run saved by :meth:`save_pretrained` (kind ``run``) — or a training output
         directory (``expressivity train --out``), read by :func:`load_run`."""
-        d = resolve(pretrained_model_name_or_path, **hub_kwargs)
+        d = resolve(pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
+                    force_download=force_download, local_files_only=local_files_only, token=token)
         if is_train_run_dir(d):
             return load_run(d)
         return super().from_pretrained(d)
