@@ -255,13 +255,13 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
         mask = g.op("Slice", [g.const(tril, "tril", bool), g.const([0, 0], "zeros", i64), g.op("Concat", [T, T], axis=0),
                               g.const([0, 1], "axes01", i64)], "causal")  # (T, T) bool
     if not cfg.log_length_scaling:
-        scale = g.const(cfg.lam, "lam")
+        scale = g.const(cfg.score_scale, "lam")
     else:
         if cfg.causal:  # query i sees n = i + 1 keys: λ·log(i + 1), a (T, 1) column
-            logn = np.log(np.arange(1, cfg.n_ctx + 1, dtype=np.float64))[:, None] * cfg.lam
+            logn = np.log(np.arange(1, cfg.n_ctx + 1, dtype=np.float64))[:, None] * cfg.score_scale
             scale = g.op("Slice", [g.const(logn, "lam_log_n"), zero(), T, zero()], "scale")
         else:  # every query sees T keys
-            scale = g.op("Mul", [g.const(cfg.lam, "lam"), g.op("Log", [g.op("Cast", [T], to=g.elem)])], "scale")
+            scale = g.op("Mul", [g.const(cfg.score_scale, "lam"), g.op("Log", [g.op("Cast", [T], to=g.elem)])], "scale")
     rope = pos.rope() if cfg.positional == "rope" else None
     alibi = pos.alibi() if cfg.positional == "alibi" else None
 

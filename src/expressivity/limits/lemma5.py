@@ -241,7 +241,7 @@ def _attention_step(attn, cfg, R: float, eps: np.ndarray, delta: float, m: np.nd
     ``spread`` (H, n), if given, bounds max − min of the logits a query sees (before
     log-length scaling), replacing 2A in the weight bound w_j = 1/(1 + (m_j − 1)e^{−spread}).
     """
-    lam = float(cfg.lam)
+    lam = float(cfg.score_scale)
     E = np.maximum.accumulate(eps) if cfg.causal else np.full_like(eps, eps.max())  # (n,)
     E_max = float(E.max())
     s_max = float(s.max())

@@ -125,7 +125,7 @@ def lower_transformer(model, n_tokens: int | None = None, tokens: tuple[int, ...
     for blk in model.blocks:
         a = blk.attn
         ops.append(Residual((Hardmax(np_(a.W_Q), np_(a.b_Q), np_(a.W_K), np_(a.b_K), np_(a.W_V),
-                                     np_(a.b_V), np_(a.W_O), np_(a.b_O), float(cfg.lam), bool(cfg.causal)),)))
+                                     np_(a.b_V), np_(a.W_O), np_(a.b_O), float(cfg.score_scale), bool(cfg.causal)),)))
         if blk.mlp is not None:
             ml = blk.mlp
             ops.append(Residual((Affine(np_(ml.W_in), np_(ml.b_in)), ReLU(),

@@ -121,11 +121,11 @@ class Attention(nn.Module):
     def _scale(self, T: int, allowed: Tensor | None, dtype: torch.dtype, device) -> float | Tensor:
         """λ, or λ·log n per query (n = number of keys it sees) with log-length scaling."""
         if not self.cfg.log_length_scaling:
-            return self.cfg.lam
+            return self.cfg.score_scale
         if allowed is None:
-            return self.cfg.lam * math.log(T)
+            return self.cfg.score_scale * math.log(T)
         n_keys = allowed.sum(-1, keepdim=True).clamp(min=1).to(dtype)  # (B|1, 1, T, 1)
-        return self.cfg.lam * self.length_factor(n_keys)
+        return self.cfg.score_scale * self.length_factor(n_keys)
 
     def scores(self, y: Tensor, key_mask: Tensor | None = None) -> Tensor:
         """Logits a_ij = λ·s_i·q_i·k_j + b_h(i, j), shape (B, H, T, T), of the sublayer input y
@@ -143,9 +143,9 @@ class Attention(nn.Module):
         (..., P), the keys query p sees; s = 1 when ``n_keys`` is None. No RoPE rotation, no
         position bias and no mask: for models whose positions are a table W_pos
         (positions.require_position_table) and callers that mask themselves."""
-        scale = self.cfg.lam
+        scale = self.cfg.score_scale
         if n_keys is not None and self.cfg.log_length_scaling:
-            scale = self.cfg.lam * self.length_factor(n_keys)[..., None]
+            scale = self.cfg.score_scale * self.length_factor(n_keys)[..., None]
         return self._logits(q, k, None, scale)
 
     def heads_out(self, z: Tensor) -> Tensor:
