@@ -489,7 +489,8 @@ class Transformer(nn.Module, PretrainedMixin):
     def extra_repr(self) -> str:
         c = self.cfg
         return (f"d_model={c.d_model}, n_layers={c.n_layers}, n_heads={c.n_heads}, d_head={c.d_head}, "
-                f"d_mlp={c.d_mlp}, attention={c.attention}, λ={c.lam}, layer_norm={c.layer_norm}")
+                f"d_mlp={c.d_mlp}, attention={c.attention}" + (f", λ={c.lam}" if c.lam is not None else "")
+                + f", layer_norm={c.layer_norm}")
 
     # ------------------------------------------------------------------ hub layout
     def _hub_records(self):
