@@ -215,3 +215,7 @@ def test_push_to_hub_uploads_the_saved_directory(tmp_path, monkeypatch):
     assert '"kind": "compiled"' in seen["config"]
     with pytest.raises(ValueError, match="repo_id"):
         cm.push_to_hub("not a repo id")
+    seen.clear()  # save_pretrained(..., push_to_hub=True) keeps the directory and uploads it
+    d = cm.net.save_pretrained(tmp_path / "my-net", push_to_hub=True, repo_id="someone/net")
+    assert seen["repo"][0] == "someone/net" and seen["files"] == ["config.json", "model.safetensors"]
+    assert (d / "config.json").is_file()
