@@ -66,6 +66,11 @@ def test_cli_compile_then_transformer_lens_without_glue(tmp_path):
     res = runner.invoke(app, ["export", str(m), "--transformer-lens", str(out), "--lam", "1e4"])
     assert res.exit_code == 0, res.output
     assert "load_transformer_lens" in res.output
+    assert f'load_file("{out}/model.safetensors")' in res.output  # the TransformerLens lines, for this DIR
+    from expressivity.interop import load_any
+
+    with pytest.raises(ValueError, match="load_transformer_lens"):
+        load_any(out)
     net, _ = parse_spec(SPEC)
     cm = load_compiled(m)
     x = np.random.default_rng(0).uniform(-1, 1, (500, 2))

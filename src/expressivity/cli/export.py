@@ -90,9 +90,12 @@ def export_cmd(
         if tl is not None:
             tl.save(tl_path)
             bound = f", error bound {tl.error_bound:.3g} against the model (σ_λ, λ = {tl.lam:g})" if tl.lam else ""
+            from ..interop.transformer_lens import LOAD_WITH_TL
+
             console.print(f"wrote {tl_path}/ (TransformerLens: tl_config.json + model.safetensors{bound}); load it "
                           f"with expressivity.interop.transformer_lens.load_transformer_lens({str(tl_path)!r}) or, "
-                          "TransformerLens alone, as docs/interop.md shows", highlight=False, soft_wrap=True)
+                          "TransformerLens alone, with:", highlight=False, soft_wrap=True)
+            console.print(LOAD_WITH_TL.replace("DIR", str(tl_path)), highlight=False, soft_wrap=True, markup=False)
         if onnx_path is not None:
             export_onnx(m, onnx_path, allow_zero_eps=allow_zero_eps)
             console.print(f"wrote {onnx_path}")

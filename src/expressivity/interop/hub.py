@@ -146,6 +146,9 @@ def from_pretrained(directory: str | Path, *, revision: str | None = None, cache
                 local_files_only=local_files_only, token=token)
     if is_train_run_dir(d):
         return load_run(d)
+    if (d / "tl_config.json").is_file() and not (d / CONFIG_NAME).is_file():
+        raise ValueError(f"directory {d} is a TransformerLens export (`export --transformer-lens`), not the hub layout: "
+                         "load it with expressivity.interop.transformer_lens.load_transformer_lens(dir)")
     config = read_config(d)
     return CLASSES[config["kind"]].from_config(config, d)
 
