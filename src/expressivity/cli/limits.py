@@ -65,7 +65,7 @@ def sensitivity(
                              "architecture (use --param for a construction's parameters)")
         m = resolve_model(model, parse_params(param), seed=seed, attention=attention or "softmax",
                           layer_norm=layer_norm or "none", eps=1e-5 if eps is None else eps,
-                          lam=0.1 if lam is None else lam, causal=bool(causal), n_ctx=max(ns) + 1, vocab=2)
+                          lam=lam, causal=bool(causal), n_ctx=max(ns) + 1, vocab=2)
         lang = languages.get_language(language) if language else None
         with _progress() as prog:
             task = prog.add_task("flip sensitivity", total=len(ns))
@@ -128,7 +128,7 @@ def restrict(
         check_int(n, "--n", min=2)
         check_int(restrictions, "--restrictions", min=1)
         check_int(completions, "--completions", min=1)
-        m = resolve_model(model, parse_params(param), seed=seed, attention="hardmax", lam=1.0,
+        m = resolve_model(model, parse_params(param), seed=seed, attention="hardmax",
                           n_ctx=max([*ns, n]) + 1, vocab=3)
         if model == "random":  # strings over {0, 1} read at a CLS token 2 after them
             m = TokenEncoder(m, symbols=(0, 1), suffix=(2,), readout=-1)

@@ -209,15 +209,15 @@ def check_compile_domain(prog, domain) -> None:
     """Refuse a counting domain that leaves the box a compiled model was compiled on.
 
     A compiled transformer equals its source network only on its compile domain [lo, hi]
-    (``Program.meta["compile_domain"]``, set by :func:`lower` for compiled models); outside it
+    (``Program.compile_domain``, set by :func:`lower` for compiled models); outside it
     the big-M gadgets are not exact, so a count there would describe neither the net nor the
     construction. The domains are convex and so is the box, so checking ``domain.corners``
     (segment ends, polygon vertices, box corners) suffices. Same slack as ``CompiledModel.evaluate``.
     """
-    box = prog.meta.get("compile_domain") if isinstance(getattr(prog, "meta", None), dict) else None
+    box = getattr(prog, "compile_domain", None)
     if box is None:
         return
-    lo, hi = box
+    lo, hi = box.lo, box.hi
     pts = domain.corners(len(lo)) if callable(getattr(domain, "corners", None)) else None
     if pts is None or pts.shape[1] != len(lo):
         return  # dimension mismatch: reported by the counter

@@ -5,18 +5,20 @@ Linear/ReLU, an :class:`~expressivity.cpwl.MaxoutNetwork`, a hardmax
 :class:`~expressivity.transformer.Transformer` with continuous input (x copied to every one of
 ``n_tokens`` tokens, output at every token unless ``tokens`` is given) or a compiled model
 (anything with ``.transformer`` and ``.n_tokens``; output read at token 0, like ``CompiledModel.evaluate``;
-its compile box travels as ``Program.meta["compile_domain"] = (lo, hi)``).
+its compile box travels as ``Program.compile_domain``, a :class:`~.ir.CompileDomain`).
 Anything not piecewise linear (GELU, softmax attention, layer norm, token-id input) raises
 one ValueError naming the part.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..cpwl import MaxoutNetwork
 from ..cpwl.relu import sequential_steps
-from .ir import Affine, Embed, GroupMax, Hardmax, Program, Read, ReLU, Residual
+from .ir import Affine, CompileDomain, Embed, GroupMax, Hardmax, Program, Read, ReLU, Residual
 
 
 def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = None) -> Program:
@@ -30,8 +32,7 @@ def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = N
                                  tokens if tokens is not None else (0,), name="compiled transformer")
         # the transformer equals its source net only on the compile domain: counters refuse
         # to count outside it (see count.check_compile_domain)
-        prog.meta["compile_domain"] = (np.asarray(model.lo, dtype=np.float64), np.asarray(model.hi, dtype=np.float64))
-        return prog
+        return replace(prog, compile_domain=CompileDomain(model.lo, model.hi))
     try:
         from torch import nn
     except ImportError:  # pragma: no cover
@@ -125,7 +126,7 @@ def lower_transformer(model, n_tokens: int | None = None, tokens: tuple[int, ...
     for blk in model.blocks:
         a = blk.attn
         ops.append(Residual((Hardmax(np_(a.W_Q), np_(a.b_Q), np_(a.W_K), np_(a.b_K), np_(a.W_V),
-                                     np_(a.b_V), np_(a.W_O), np_(a.b_O), float(cfg.lam), bool(cfg.causal)),)))
+                                     np_(a.b_V), np_(a.W_O), np_(a.b_O), float(cfg.score_scale), bool(cfg.causal)),)))
         if blk.mlp is not None:
             ml = blk.mlp
             ops.append(Residual((Affine(np_(ml.W_in), np_(ml.b_in)), ReLU(),
