@@ -169,16 +169,16 @@ def _same_counts(a, b, dom, **kw):
 @given(st.integers(0, 10_000), st.sampled_from([1, 2]), st.sampled_from([0, 1]), st.sampled_from([1, 2]))
 def test_conv_relu_counts_equal_the_dense_net(seed, stride, pad, groups):
     torch.manual_seed(seed)
-    shape = (2, 5, 5)
+    shape = (2, 6, 6)
     c1 = nn.Conv2d(2, 4, 3, stride=stride, padding=pad, groups=groups)
-    body = nn.Sequential(c1, nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 2, 2), nn.ReLU(), nn.AvgPool2d(2, 1),
+    body = nn.Sequential(c1, nn.BatchNorm2d(4), nn.ReLU(), nn.Conv2d(4, 2, 1), nn.ReLU(), nn.AvgPool2d(2, 1),
                          nn.Flatten())
     net = _randomise_bn(nn.Sequential(*body, nn.LazyLinear(2)), seed).double()
     with torch.no_grad():
         net(torch.zeros(1, *shape, dtype=torch.float64))
     net.eval()
     # the dense net: every affine stretch between two ReLUs as one Linear (from the jacobian)
-    s1 = (2, 5, 5)
+    s1 = shape
     h1 = tuple(nn.Sequential(c1, body[1])(torch.zeros(1, *s1, dtype=torch.float64)).shape[1:])
     h2 = tuple(body[3](torch.zeros(1, *h1, dtype=torch.float64)).shape[1:])
     dense = nn.Sequential(_dense(nn.Sequential(c1, body[1]), s1), nn.ReLU(), _dense(body[3], h1), nn.ReLU(),
@@ -256,7 +256,7 @@ def test_leaky_mlp_counts_equal_its_maxout_network(seed, a):
 
 def test_counts_do_not_depend_on_the_float_dtype_or_train_flag_of_the_caller():
     torch.manual_seed(3)
-    net = nn.Sequential(nn.Conv1d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8, 1)).eval()
+    net = nn.Sequential(nn.Conv1d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(16, 1)).eval()
     plane, _ = _planes((1, 10), 3)
     a = count_regions(net, plane, input_shape=(1, 10))
     assert next(net.parameters()).dtype == torch.float32  # the caller's module is not converted
