@@ -59,6 +59,11 @@ def plot_regions(model, plane: Plane, path, color_by: str = "linear", regions: R
     ax.add_collection(LineCollection(seg[thin], colors="k", linewidths=0.15, alpha=0.5))
     poly = plane.polygon
     ax.add_collection(LineCollection([np.vstack([poly, poly[:1]])], colors="k", linewidths=1.0))
+    if plane.marks is not None:  # Plane.through: the inputs it passes through
+        mk = np.asarray(plane.marks)
+        ax.scatter(mk[:, 0], mk[:, 1], s=36, c="white", edgecolors="k", linewidths=1.0, zorder=3)
+        for i, (a, b) in enumerate(mk, 1):
+            ax.annotate(f"x{i}", (a, b), xytext=(5, 5), textcoords="offset points", fontsize=9, zorder=4)
     ax.set_xlim(poly[:, 0].min(), poly[:, 0].max())
     ax.set_ylim(poly[:, 1].min(), poly[:, 1].max())
     ax.set_aspect("equal")
