@@ -121,3 +121,48 @@ def test_cli_through_bad_inputs(tmp_path):
         assert match in res.output and "Traceback" not in res.output, res.output
     res = runner.invoke(app, ["regions", str(w), "--through", *paths, "--plane", "0,0,0,0", "1,0,0,0", "0,1,0,0"])
     assert res.exit_code != 0 and "exactly one of" in res.output
+
+
+def test_cli_counts_a_saved_conv_net_through_three_images(tmp_path):
+    torch.manual_seed(2)
+    net = nn.Sequential(nn.Conv2d(1, 3, 3, padding=1, stride=2), nn.BatchNorm2d(3), nn.LeakyReLU(0.1),
+                        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(12, 4), nn.Hardtanh(-1, 2), nn.Linear(4, 2)).eval()
+    with torch.no_grad():
+        net[1].running_mean.normal_()
+        net[1].running_var.uniform_(0.5, 2)
+    w, _ = save_sequential(net, tmp_path / "cnn.safetensors", input_shape=(1, 8, 8))
+    rng = np.random.default_rng(2)
+    xs = rng.uniform(0, 1, size=(3, 1, 8, 8))
+    paths = []
+    for i, x in enumerate(xs):
+        np.save(tmp_path / f"d{i}.npy", x)
+        paths.append(str(tmp_path / f"d{i}.npy"))
+    res = runner.invoke(app, ["regions", str(w), "--through", *paths, "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    ref = count_regions(net, Plane.through(*xs))
+    assert (got["activation_regions"], got["linear_regions"]) == (ref.activation_regions, ref.linear_regions)
+    # the layers JSON's input_shape serves the other domains
+    flat = xs.reshape(3, -1)
+    res = runner.invoke(app, ["regions", str(w), "--segment", ",".join(map(str, flat[0])), ",".join(map(str, flat[1])),
+                              "--json"])
+    assert res.exit_code == 0, res.output
+    from expressivity.regions import Segment
+
+    seg = count_regions(net, Segment(flat[0], flat[1]), input_shape=(1, 8, 8))
+    assert json.loads(res.output)["activation_regions"] == seg.activation_regions
+
+
+def test_bad_conv_layer_entries_are_named(tmp_path):
+    from expressivity.interop.torch_in import build_sequential
+
+    with pytest.raises(ValueError, match=r"layers\[0\]: unknown fields \['strid'\] for conv2d"):
+        build_sequential([{"conv2d": [1, 2, 3], "strid": 2}])
+    with pytest.raises(ValueError, match=r"layers\[0\]: conv2d shape must be"):
+        build_sequential([{"conv2d": [1, 2]}])
+    with pytest.raises(ValueError, match=r"layers\[0\]: conv2d .* is not a valid module"):
+        build_sequential([{"conv2d": [3, 2, 3], "groups": 2}])
+    with pytest.raises(ValueError, match=r"layers\[1\]: hardtanh needs \[lo, hi\]"):
+        build_sequential([{"linear": [2, 2]}, {"hardtanh": [1, 0]}])
+    with pytest.raises(ValueError, match="no linear, maxout or conv layer"):
+        build_sequential(["relu", {"maxpool2d": 2}])

@@ -98,7 +98,8 @@ def trace(model):
 def lower_module(model, input_shape=None) -> Program:
     """A torch ``nn.Module`` (see the module docstring for what it may contain) → :class:`Program`
     on the flattened input (C-order) of one sample of shape ``input_shape`` (without the batch
-    dimension; inferred when the input goes straight into a Linear)."""
+    dimension; default: the module's own ``input_shape`` attribute if it has one (a conv net
+    read from a layers JSON), else inferred when the input goes straight into a Linear)."""
     import torch
     from torch import nn
 
@@ -111,6 +112,8 @@ def lower_module(model, input_shape=None) -> Program:
     if len(placeholders) != 1:
         raise ValueError(f"{type(model).__name__}.forward takes {len(placeholders)} inputs; the regions IR lowers "
                          "a module of one input tensor")
+    if input_shape is None:
+        input_shape = getattr(model, "input_shape", None)  # e.g. set from a layers JSON (interop.torch_in)
     if input_shape is None:
         input_shape = _infer_shape(gm, placeholders[0])
     shape = _check_shape(input_shape)
