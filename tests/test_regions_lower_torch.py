@@ -337,3 +337,21 @@ def test_input_shape_is_inferred_from_a_first_linear_and_asked_for_otherwise():
         lower(nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU()), input_shape=(1, 0, 3))
     with pytest.raises(ValueError, match="Conv2d"):  # a wrong shape: torch's own error, one line, naming the node
         lower(nn.Sequential(nn.Conv2d(3, 2, 3), nn.ReLU()), input_shape=(1, 5, 5))
+
+
+def test_identity_ops_sharing_a_tensor_and_long_skips_lower_exactly():
+    class Shared(nn.Module):  # dropout (eval) returns its input itself: two names, one tensor
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.c, self.d = nn.Linear(3, 4), nn.Linear(4, 4), nn.Linear(4, 4), nn.Linear(4, 4)
+            self.drop = nn.Dropout(0.5)
+
+        def forward(self, x):
+            h1 = F.relu(self.a(x))
+            h2 = F.relu(self.b(h1))  # h1 still needed: the state keeps its columns
+            t = self.c(h2)           # depends on h2's columns only (not a prefix of the state)
+            g = self.drop(t)
+            return F.relu(self.d(g)) + g + t + h1
+
+    torch.manual_seed(0)
+    _check_exact(Shared().eval(), (3,))

@@ -485,10 +485,10 @@ class _Lowering:
         import torch
 
         here = self.index[self.node]
-        live = [(node, v) for node, v in self.env.items()
-                if isinstance(v, _Aff) and self.last_use[node] > here]
+        live = list({id(v): v for node, v in self.env.items()  # one entry per object (identity ops share)
+                     if isinstance(v, _Aff) and self.last_use[node] > here}.values())
         used = np.zeros(self.d, bool)
-        for _, v in live:
+        for v in live:
             used |= self._support(v.t)
         if not used.any():  # nothing else needed later: the state is r
             self.ops += body
@@ -507,7 +507,7 @@ class _Lowering:
                                                                  Affine(place, np.zeros(u + m))))]
         u = len(keep)
         keep_t = torch.as_tensor(keep)
-        for node, v in live:  # re-express the live tensors in the new state
+        for v in live:  # re-express the live tensors in the new state
             t = v.t
             rest = t[2:][keep_t] if u else t[2:2]
             v.t = torch.cat([t[:2], rest, torch.zeros((m, *t.shape[1:]), dtype=t.dtype)])
