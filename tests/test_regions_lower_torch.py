@@ -301,9 +301,15 @@ def test_not_piecewise_linear_and_batch_dependent_parts_are_refused():
 
     class MixBatch(nn.Module):
         def forward(self, x):
-            return x.mean(0)
+            return x.std(-1, keepdim=True)
 
-    _refused(MixBatch(), r"method .mean\(\) is not in the supported set")
+    _refused(MixBatch(), r"method .std\(\) is not in the supported set")
+
+    class AllSum(nn.Module):
+        def forward(self, x):
+            return torch.sum(x)
+
+    _refused(AllSum(), "mixes the samples of a batch")
 
 
 def test_subclasses_with_their_own_forward_are_refused_not_lowered_as_the_base():
@@ -355,3 +361,36 @@ def test_identity_ops_sharing_a_tensor_and_long_skips_lower_exactly():
 
     torch.manual_seed(0)
     _check_exact(Shared().eval(), (3,))
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.sampled_from([0, 1]))
+def test_conv_counts_in_a_box_equal_the_dense_net(seed, pad):
+    from expressivity.regions import Box
+
+    torch.manual_seed(seed)
+    conv = nn.Conv1d(1, 3, 2, padding=pad)
+    n_out = 3 * (4 + 2 * pad - 1)
+    net = nn.Sequential(conv, nn.ReLU(), nn.Flatten(), nn.Linear(n_out, 3), nn.ReLU(), nn.Linear(3, 1)).double()
+    dense = nn.Sequential(_dense(conv, (1, 4)), nn.ReLU(), *net[3:])
+    _same_counts(net, dense, Box(-1.0, 1.0), input_shape=(1, 4))
+
+
+def test_abs_and_global_average_pooling_lower_exactly():
+    class GAP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv, self.lin = nn.Conv2d(1, 4, 3), nn.Linear(4, 2)
+
+        def forward(self, x):
+            h = self.conv(x).abs() + torch.abs(self.conv(x) - 0.1)
+            return self.lin(h.mean((2, 3))) + h.sum(dim=-1).sum(-1)[:, :2]
+
+    torch.manual_seed(0)
+    _check_exact(GAP().eval(), (1, 5, 5))
+
+    class Pooled(nn.Module):
+        def forward(self, x):
+            return x.mean(0)
+
+    _refused(Pooled(), r"over dim=0 mixes the samples")

@@ -298,8 +298,12 @@ class _Lowering:
             return self._maxpool(self._one_input(args), lambda t: fn(t, *args[1:], **kwargs))
         if fn in (F.layer_norm, F.group_norm, F.instance_norm, F.softmax, F.log_softmax, torch.softmax,
                   torch.log_softmax, F.gelu, F.silu, torch.sigmoid, torch.tanh, F.sigmoid, F.tanh, F.elu, F.softplus,
-                  torch.layer_norm, torch.exp, torch.log, F.rms_norm, F.normalize, torch.abs):
+                  torch.layer_norm, torch.exp, torch.log, F.rms_norm, F.normalize):
             self._refuse(_not_pwl_reason(name))
+        if fn is torch.abs:
+            return self._leaky(self._one_input(args), torch.abs)  # |p| = max(p, −p): slope −1
+        if fn in (torch.mean, torch.sum):
+            return self._reduce(fn, args, kwargs)
         if fn is F.batch_norm:
             training = _arg(args, kwargs, 5, "training", False)
             if training or _arg(args, kwargs, 1, "running_mean", None) is None:
@@ -335,7 +339,11 @@ class _Lowering:
         if name in ("mul", "mul_", "div", "div_", "__mul__", "__truediv__"):
             fn = torch.mul if name.startswith(("mul", "__mul")) else torch.div
             return self._scale(fn, args, kwargs)
-        if name in ("softmax", "log_softmax", "sigmoid", "tanh", "exp", "log", "abs"):
+        if name == "abs":
+            return self._leaky(self._one_input(args), torch.abs)  # |p| = max(p, −p): slope −1
+        if name in ("mean", "sum"):
+            return self._reduce(getattr(torch, name), args, kwargs)
+        if name in ("softmax", "log_softmax", "sigmoid", "tanh", "exp", "log"):
             self._refuse(_not_pwl_reason(name))
         if name in ("view", "reshape", "flatten", "contiguous", "add", "add_", "sub", "sub_", "neg", "unsqueeze",
                     "squeeze", "view_as", "reshape_as", "clone", "double", "float", "to"):
@@ -368,6 +376,17 @@ class _Lowering:
             self._refuse("dividing by an input-dependent tensor is not piecewise linear")
         if divide and len(args) < 2:
             self._refuse("division without a divisor")
+        return self._affine(fn, args, kwargs)
+
+    def _reduce(self, fn, args, kwargs):
+        """mean / sum over dimensions that leave the batch alone (e.g. global average pooling)."""
+        x = self._one_input(args)
+        dim = _arg(args, kwargs, 1, "dim", None)
+        if dim is None:
+            self._refuse("a mean or sum over every dimension mixes the samples of a batch: give dim (not 0)")
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        if any(not isinstance(k, int) or k % x.t.dim() == 0 for k in dims):
+            self._refuse(f"a mean or sum over dim={dim} mixes the samples of a batch (dim 0)")
         return self._affine(fn, args, kwargs)
 
     def _getitem(self, args):
