@@ -394,3 +394,11 @@ def test_abs_and_global_average_pooling_lower_exactly():
             return x.mean(0)
 
     _refused(Pooled(), r"over dim=0 mixes the samples")
+
+
+def test_nets_whose_dense_matrices_do_not_fit_are_refused(monkeypatch):
+    monkeypatch.setenv("EXPRESSIVITY_MEMORY_BUDGET", "1M")
+    net = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 16 * 16, 1))
+    with pytest.raises(ValueError, match=r"lowering module 0 \(Conv2d\) of Sequential to dense matrices .* over the "
+                                         r"memory budget"):
+        lower(net, input_shape=(1, 16, 16))

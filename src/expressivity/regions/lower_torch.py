@@ -37,6 +37,7 @@ import operator
 
 import numpy as np
 
+from ..checks import check_memory
 from .ir import Affine, Embed, GroupMax, Program, Read, ReLU, Residual
 
 _MAX_WINDOW_CELLS = 50_000_000  # one-hot probe of a max pool: in × out booleans
@@ -362,6 +363,10 @@ class _Lowering:
             self._refuse(f"returns {type(out).__name__}, not one tensor")
         if out.dim() == 0 or out.shape[0] != B:
             self._refuse(f"mixes the samples of a batch (output shape {tuple(out.shape)} for a batch of {B})")
+        # every tensor is a dense (d + 2) × numel matrix: refuse nets whose matrices cannot be held
+        check_memory(3.0 * out.numel() * 8, f"lowering {self._where()} of {self.model_name} to dense matrices "
+                     f"({self.d} state channels × {out[0].numel()} outputs)",
+                     hint="count a smaller net, or on a smaller input")
         out = out.to(torch.float64).clone()
         out[2:] -= out[1:2]
         out[1] = 0
