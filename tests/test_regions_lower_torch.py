@@ -402,3 +402,14 @@ def test_nets_whose_dense_matrices_do_not_fit_are_refused(monkeypatch):
     with pytest.raises(ValueError, match=r"lowering module 0 \(Conv2d\) of Sequential to dense matrices .* over the "
                                          r"memory budget"):
         lower(net, input_shape=(1, 16, 16))
+
+
+def test_saving_a_subclass_with_its_own_forward_is_refused(tmp_path):
+    from expressivity.interop.torch_in import save_sequential
+
+    class Shifted(nn.Linear):
+        def forward(self, x):
+            return super().forward(x) + 1.0
+
+    with pytest.raises(ValueError, match=r"module 0 \(Shifted\) subclasses Linear with its own forward"):
+        save_sequential(nn.Sequential(Shifted(2, 2), nn.ReLU()), tmp_path / "n.pt")

@@ -357,6 +357,10 @@ def layers_of(mlp: nn.Sequential) -> list:
         raise ValueError(f"model must be a torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
     out: list = []
     for i, mod in enumerate(mlp):
+        for base in (nn.Linear, nn.ReLU, nn.Identity, Maxout):
+            if isinstance(mod, base) and type(mod) is not base and type(mod).forward is not base.forward:
+                raise ValueError(f"model: module {i} ({type(mod).__name__}) subclasses {base.__name__} with its own "
+                                 f"forward: its weights alone do not say what it computes; refused")
         if isinstance(mod, nn.Linear):
             entry: dict = {"linear": [mod.in_features, mod.out_features]}
             if mod.bias is None:
