@@ -166,3 +166,12 @@ def test_bad_conv_layer_entries_are_named(tmp_path):
         build_sequential([{"linear": [2, 2]}, {"hardtanh": [1, 0]}])
     with pytest.raises(ValueError, match="no linear, maxout or conv layer"):
         build_sequential(["relu", {"maxpool2d": 2}])
+
+
+def test_plane_fields_are_checked():
+    with pytest.raises(ValueError, match="product is the dimension 4"):
+        Plane(np.zeros(4), np.eye(4)[0], np.eye(4)[1], input_shape=(1, 3))
+    with pytest.raises(ValueError, match=r"Plane.marks must be \(k, 2\)"):
+        Plane(np.zeros(4), np.eye(4)[0], np.eye(4)[1], marks=[[0, 0, 0]])
+    pl = Plane(np.zeros(4), np.eye(4)[0], np.eye(4)[1], input_shape=[1, 2, 2], marks=[[0, 0]])
+    assert pl.input_shape == (1, 2, 2)

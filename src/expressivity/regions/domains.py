@@ -82,6 +82,18 @@ class Plane:
         if s[-1] <= 1e-12 * max(s[0], 1e-300):
             raise ValueError("Plane is degenerate: u and v are collinear (or zero)")
         object.__setattr__(self, "bounds", _polygon(self.bounds))
+        if self.input_shape is not None:
+            shape = self.input_shape
+            ok = isinstance(shape, (tuple, list)) and len(shape) > 0 and all(
+                isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 1 for k in shape)
+            if not ok or int(np.prod(shape)) != self.dim:
+                raise ValueError(f"Plane.input_shape must be positive ints whose product is the dimension {self.dim}, "
+                                 f"got {shape!r}")
+            object.__setattr__(self, "input_shape", tuple(int(k) for k in shape))
+        if self.marks is not None:
+            object.__setattr__(self, "marks", _arr(np.array(self.marks, dtype=np.float64), "Plane.marks", 2))
+            if self.marks.shape[1] != 2:
+                raise ValueError(f"Plane.marks must be (k, 2) (α, β) points, got shape {self.marks.shape}")
 
     @property
     def dim(self) -> int:
