@@ -413,3 +413,30 @@ def test_saving_a_subclass_with_its_own_forward_is_refused(tmp_path):
 
     with pytest.raises(ValueError, match=r"module 0 \(Shifted\) subclasses Linear with its own forward"):
         save_sequential(nn.Sequential(Shifted(2, 2), nn.ReLU()), tmp_path / "n.pt")
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.floats(-1.0, 0.0), st.floats(0.1, 1.0))
+def test_hardtanh_counts_equal_a_two_layer_maxout_network(seed, lo, hi):
+    """clamp(p, lo, hi) = −max(−max(p, lo), −hi): two rank-2 maxout layers with constant pieces."""
+    torch.manual_seed(seed)
+    net = nn.Sequential(nn.Linear(2, 6), nn.Hardtanh(lo, hi), nn.Linear(6, 3), nn.Hardtanh(lo, hi),
+                        nn.Linear(3, 1)).double()
+    lins = [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in net if isinstance(m, nn.Linear)]
+    layers, A, c = [], None, None
+    for W, b in lins[:-1]:
+        if A is not None:  # fold the previous clamp's sign (−1) into this layer: W (−h) + b
+            W, b = W @ A, b
+        m, d = W.shape
+        layers.append((np.stack([W, np.zeros((m, d))], axis=1), np.stack([b, np.full(m, lo)], axis=1)))  # max(p, lo)
+        layers.append((np.stack([-np.eye(m), np.zeros((m, m))], axis=1), np.stack([np.zeros(m), np.full(m, -hi)], 1)))
+        A = -np.eye(m)  # the unit computes −clamp
+    W, b = lins[-1]
+    maxout = MaxoutNetwork.from_weights(layers, (W @ A, b))
+    x = np.random.default_rng(seed).normal(size=(50, 2))
+    with torch.no_grad():
+        ref = net(torch.tensor(x)).numpy()
+    assert np.allclose(np.asarray(maxout(x)).reshape(ref.shape), ref, atol=1e-9)
+    plane, seg = _planes(2, seed)
+    _same_counts(net, maxout, plane)
+    _same_counts(net, maxout, seg)
