@@ -184,6 +184,8 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
     """
     if method not in ("subdivide", "lp"):
         raise ValueError(f"method must be 'subdivide' or 'lp', got {method!r}")
+    if getattr(domain, "input_shape", None) is not None and "input_shape" not in lower_kw:
+        lower_kw["input_shape"] = domain.input_shape  # a plane through inputs knows their shape
     prog = lower(model, **lower_kw)
     check_compile_domain(prog, domain)
     counter = next((COUNTERS[t] for t in type(domain).__mro__ if t in COUNTERS), None)

@@ -21,8 +21,10 @@ from ..cpwl.relu import sequential_steps
 from .ir import Affine, CompileDomain, Embed, GroupMax, Hardmax, Program, Read, ReLU, Residual
 
 
-def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = None) -> Program:
-    """Any supported model → :class:`Program`."""
+def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = None,
+          input_shape: tuple[int, ...] | None = None) -> Program:
+    """Any supported model → :class:`Program`. ``input_shape``: the shape of one input of a torch
+    module (without the batch dimension; used by :func:`~.lower_torch.lower_module` only)."""
     if isinstance(model, Program):
         return model
     if isinstance(model, MaxoutNetwork):
@@ -37,14 +39,20 @@ def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = N
         from torch import nn
     except ImportError:  # pragma: no cover
         nn = None
-    if nn is not None and isinstance(model, nn.Sequential):
-        return lower_sequential(model)
+    if nn is not None and isinstance(model, nn.Sequential) and all(
+            type(m) in (nn.Linear, nn.ReLU, nn.Identity, nn.Flatten) for m in model) and any(
+            type(m) is nn.Linear for m in model):
+        return lower_sequential(model)  # the plain MLP: read directly
     from ..transformer import Transformer
 
     if isinstance(model, Transformer):
         return lower_transformer(model, n_tokens, tokens)
+    if nn is not None and isinstance(model, nn.Module):
+        from .lower_torch import lower_module
+
+        return lower_module(model, input_shape)
     raise ValueError(
-        f"cannot lower {type(model).__name__}: expected nn.Sequential (Linear/ReLU), MaxoutNetwork, "
+        f"cannot lower {type(model).__name__}: expected a torch nn.Module (traced), MaxoutNetwork, "
         "a hardmax Transformer, a compiled model or a regions Program"
     )
 
