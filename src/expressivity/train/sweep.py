@@ -25,6 +25,13 @@ cluster at ``address``. Results reach the store through the driver process only.
 longest first (:func:`.budget.estimate_seconds`), the schedule ``estimate_sweep`` assumes.
 With a ``timeout`` a run that takes longer is stopped and recorded as ``timed_out``.
 
+Many runs at once (default): runs that differ only in seed and optimiser settings
+(:func:`.many.group_configs`, at most :data:`MAX_GROUP` each) are one unit that trains them as
+one batched model (:func:`.many.train_many`); each run is still recorded, checkpointed under
+``out_dir/<run_id>`` and resumed as its own run. A group's process that dies fails its runs
+(each recorded as an error, each resuming from its own checkpoint). ``group=False``
+(``sweep --no-group``) gives one unit per run.
+
 Part of a grid: :func:`select_runs` keeps the runs whose fields take the given values
 (``only``, ANDed over fields, ORed over the values of a field) and/or one shard ``(i, n)``:
 run ``r`` belongs to shard ``1 + h(r.run_id) mod n`` with ``h`` the first 64 bits of
@@ -37,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -55,6 +63,7 @@ from .store import ResultStore
 _TOP_KEYS = {"preset", "base", "grid", "runs"}
 MAX_RUNS = 20_000  # runs of one sweep file: sized before anything is expanded (each run is minutes or more)
 MAX_FILE_BYTES = 2 * 2**20  # a sweep file's size, checked before it is parsed
+MAX_GROUP = 32  # runs trained as one batched model by default (train/many.py)
 
 
 @dataclass
@@ -262,34 +271,73 @@ def select_runs(configs: list[RunConfig], only: dict | None = None,
 
 
 def _run_one(cfg_dict: dict, out_dir: str | None, run_fn: Callable | None, threads: int = 1,
-             restart: bool = False):
-    """Unit body: train one config (its RunResult; an exception is the unit's error)."""
+             restart: bool = False, device: str = "auto"):
+    """Unit body: train one config (its RunResult; an exception is the unit's error). The
+    device travels beside the config: it is not part of ``to_dict``."""
     import torch
 
     torch.set_num_threads(threads)
-    cfg = RunConfig.from_dict(cfg_dict)
+    cfg = RunConfig.from_dict({**cfg_dict, "device": device})
     out = None if out_dir is None else str(Path(out_dir) / cfg.run_id)
     if run_fn is not None:
         return run_fn(cfg, out)
     return train_run(cfg, out, restart=restart)
 
 
+def _run_group(cfg_dicts: list[dict], out_dir: str | None, threads: int = 1, restart: bool = False,
+               device: str = "auto") -> list:
+    """Unit body: train a group of compatible configs as one batched model
+    (:func:`.many.train_many`); their RunResults in order. Each run keeps its own checkpoint
+    directory ``out_dir/<run_id>``, as alone."""
+    import torch
+
+    from .many import train_many
+
+    torch.set_num_threads(threads)
+    cfgs = [RunConfig.from_dict({**d, "device": device}) for d in cfg_dicts]
+    outs = None if out_dir is None else [str(Path(out_dir) / c.run_id) for c in cfgs]
+    return train_many(cfgs, outs, restart=restart)
+
+
+def plan_groups(configs: list[RunConfig], workers: int, max_group: int | None = MAX_GROUP) -> list[list[RunConfig]]:
+    """The sweep's units when grouping: :func:`.many.group_configs` (at most ``max_group`` runs
+    each), the largest group halved while there are fewer units than ``workers`` (so every
+    worker has one), longest first (the sum of :func:`.budget.estimate_seconds`)."""
+    from .many import group_configs
+
+    groups = group_configs(configs, max_group)
+    while len(groups) < workers:
+        big = max(range(len(groups)), key=lambda i: len(groups[i]), default=None)
+        if big is None or len(groups[big]) < 2:
+            break
+        g = groups.pop(big)
+        groups[big:big] = [g[: len(g) // 2], g[len(g) // 2:]]
+    return sorted(groups, key=lambda g: sum(estimate_seconds(c) for c in g), reverse=True)
+
+
 def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", workers: int | None = None,
               address: str | None = None, out_dir: str | Path | None = None, run_fn: Callable | None = None,
               retry_errors: bool = False, on_event: Callable[[str, RunConfig, Any], None] | None = None,
-              restart: bool = False, timeout: float | None = None, reset_db: bool = False) -> SweepSummary:
+              restart: bool = False, timeout: float | None = None, reset_db: bool = False,
+              group: bool = True, max_group: int | None = MAX_GROUP) -> SweepSummary:
     """Run every config not yet finished in ``db``; record each as it finishes.
 
     ``restart``: the runs started now ignore (and replace) their checkpoints under
     ``out_dir`` — with ``retry_errors``, the way to redo runs whose checkpoint was corrupt.
     ``timeout``: seconds per run (both backends); a run stopped by it is recorded as
-    ``timed_out`` (retried with ``retry_errors``). ``reset_db``: a ``db`` of another code
-    version is set aside instead of refused."""
+    ``timed_out`` (retried with ``retry_errors``); a group's unit gets R × timeout.
+    ``reset_db``: a ``db`` of another code version is set aside instead of refused.
+    ``group``: compatible runs (:func:`.many.group_configs`, at most ``max_group``) train as
+    one batched model, one unit (:func:`plan_groups`); each is still recorded, checkpointed
+    and resumed as its own run. Off with ``group=False`` or a ``run_fn``."""
     checks.check_choice(backend, "backend", BACKENDS)
     retry_errors, restart, reset_db = (checks.check_bool(v, n) for v, n in
                                        ((retry_errors, "retry_errors"), (restart, "restart"), (reset_db, "reset_db")))
+    group = checks.check_bool(group, "group")
     if workers is not None:
         workers = checks.check_int(workers, "workers", min=1, max=1024)
+    if max_group is not None:
+        max_group = checks.check_int(max_group, "max_group (runs per group)", min=1, max=10**6)
     if timeout is not None:  # before the store is created
         timeout = checks.check_float(timeout, "timeout (seconds)", min=0, min_open=True)
     if isinstance(configs, RunConfig) or not isinstance(configs, (list, tuple)):
@@ -313,11 +361,33 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
             if c.run_id in finished and on_event:
                 on_event("skipped", c, None)
         out = None if out_dir is None else str(out_dir)
-        units = [Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart), group="sweep") for c in todo]
-        by_key = {c.run_id: c for c in todo}
+        if group and run_fn is None:
+            plan = plan_groups(todo, workers or os.cpu_count() or 1, max_group)
+        else:
+            plan = [[c] for c in todo]
+        units, members = [], {}
+        for g in plan:
+            if len(g) == 1:
+                c = g[0]
+                units.append(Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart, c.device),
+                                  group="sweep"))
+            else:
+                key = "group:" + "+".join(c.run_id for c in g)[:200]
+                lim = None if timeout is None else timeout * len(g)
+                units.append(Unit(key, _run_group, ([c.to_dict() for c in g], out, 1, restart, g[0].device),
+                                  group="sweep", timeout=lim))
+            members[units[-1].key] = g
 
         def record(outcome: Outcome) -> None:
-            cfg, payload, status = by_key[outcome.unit.key], outcome.value, outcome.status
+            g = members[outcome.unit.key]
+            if len(g) == 1:
+                record_one(g[0], outcome.value, outcome.status, outcome.error)
+            else:
+                values = outcome.value if outcome.status == "done" else [None] * len(g)
+                for cfg, value in zip(g, values):
+                    record_one(cfg, value, outcome.status, outcome.error)
+
+        def record_one(cfg: RunConfig, payload, status: str, error: str) -> None:
             if status == "done" and getattr(payload, "status", "done") == "diverged":
                 store.record_result(payload)
                 summary.diverged += 1
@@ -326,7 +396,7 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
                 store.record_result(payload)
                 summary.done += 1
             else:
-                payload = outcome.error
+                payload = error
                 if status == "error" and "process died" in payload:
                     payload += "; rerun with --retry-errors (it resumes from its checkpoint)"
                 store.record_error(cfg, payload, status)
