@@ -44,6 +44,8 @@ def reproduce(
         None, "--timeout", help="Stop a unit after this many seconds (both backends); its claim is then "
         "'incomplete' and the unit is measured again next time."),
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
+    device: str | None = typer.Option(None, "--device", help="Where the training units train: auto (cuda, else "
+                                      "mps, else cpu; the default) | cpu | cuda | cuda:N | mps."),
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
     from ..report import reproduce as run_reproduce
@@ -67,6 +69,10 @@ def reproduce(
             check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
         if workers is not None:
             check_int(workers, "--workers", min=1, max=1024)
+        if device is not None:
+            from ..train.devices import resolve_device
+
+            resolve_device(device, "--device")
         if list_claims:  # every option given is checked above, then the list needs none of them
             for s in specs:
                 console.print(f"{s.id:32s} {s.source:40s} {s.title}", highlight=False)
@@ -116,7 +122,7 @@ def reproduce(
             with progress:
                 result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids,
                                        reuse=not no_reuse, on_event=on_event, address=address,
-                                       timeout=timeout, workers=workers)
+                                       timeout=timeout, workers=workers, device=device)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {db}; "
                           "run the same command again to resume.", highlight=False)

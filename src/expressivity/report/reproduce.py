@@ -229,6 +229,7 @@ def reproduce(
     timeout: float | None = None,
     workers: int | None = None,
     reset_db: bool = False,
+    device: str | None = None,
 ) -> ReproduceResult:
     """Measure the claims and write ``out/index.html``, ``out/claims.json``, ``out/figures/``.
 
@@ -238,7 +239,10 @@ def reproduce(
     instance, "auto" or host:port for a cluster). ``timeout``: seconds per unit, both
     backends. ``db``: the results store (None: none); ``reset_db``: set a store of another
     code version aside instead of refusing it. ``only``: claim ids or group prefixes.
-    ``specs`` overrides the registry (tests inject claims with a wrong bound).
+    ``specs`` overrides the registry (tests inject claims with a wrong bound). ``device``
+    (auto | cpu | cuda | cuda:N | mps): where the training units train — what ``auto`` means
+    for them (:data:`expressivity.train.devices.DEVICE_ENV`, inherited by local units and a
+    local Ray instance); not part of any run id.
     """
     if size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
@@ -246,6 +250,10 @@ def reproduce(
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if device is not None:
+        from ..train.devices import DEVICE_ENV, resolve_device
+
+        resolve_device(device, "device")  # unknown or absent: one line naming what is here
     if backend == "ray":
         check_address(address)  # before the store is touched: a wrong address fails at once
     emit = on_event or (lambda e: None)
@@ -279,9 +287,19 @@ def reproduce(
             if not local:
                 plan.event("progress", spec, fraction)
 
-        run_units(plan.units, backend=backend, workers=workers, address=address, timeout=timeout,
-                  on_start=on_start, on_done=plan.on_done, on_progress=on_progress,
-                  start=_START)
+        before = os.environ.get(DEVICE_ENV) if device is not None else None
+        if device is not None:
+            os.environ[DEVICE_ENV] = device  # the units' "auto" (they start after this)
+        try:
+            run_units(plan.units, backend=backend, workers=workers, address=address, timeout=timeout,
+                      on_start=on_start, on_done=plan.on_done, on_progress=on_progress,
+                      start=_START)
+        finally:
+            if device is not None:
+                if before is None:
+                    os.environ.pop(DEVICE_ENV, None)
+                else:
+                    os.environ[DEVICE_ENV] = before
     finally:
         if store is not None:
             store.close()
