@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import load_file
 
 from expressivity.train import MODELS, RunConfig, train_run
-from expressivity.train.many import group_configs, group_key, train_many
+from expressivity.train.many import group_configs, group_key, length_buckets, train_many
 from expressivity.train.sweep import plan_groups, run_sweep
 from expressivity.train.store import ResultStore
 
@@ -28,9 +28,10 @@ def _runs(device, **fields) -> list[RunConfig]:
     return [replace(base, **v) for v in VARY]
 
 
-def _same_as_alone(cfgs, tmp_path) -> list:
-    """train_many vs train_run run by run: results, and the checkpoints' losses and weights."""
-    many = train_many(cfgs, [tmp_path / "many" / str(i) for i in range(len(cfgs))])
+def _same_as_alone(cfgs, tmp_path, buckets: int | None = 1) -> list:
+    """train_many vs train_run run by run: results, and the checkpoints' losses and weights.
+    ``buckets=1``: every step pads all runs' batches to the longest (what an accelerator does)."""
+    many = train_many(cfgs, [tmp_path / "many" / str(i) for i in range(len(cfgs))], buckets=buckets)
     for i, (cfg, got) in enumerate(zip(cfgs, many)):
         alone = train_run(cfg, tmp_path / "one" / str(i))
         assert got.config == cfg and got.status == alone.status and got.diverged_at == alone.diverged_at
@@ -79,6 +80,20 @@ def test_recurrent_transduction_matches(model, device, tmp_path):
     """The tape's jump length n is read past the padding (the first PAD)."""
     _same_as_alone(_runs(device, model=model, task="reverse_string", kind="transduction", train_lengths=(1, 5),
                          test_lengths=(6,)), tmp_path)
+
+
+@pytest.mark.parametrize("model", ["transformer", "lstm"])
+@pytest.mark.parametrize("buckets", [2, None])
+def test_length_buckets_change_nothing(model, buckets, device, tmp_path):
+    """Runs split by length into buckets per step (the CPU's default) give the same results."""
+    cfgs = _runs(device, model=model) + [replace(_runs(device, model=model)[0], seed=3)]
+    _same_as_alone(cfgs, tmp_path, buckets=buckets)
+
+
+def test_length_buckets_are_a_partition_shortest_first():
+    buckets = length_buckets([5, 3, 9, 3, 7], 2)
+    assert buckets == [[1, 3, 0], [4, 2]]
+    assert length_buckets([4, 2], 5) == [[1], [0]] and length_buckets([4, 2], 1) == [[0, 1]]
 
 
 def test_a_diverging_run_stops_alone_and_the_others_go_on(device, tmp_path):

@@ -8,8 +8,9 @@ the kernels; each run keeps
 
 - its own data stream: run r draws its length and batch from ``default_rng(seed_r)`` exactly
   as :func:`~.loop.train_run` does; the R batches (of R lengths) are right-padded with PAD to
-  the longest, with the loss mask off on the padding and, for the transformer, a key mask (the
-  recurrent models read causally, so padding after a row's end changes none of its outputs);
+  the longest (of their length bucket, ``buckets``), with the loss mask off on the padding
+  and, for the transformer, a key mask (the recurrent models read causally, so padding after a
+  row's end changes none of its outputs);
 - its own loss ℓ_r, gradient ∇θ_r ℓ_r (the stacked loss is Σ_r ℓ_r, and ∂/∂θ_r of it is
   ∂ℓ_r/∂θ_r), gradient clipping by its own norm ‖∇θ_r‖ (clip_r / (‖·‖ + 10⁻⁶), at most 1: torch's
   ``clip_grad_norm_``), and its own Adam (moments, step count, learning rate lr_r; torch's
@@ -62,6 +63,7 @@ from .loop import (
 FREE_FIELDS: tuple[str, ...] = ("seed", "lr", "grad_clip", "steps", "checkpoint_every", "protocol")
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (what train_run uses)
 CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s
+AUTO_CPU_BUCKETS = 4  # length buckets per step on the CPU (compute-bound: padding costs); 1 on accelerators
 
 
 def group_key(cfg: RunConfig) -> str | None:
@@ -103,13 +105,18 @@ def group_configs(configs: Sequence[RunConfig], max_runs: int | None = None) -> 
 
 def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | None] | None = None, *,
                restart: bool = False, fit: bool = False, max_runs: int | None = None,
-               on_step: Callable[[RunConfig, int, float], None] | None = None) -> list[RunResult]:
+               on_step: Callable[[RunConfig, int, float], None] | None = None,
+               buckets: int | None = None) -> list[RunResult]:
     """Train every config, each group of compatible runs as one batched model (module
     docstring); the RunResults in the order of ``configs``.
 
     ``out_dirs``: one checkpoint directory (or None) per config; ``restart``, ``fit`` as for
     :func:`~.loop.train_run`; ``max_runs``: the most runs per group; ``on_step(cfg, step,
-    loss)`` after every optimiser step of every run."""
+    loss)`` after every optimiser step of every run; ``buckets``: each step's R batches go
+    through the model in up to this many calls, grouped by length (:func:`length_buckets`), so
+    that short batches are not padded to the longest — None: :data:`AUTO_CPU_BUCKETS` on the
+    CPU, where padding is paid in arithmetic, 1 on an accelerator, where a call's launches cost
+    more than its padding."""
     configs = list(configs) if isinstance(configs, (list, tuple)) else configs
     groups = group_configs(configs, max_runs)  # checks the configs
     ids = [c.run_id for c in configs]
@@ -126,6 +133,8 @@ def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | Non
         if len(set(named)) != len(named):
             raise ValueError("out_dirs: each run needs its own directory")
     restart, fit = checks.check_bool(restart, "restart"), checks.check_bool(fit, "fit")
+    if buckets is not None:
+        buckets = checks.check_int(buckets, "buckets (model calls per step)", min=1, max=10**6)
     if on_step is not None and not callable(on_step):
         raise ValueError(f"on_step must be callable, got {type(on_step).__name__}")
     where = {c.run_id: i for i, c in enumerate(configs)}
@@ -137,7 +146,7 @@ def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | Non
             step_fn = None if on_step is None else (lambda s, v, c=cfg: on_step(c, s, v))
             got = [train_run(cfg, outs[index[0]], on_step=step_fn, restart=restart, fit=fit)]
         else:
-            got = _train_group(group, [outs[i] for i in index], restart, fit, on_step)
+            got = _train_group(group, [outs[i] for i in index], restart, fit, on_step, buckets)
         for i, r in zip(index, got):
             results[i] = r
     return results  # type: ignore[return-value]
@@ -213,8 +222,20 @@ class _Stack:
                                 "exp_avg": self.m1[k][j].clone(), "exp_avg_sq": self.m2[k][j].clone()}
 
 
+def length_buckets(lengths: Sequence[int], k: int) -> list[list[int]]:
+    """Rows 0..R−1 split into at most ``k`` buckets of about equal size by their sequence
+    length T_r (shortest first), so each bucket pads only to its own longest row; k = 1: all
+    rows in their order."""
+    k = max(1, min(k, len(lengths)))
+    if k == 1:
+        return [list(range(len(lengths)))]  # rows in their order: the stacked state as it is
+    order = sorted(range(len(lengths)), key=lambda j: (lengths[j], j))
+    size = -(-len(order) // k)
+    return [order[i:i + size] for i in range(0, len(order), size)]
+
+
 def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, fit: bool,
-                 on_step: Callable | None) -> list[RunResult]:
+                 on_step: Callable | None, buckets: int | None = None) -> list[RunResult]:
     t0 = time.perf_counter()
     task = cfgs[0].make_task()
     for c in cfgs:
@@ -235,6 +256,7 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
     stack = _Stack(models, opts, live, step_now) if live else None
     base = models[0]
     with_mask = cfgs[0].model == "transformer"
+    n_buckets = buckets if buckets is not None else (1 if device.type != "cpu" else AUTO_CPU_BUCKETS)
     dtype = cfgs[0].dtype
     b1, b2 = ADAM_BETAS
 
@@ -249,15 +271,27 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
         for i in rows:
             n = int(rngs[i].choice(train_lengths))
             batches.append(task.sample_batch(rngs[i], cfgs[i].batch_size, n))
-        inputs, target, mask, real, padded = _pad_batches(batches, device)
         params = {k: v.requires_grad_(True) for k, v in stack.params.items()}
-        with autocast(dtype, device):
-            if with_mask and padded:
-                logits = batched(params, stack.buffers, inputs, real)
-            else:
-                logits = batched_nomask(params, stack.buffers, inputs)
-        logits = logits.float()  # (R, B, T, C)
-        per_run = soft_cross_entropy(logits, target, mask).sum((1, 2)) / mask.sum((1, 2))  # (R,)
+        parts, order = [], []
+        for js in length_buckets([b["input"].shape[1] for b in batches], n_buckets):
+            inputs, target, mask, real, padded = _pad_batches([batches[j] for j in js], device)
+            if len(js) == len(rows):  # one bucket: the stacked state as it is
+                p_js, b_js = params, stack.buffers
+            else:  # the bucket's rows (autograd takes the gradient back to the whole stack)
+                idx = torch.tensor(js, dtype=torch.long, device=device)
+                p_js = {k: v.index_select(0, idx) for k, v in params.items()}
+                b_js = {k: v.index_select(0, idx) for k, v in stack.buffers.items()}
+            with autocast(dtype, device):
+                if with_mask and padded:
+                    logits = batched(p_js, b_js, inputs, real)
+                else:
+                    logits = batched_nomask(p_js, b_js, inputs)
+            logits = logits.float()  # (R_bucket, B, T, C)
+            parts.append(soft_cross_entropy(logits, target, mask).sum((1, 2)) / mask.sum((1, 2)))
+            order += js
+        per_run = torch.cat(parts)
+        if order != list(range(len(rows))):  # back to row order
+            per_run = per_run[torch.tensor(np.argsort(order), dtype=torch.long, device=device)]
         values = per_run.detach().cpu().double().numpy()
         finite = np.isfinite(values)
         if finite.any():
@@ -315,4 +349,4 @@ def _update(stack: _Stack, grads: dict[str, torch.Tensor], cfgs: list[RunConfig]
         p.sub_(step_size.view(shape) * (m1 / denom))
 
 
-__all__ = ["FREE_FIELDS", "check_group_memory", "group_configs", "group_key", "train_many"]
+__all__ = ["FREE_FIELDS", "check_group_memory", "group_configs", "group_key", "length_buckets", "train_many"]
