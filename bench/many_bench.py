@@ -9,8 +9,9 @@ the clock runs from the first optimiser step to the last (``on_step``), in proce
 with one torch thread on the CPU (so other load on a shared machine does not distort the
 ratio; wall time on an accelerator). The loop's rate comes from ``--baseline-runs`` runs
 trained one after another (every run of a group has the same shape, so its rate per run is
-the rate of R runs in a row). Sizes: ``quick`` — the quick preset (lengths 2–12, batch 64)
-at d_model 64; ``full`` — the Chomsky sweep's sizes (examples/sweeps/chomsky.yaml: lengths
+the rate of R runs in a row). Sizes: ``small`` — the quick preset at d_model 16, batch 8
+(where one run's step is mostly per-call overhead); ``quick`` — the quick preset (lengths
+2–12, batch 64) at d_model 64; ``full`` — the Chomsky sweep's sizes (examples/sweeps/chomsky.yaml: lengths
 1–40, batch 128; transformer 5 blocks d_model 64, 8 heads; recurrent d_model 256).
 """
 
@@ -28,6 +29,9 @@ from expressivity.train.many import train_many
 
 
 def sized(model: str, size: str, steps: int, device: str) -> RunConfig:
+    if size == "small":
+        return preset("quick", "parity", model=model, d_model=16, batch_size=8, steps=steps, test_lengths=(14,),
+                      eval_batch=4, device=device)
     if size == "quick":
         return preset("quick", "parity", model=model, d_model=64, steps=steps, test_lengths=(14,), eval_batch=4,
                       device=device)
@@ -76,7 +80,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", default="1,8,32", help="R values, comma-separated")
     ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--size", default="quick", choices=("quick", "full"))
+    ap.add_argument("--size", default="quick", choices=("small", "quick", "full"))
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--baseline-runs", type=int, default=2)

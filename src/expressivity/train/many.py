@@ -63,7 +63,7 @@ from .loop import (
 FREE_FIELDS: tuple[str, ...] = ("seed", "lr", "grad_clip", "steps", "checkpoint_every", "protocol")
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (what train_run uses)
 CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s
-AUTO_CPU_BUCKETS = 4  # length buckets per step on the CPU (compute-bound: padding costs); 1 on accelerators
+AUTO_CPU_BUCKETS = 4  # most length buckets per step on the CPU (padding costs arithmetic there), ≥ 8 runs each; 1 on accelerators
 
 
 def group_key(cfg: RunConfig) -> str | None:
@@ -114,9 +114,9 @@ def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | Non
     :func:`~.loop.train_run`; ``max_runs``: the most runs per group; ``on_step(cfg, step,
     loss)`` after every optimiser step of every run; ``buckets``: each step's R batches go
     through the model in up to this many calls, grouped by length (:func:`length_buckets`), so
-    that short batches are not padded to the longest — None: :data:`AUTO_CPU_BUCKETS` on the
-    CPU, where padding is paid in arithmetic, 1 on an accelerator, where a call's launches cost
-    more than its padding."""
+    that short batches are not padded to the longest — None: up to :data:`AUTO_CPU_BUCKETS` of
+    at least 8 runs on the CPU, where padding is paid in arithmetic, 1 on an accelerator, where
+    a call's launches cost more than its padding."""
     configs = list(configs) if isinstance(configs, (list, tuple)) else configs
     groups = group_configs(configs, max_runs)  # checks the configs
     ids = [c.run_id for c in configs]
@@ -256,7 +256,8 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
     stack = _Stack(models, opts, live, step_now) if live else None
     base = models[0]
     with_mask = cfgs[0].model == "transformer"
-    n_buckets = buckets if buckets is not None else (1 if device.type != "cpu" else AUTO_CPU_BUCKETS)
+    n_buckets = buckets if buckets is not None else (
+        1 if device.type != "cpu" else max(1, min(AUTO_CPU_BUCKETS, R // 8)))  # ≥ 8 runs a call
     dtype = cfgs[0].dtype
     b1, b2 = ADAM_BETAS
 
