@@ -63,6 +63,7 @@ from .loop import (
 FREE_FIELDS: tuple[str, ...] = ("seed", "lr", "grad_clip", "steps", "checkpoint_every", "protocol")
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (what train_run uses)
 CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s
+CPU_GROUP_WORK = 2048  # batch_size × d_model up to which grouping pays on the CPU (worth_grouping)
 AUTO_CPU_BUCKETS = 4  # most length buckets per step on the CPU (padding costs arithmetic there), ≥ 8 runs each; 1 on accelerators
 
 
@@ -78,6 +79,21 @@ def group_key(cfg: RunConfig) -> str | None:
         d.pop(name, None)
     d["device"] = cfg.device
     return json.dumps(d, sort_keys=True)
+
+
+def worth_grouping(cfg: RunConfig) -> bool:
+    """Whether grouping ``cfg`` with others is expected to pay where it trains: always on an
+    accelerator (a small model's step is bound by kernel launches: R runs cost about one); on
+    the CPU only for a run whose step is mostly per-call overhead, batch_size × d_model ≤
+    :data:`CPU_GROUP_WORK` (bench/many_bench.py: R = 32 at once is 1.4–3× the one-at-a-time
+    loop there, and ≤ 1× above it, where one run already keeps a core busy with arithmetic)."""
+    from .devices import resolve_device
+
+    try:
+        on_cpu = resolve_device(cfg.device).type == "cpu"
+    except ValueError:
+        return False  # a device this machine lacks: each run fails on its own, with its error
+    return not on_cpu or cfg.batch_size * cfg.d_model <= CPU_GROUP_WORK
 
 
 def group_configs(configs: Sequence[RunConfig], max_runs: int | None = None) -> list[list[RunConfig]]:
@@ -350,4 +366,5 @@ def _update(stack: _Stack, grads: dict[str, torch.Tensor], cfgs: list[RunConfig]
         p.sub_(step_size.view(shape) * (m1 / denom))
 
 
-__all__ = ["FREE_FIELDS", "check_group_memory", "group_configs", "group_key", "length_buckets", "train_many"]
+__all__ = ["FREE_FIELDS", "check_group_memory", "group_configs", "group_key", "length_buckets", "train_many",
+           "worth_grouping"]

@@ -301,11 +301,14 @@ def _run_group(cfg_dicts: list[dict], out_dir: str | None, threads: int = 1, res
 
 def plan_groups(configs: list[RunConfig], workers: int, max_group: int | None = MAX_GROUP) -> list[list[RunConfig]]:
     """The sweep's units when grouping: :func:`.many.group_configs` (at most ``max_group`` runs
-    each), the largest group halved while there are fewer units than ``workers`` (so every
-    worker has one), longest first (the sum of :func:`.budget.estimate_seconds`)."""
-    from .many import group_configs
+    each) of the runs :func:`.many.worth_grouping` (on an accelerator, all; on the CPU, the
+    small ones), the rest one unit each; the largest group halved while there are fewer units
+    than ``workers`` (so every worker has one); longest first (the sum of
+    :func:`.budget.estimate_seconds`)."""
+    from .many import group_configs, worth_grouping
 
-    groups = group_configs(configs, max_group)
+    worth = [c for c in configs if worth_grouping(c)]
+    groups = group_configs(worth, max_group) + [[c] for c in configs if not worth_grouping(c)]
     while len(groups) < workers:
         big = max(range(len(groups)), key=lambda i: len(groups[i]), default=None)
         if big is None or len(groups[big]) < 2:
