@@ -176,3 +176,33 @@ def test_a_grouped_sweep_records_what_an_ungrouped_one_does(tmp_path):
     for k, v in rows[False].items():
         assert rows[True][k] == pytest.approx(v, abs=TOL)
     assert sorted(p.name for p in (tmp_path / "ckTrue").iterdir()) == sorted(c.run_id for c in cfgs)
+
+
+def test_reproduce_groups_training_units_that_share_and_each_keeps_its_result():
+    """``reproduce`` merges training units whose runs differ only in seed into one unit of
+    ``group_unit``; its results, split back, are what each unit gives alone."""
+    from expressivity.report import training_claims as tc
+    from expressivity.report.reproduce import group_units
+    from expressivity.runs import Unit
+
+    sizes = dict(tc._SIZES["parity"])
+    sizes["tiny"] = ((1, 5), (6,), 3, (0, 1, 2), 4)
+    tc._SIZES["parity"] = sizes
+    try:
+        units = [Unit(f"train.parity|tiny|{m}/s{s}", tc.train_unit, ("parity", m, s, "tiny"))
+                 for m in ("lstm", "transformer") for s in (0, 1, 2)]
+        units.append(Unit("other", len, ((),)))
+        todo, members = group_units(units, timeout=10.0)
+        assert len(todo) == 3 and len(members) == 2 and todo[-1].key.startswith("group:")
+        assert {u.key for g in members.values() for u in g} == {u.key for u in units[:6]}
+        group = next(u for u in todo if u.key in members)
+        assert group.timeout == 30.0 and len(members[group.key]) == 3
+        got = group.fn(*group.args)
+        for unit, result in zip(members[group.key], got):
+            alone = unit.fn(*unit.args)
+            assert result.config.run_id == alone.config.run_id
+            assert result.final_loss == pytest.approx(alone.final_loss, abs=TOL)
+            assert [m["ce_bits"] for m in result.metrics] == pytest.approx([m["ce_bits"] for m in alone.metrics],
+                                                                           abs=TOL)
+    finally:
+        tc._SIZES["parity"] = {k: v for k, v in sizes.items() if k != "tiny"}

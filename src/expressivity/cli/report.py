@@ -46,6 +46,8 @@ def reproduce(
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
     device: str | None = typer.Option(None, "--device", help="Where the training units train: auto (cuda, else "
                                       "mps, else cpu; the default) | cpu | cuda | cuda:N | mps."),
+    no_group: bool = typer.Option(False, "--no-group", help="One process per training unit: do not train units "
+                                  "whose runs differ only in seed as one batched model."),
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
     from ..report import reproduce as run_reproduce
@@ -122,7 +124,7 @@ def reproduce(
             with progress:
                 result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids,
                                        reuse=not no_reuse, on_event=on_event, address=address,
-                                       timeout=timeout, workers=workers, device=device)
+                                       timeout=timeout, workers=workers, device=device, group=not no_group)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {db}; "
                           "run the same command again to resume.", highlight=False)

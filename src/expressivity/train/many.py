@@ -168,6 +168,27 @@ def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | Non
     return results  # type: ignore[return-value]
 
 
+def group_unit(cfg_dicts: list[dict], out_dir: str | None = None, threads: int = 1, restart: bool = False,
+               device: str = "auto", fit: bool = False) -> list[RunResult]:
+    """A work unit's body (``sweep``, ``reproduce``): train these configs (``to_dict()`` form;
+    the device travels beside them, not being part of a config's dict) as one batched model;
+    their RunResults in order. ``out_dir``: each run checkpoints in ``out_dir/<run_id>``.
+    Progress (:func:`expressivity.runs.report_progress`) is the least-advanced run's."""
+    from ..runs import report_progress
+
+    torch.set_num_threads(threads)
+    cfgs = [RunConfig.from_dict({**d, "device": device}) for d in cfg_dicts]
+    outs = None if out_dir is None else [str(Path(out_dir) / c.run_id) for c in cfgs]
+    done = {c.run_id: 0.0 for c in cfgs}
+
+    def on_step(cfg, step, loss):
+        done[cfg.run_id] = step / cfg.steps
+        if step % 50 == 0:
+            report_progress(min(done.values()))
+
+    return train_many(cfgs, outs, restart=restart, fit=fit, on_step=on_step)
+
+
 def check_group_memory(cfgs: Sequence[RunConfig], task=None) -> None:
     """Refuse a group whose R runs' training memory (R × one run's, :func:`~.loop.memory_estimate`)
     is over the budget; evaluation runs one run at a time."""
@@ -366,5 +387,6 @@ def _update(stack: _Stack, grads: dict[str, torch.Tensor], cfgs: list[RunConfig]
         p.sub_(step_size.view(shape) * (m1 / denom))
 
 
-__all__ = ["FREE_FIELDS", "check_group_memory", "group_configs", "group_key", "length_buckets", "train_many",
+__all__ = ["FREE_FIELDS", "check_group_memory", "group_configs", "group_key", "group_unit", "length_buckets",
+           "train_many",
            "worth_grouping"]

@@ -57,6 +57,7 @@ from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
 from .budget import estimate_seconds
 from .config import RunConfig
 from .loop import train_run
+from .many import group_unit
 from .protocols import preset as make_preset
 from .store import ResultStore
 
@@ -284,21 +285,6 @@ def _run_one(cfg_dict: dict, out_dir: str | None, run_fn: Callable | None, threa
     return train_run(cfg, out, restart=restart)
 
 
-def _run_group(cfg_dicts: list[dict], out_dir: str | None, threads: int = 1, restart: bool = False,
-               device: str = "auto") -> list:
-    """Unit body: train a group of compatible configs as one batched model
-    (:func:`.many.train_many`); their RunResults in order. Each run keeps its own checkpoint
-    directory ``out_dir/<run_id>``, as alone."""
-    import torch
-
-    from .many import train_many
-
-    torch.set_num_threads(threads)
-    cfgs = [RunConfig.from_dict({**d, "device": device}) for d in cfg_dicts]
-    outs = None if out_dir is None else [str(Path(out_dir) / c.run_id) for c in cfgs]
-    return train_many(cfgs, outs, restart=restart)
-
-
 def plan_groups(configs: list[RunConfig], workers: int, max_group: int | None = MAX_GROUP) -> list[list[RunConfig]]:
     """The sweep's units when grouping: :func:`.many.group_configs` (at most ``max_group`` runs
     each) of the runs :func:`.many.worth_grouping` (on an accelerator, all; on the CPU, the
@@ -377,7 +363,7 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
             else:
                 key = "group:" + "+".join(c.run_id for c in g)[:200]
                 lim = None if timeout is None else timeout * len(g)
-                units.append(Unit(key, _run_group, ([c.to_dict() for c in g], out, 1, restart, g[0].device),
+                units.append(Unit(key, group_unit, ([c.to_dict() for c in g], out, 1, restart, g[0].device),
                                   group="sweep", timeout=lim))
             members[units[-1].key] = g
 
