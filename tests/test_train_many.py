@@ -17,7 +17,7 @@ from expressivity.train.sweep import plan_groups, run_sweep
 from expressivity.train.store import ResultStore
 
 TOL = 2e-5  # float32 round-off over a few steps (batched kernels sum in another order)
-TINY = dict(task="parity", layers=1, heads=2, d_model=8, train_lengths=(1, 7), test_lengths=(8, 9), steps=5,
+TINY = dict(task="parity", layers=1, heads=2, d_model=8, train_lengths=(1, 7), test_lengths=(8, 9), steps=4,
             batch_size=4, eval_batch=4, checkpoint_every=2)
 VARY = [dict(seed=0, lr=1e-3, grad_clip=1.0), dict(seed=1, lr=3e-3, grad_clip=0.0),
         dict(seed=2, lr=1e-2, grad_clip=0.05)]  # a small clip bites: per-run norms are tested
