@@ -69,8 +69,8 @@ def rate_loop(cfgs: list[RunConfig], device: str) -> float:
     """Run-steps per second of train_run over cfgs one after another (first step of each excluded)."""
     clock, total, steps = _clock(device), 0.0, 0
     for cfg in cfgs:
-        marks = []
-        train_run(cfg, on_step=lambda s, loss: marks.append(clock()))
+        marks: list[float] = []
+        train_run(cfg, on_step=lambda s, loss, marks=marks: marks.append(clock()))
         total += marks[-1] - marks[0]
         steps += cfg.steps - 1
     return steps / max(total, 1e-9)

@@ -334,7 +334,7 @@ def _read_gpu_bench(path: Path) -> dict:
         rates = data["run_steps_per_s"]
         if not isinstance(rates, dict) or not rates:
             raise ValueError
-        for model, rate in rates.items():
+        for rate in rates.values():
             if not isinstance(rate, (int, float)) or not rate > 0:
                 raise ValueError
     except (ValueError, KeyError, TypeError):

@@ -106,7 +106,7 @@ def group_configs(configs: Sequence[RunConfig], max_runs: int | None = None) -> 
         max_runs = checks.check_int(max_runs, "max_runs (runs per group)", min=1, max=10**6)
     groups: dict[str, list[RunConfig]] = {}
     out: list[list[RunConfig]] = []
-    for i, cfg in enumerate(configs):
+    for cfg in configs:
         key = group_key(cfg)
         if key is None:
             out.append([cfg])
