@@ -206,3 +206,14 @@ def test_reproduce_groups_training_units_that_share_and_each_keeps_its_result():
                                                                            abs=TOL)
     finally:
         tc._SIZES["parity"] = {k: v for k, v in sizes.items() if k != "tiny"}
+
+
+def test_a_bfloat16_group_trains_like_its_runs_alone(device):
+    from expressivity.train import devices as D
+
+    if D.resolve_device(device).type == "cpu" and not D.cpu_has_bfloat16():
+        pytest.skip("this CPU has no native bfloat16")
+    cfgs = _runs(device, model="transformer", dtype="bfloat16")
+    for got, cfg in zip(train_many(cfgs, buckets=1), cfgs):
+        alone = train_run(cfg)
+        assert got.status == "done" and abs(got.final_loss - alone.final_loss) < 0.05  # bfloat16: 3 digits
