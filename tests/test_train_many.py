@@ -217,3 +217,21 @@ def test_a_bfloat16_group_trains_like_its_runs_alone(device):
     for got, cfg in zip(train_many(cfgs, buckets=1), cfgs):
         alone = train_run(cfg)
         assert got.status == "done" and abs(got.final_loss - alone.final_loss) < 0.05  # bfloat16: 3 digits
+
+
+def test_a_run_that_cannot_start_fails_alone_in_its_group(device, tmp_path):
+    """A corrupt checkpoint of one run: train_many raises by default; with on_error="return"
+    (a sweep's unit) that run is a RunFailure and the others train as alone."""
+    from expressivity.train.many import RunFailure
+
+    cfgs = _runs(device, model="rnn")
+    outs = [tmp_path / str(i) for i in range(3)]
+    outs[1].mkdir()
+    (outs[1] / "model.safetensors").write_bytes(b"not a checkpoint")
+    (outs[1] / "trainer.pt").write_bytes(b"nor this")
+    with pytest.raises(ValueError, match="restart"):
+        train_many(cfgs, outs)
+    got = train_many(cfgs, outs, on_error="return")
+    assert isinstance(got[1], RunFailure) and "--restart" in got[1].error
+    for i in (0, 2):
+        assert got[i].final_loss == pytest.approx(train_run(cfgs[i]).final_loss, abs=TOL)

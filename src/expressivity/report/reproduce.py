@@ -342,7 +342,10 @@ def reproduce(
                 return
             values = o.value if o.status == "done" else [None] * len(mine)
             for u, value in zip(mine, values):
-                plan.on_done(Outcome(u, o.status, value, o.error, o.seconds / len(mine)))
+                if getattr(value, "status", None) == "error":  # a RunFailure: this unit failed alone
+                    plan.on_done(Outcome(u, "error", None, value.error, o.seconds / len(mine)))
+                else:
+                    plan.on_done(Outcome(u, o.status, value, o.error, o.seconds / len(mine)))
 
         before = os.environ.get(DEVICE_ENV) if device is not None else None
         if device is not None:

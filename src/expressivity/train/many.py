@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,15 @@ ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (what t
 CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s
 CPU_GROUP_WORK = 2048  # batch_size × d_model up to which grouping pays on the CPU (worth_grouping)
 AUTO_CPU_BUCKETS = 4  # most length buckets per step on the CPU (padding costs arithmetic there), ≥ 8 runs each; 1 on accelerators
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    """A run of :func:`train_many` (``on_error="return"``) that could not start: its error."""
+
+    config: RunConfig
+    error: str
+    status: str = "error"
 
 
 def group_key(cfg: RunConfig) -> str | None:
@@ -122,7 +132,7 @@ def group_configs(configs: Sequence[RunConfig], max_runs: int | None = None) -> 
 def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | None] | None = None, *,
                restart: bool = False, fit: bool = False, max_runs: int | None = None,
                on_step: Callable[[RunConfig, int, float], None] | None = None,
-               buckets: int | None = None) -> list[RunResult]:
+               buckets: int | None = None, on_error: str = "raise") -> list[RunResult]:
     """Train every config, each group of compatible runs as one batched model (module
     docstring); the RunResults in the order of ``configs``.
 
@@ -132,7 +142,11 @@ def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | Non
     through the model in up to this many calls, grouped by length (:func:`length_buckets`), so
     that short batches are not padded to the longest — None: up to :data:`AUTO_CPU_BUCKETS` of
     at least 8 runs on the CPU, where padding is paid in arithmetic, 1 on an accelerator, where
-    a call's launches cost more than its padding."""
+    a call's launches cost more than its padding. ``on_error``: ``"raise"`` — a run that
+    cannot start (a corrupt or foreign checkpoint, an unwritable directory) raises;
+    ``"return"`` — it gets a :class:`RunFailure` in its place and the others train (what a
+    sweep's or reproduce's unit does, so that such a run fails alone)."""
+    checks.check_choice(on_error, "on_error", ("raise", "return"))
     configs = list(configs) if isinstance(configs, (list, tuple)) else configs
     groups = group_configs(configs, max_runs)  # checks the configs
     ids = [c.run_id for c in configs]
@@ -160,9 +174,14 @@ def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | Non
         if len(group) == 1:
             cfg = group[0]
             step_fn = None if on_step is None else (lambda s, v, c=cfg: on_step(c, s, v))
-            got = [train_run(cfg, outs[index[0]], on_step=step_fn, restart=restart, fit=fit)]
+            try:
+                got = [train_run(cfg, outs[index[0]], on_step=step_fn, restart=restart, fit=fit)]
+            except (ValueError, OSError) as exc:
+                if on_error == "raise":
+                    raise
+                got = [RunFailure(cfg, f"{type(exc).__name__}: {exc}")]
         else:
-            got = _train_group(group, [outs[i] for i in index], restart, fit, on_step, buckets)
+            got = _train_group(group, [outs[i] for i in index], restart, fit, on_step, buckets, on_error)
         for i, r in zip(index, got):
             results[i] = r
     return results  # type: ignore[return-value]
@@ -172,7 +191,8 @@ def group_unit(cfg_dicts: list[dict], out_dir: str | None = None, threads: int =
                device: str = "auto", fit: bool = False) -> list[RunResult]:
     """A work unit's body (``sweep``, ``reproduce``): train these configs (``to_dict()`` form;
     the device travels beside them, not being part of a config's dict) as one batched model;
-    their RunResults in order. ``out_dir``: each run checkpoints in ``out_dir/<run_id>``.
+    their RunResults in order (a :class:`RunFailure` for a run that could not start: it fails
+    alone). ``out_dir``: each run checkpoints in ``out_dir/<run_id>``.
     Progress (:func:`expressivity.runs.report_progress`) is the least-advanced run's."""
     from ..runs import report_progress
 
@@ -186,7 +206,7 @@ def group_unit(cfg_dicts: list[dict], out_dir: str | None = None, threads: int =
         if step % 50 == 0:
             report_progress(min(done.values()))
 
-    return train_many(cfgs, outs, restart=restart, fit=fit, on_step=on_step)
+    return train_many(cfgs, outs, restart=restart, fit=fit, on_step=on_step, on_error="return")
 
 
 def check_group_memory(cfgs: Sequence[RunConfig], task=None) -> None:
@@ -272,7 +292,7 @@ def length_buckets(lengths: Sequence[int], k: int) -> list[list[int]]:
 
 
 def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, fit: bool,
-                 on_step: Callable | None, buckets: int | None = None) -> list[RunResult]:
+                 on_step: Callable | None, buckets: int | None = None, on_error: str = "raise") -> list:
     t0 = time.perf_counter()
     task = cfgs[0].make_task()
     for c in cfgs:
@@ -285,11 +305,17 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
     opts = [torch.optim.Adam(m.parameters(), lr=c.lr) for m, c in zip(models, cfgs)]
     rngs = [np.random.default_rng(c.seed) for c in cfgs]
     step_now, losses = [0] * R, [[] for _ in range(R)]
+    failed: dict[int, RunFailure] = {}
     for i in range(R):
-        step_now[i], losses[i] = open_run(outs[i], cfgs[i], models[i], opts[i], rngs[i], restart)
+        try:
+            step_now[i], losses[i] = open_run(outs[i], cfgs[i], models[i], opts[i], rngs[i], restart)
+        except (ValueError, OSError) as exc:  # e.g. a corrupt checkpoint: that run fails, alone
+            if on_error == "raise":
+                raise
+            failed[i] = RunFailure(cfgs[i], f"{type(exc).__name__}: {exc}")
     resumed = list(step_now)
     diverged: list[int | None] = [None] * R
-    live = [i for i in range(R) if step_now[i] < cfgs[i].steps]
+    live = [i for i in range(R) if step_now[i] < cfgs[i].steps and i not in failed]
     stack = _Stack(models, opts, live, step_now) if live else None
     base = models[0]
     with_mask = cfgs[0].model == "transformer"
@@ -357,7 +383,8 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
                 stack.write_back(j, models[i], opts[i])
         if len(keep) < len(rows):
             stack.keep(keep)
-    return [finish_run(cfgs[i], task, models[i], outs[i], losses[i], diverged[i], resumed[i], t0, fit=fit)
+    return [failed[i] if i in failed else
+            finish_run(cfgs[i], task, models[i], outs[i], losses[i], diverged[i], resumed[i], t0, fit=fit)
             for i in range(R)]
 
 
@@ -387,6 +414,6 @@ def _update(stack: _Stack, grads: dict[str, torch.Tensor], cfgs: list[RunConfig]
         p.sub_(step_size.view(shape) * (m1 / denom))
 
 
-__all__ = ["FREE_FIELDS", "check_group_memory", "group_configs", "group_key", "group_unit", "length_buckets",
+__all__ = ["FREE_FIELDS", "RunFailure", "check_group_memory", "group_configs", "group_key", "group_unit", "length_buckets",
            "train_many",
            "worth_grouping"]

@@ -57,7 +57,7 @@ from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
 from .budget import estimate_seconds
 from .config import RunConfig
 from .loop import train_run
-from .many import group_unit
+from .many import RunFailure, group_unit
 from .protocols import preset as make_preset
 from .store import ResultStore
 
@@ -374,7 +374,10 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
             else:
                 values = outcome.value if outcome.status == "done" else [None] * len(g)
                 for cfg, value in zip(g, values):
-                    record_one(cfg, value, outcome.status, outcome.error)
+                    if isinstance(value, RunFailure):  # this run could not start: it fails alone
+                        record_one(cfg, None, "error", value.error)
+                    else:
+                        record_one(cfg, value, outcome.status, outcome.error)
 
         def record_one(cfg: RunConfig, payload, status: str, error: str) -> None:
             if status == "done" and getattr(payload, "status", "done") == "diverged":
