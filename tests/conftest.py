@@ -8,6 +8,10 @@ forking it is safe (forking pytest itself is not: a child's first parallel torch
 OpenMP once the parent has run one), and units are still pickled to it, as for spawn. Spawn
 itself stays tested where reproduce runs without this fixture.
 
+``--device`` (default cpu): the device the device-aware training tests (tests/test_device.py,
+tests/test_train_many.py) train on, e.g. ``pytest --device cuda`` on a GPU machine; the
+``device`` fixture gives it, and skips when it is not present here.
+
 ``region_invariants`` (autouse): the counters' tests (tests/test_regions_*.py) run with
 ``EXPRESSIVITY_CHECK=1``, so every cut of every mesh they build is checked
 (``expressivity.regions.invariants``).
@@ -23,6 +27,24 @@ import pytest
 # by torch's optimizers on first use (seconds)
 _PRELOAD = ["expressivity.report.reproduce", "expressivity.report.registry", "expressivity.compile",
             "expressivity.regions", "expressivity.limits", "expressivity.train", "torch._dynamo"]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--device", default="cpu", help="device of the device-aware training tests: cpu (default), "
+                     "cuda, cuda:N, mps")
+
+
+@pytest.fixture
+def device(request) -> str:
+    """The ``--device`` option; the test is skipped when that device is absent here."""
+    name = request.config.getoption("--device")
+    from expressivity.train.devices import resolve_device
+
+    try:
+        resolve_device(name)
+    except ValueError as exc:
+        pytest.skip(str(exc))
+    return name
 
 
 @pytest.fixture(autouse=True)

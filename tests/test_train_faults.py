@@ -157,7 +157,7 @@ def test_a_schema_1_store_is_migrated_in_place(tmp_path):
 def test_a_killed_worker_fails_only_its_run_and_the_sweep_exits_1(tmp_path):
     spec = {"base": {**TINY, "model": "lstm"}, "runs": [{"seed": 0, "steps": 400}, {"seed": 1}, {"seed": 2}]}
     (tmp_path / "sweep.yaml").write_text(yaml.safe_dump(spec))
-    proc = _start(["sweep", "sweep.yaml", "--db", "r.sqlite", "--workers", "1"], tmp_path)
+    proc = _start(["sweep", "sweep.yaml", "--db", "r.sqlite", "--workers", "1", "--no-group"], tmp_path)
     seen: list[int] = []
     try:
         first = _wait_for(lambda: _children(proc.pid), 60, "the first worker")[0]
@@ -178,6 +178,33 @@ def test_a_killed_worker_fails_only_its_run_and_the_sweep_exits_1(tmp_path):
                                      "--retry-errors"])
     assert retry.exit_code == 0, retry.output
     assert sorted(_statuses(tmp_path / "r.sqlite").values()) == ["done", "done", "done"]
+
+
+def test_a_killed_group_fails_its_runs_and_each_resumes_from_its_checkpoint(tmp_path):
+    """Runs trained as one batched model (the default) share a worker: killing it fails each
+    of them (recorded one by one); each resumes from its own checkpoint on --retry-errors."""
+    spec = {"base": {**TINY, "model": "lstm", "steps": 600, "checkpoint_every": 20}, "grid": {"seed": [0, 1]}}
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump(spec))
+    proc = _start(["sweep", "sweep.yaml", "--db", "r.sqlite", "--workers", "1"], tmp_path)
+    seen: list[int] = []
+    ck = tmp_path / "checkpoints"
+    try:
+        worker = _wait_for(lambda: _children(proc.pid), 60, "the group's worker")[0]
+        seen.append(worker)
+        _wait_for(lambda: len(list(ck.glob("*/trainer.pt"))) == 2 or None, 120, "both runs' checkpoints")
+        os.kill(worker, signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        _cleanup(proc, seen)
+    assert proc.returncode == 1, (out, err)
+    assert sorted(_statuses(tmp_path / "r.sqlite").values()) == ["error", "error"]
+    assert b"2 failed" in out
+    steps = {p.parent.name: torch.load(p, weights_only=True)["step"] for p in ck.glob("*/trainer.pt")}
+    assert len(steps) == 2 and all(s >= 20 for s in steps.values())
+    retry = CliRunner().invoke(app, ["sweep", str(tmp_path / "sweep.yaml"), "--db", str(tmp_path / "r.sqlite"),
+                                     "--retry-errors", "--workers", "1"])
+    assert retry.exit_code == 0, retry.output
+    assert sorted(_statuses(tmp_path / "r.sqlite").values()) == ["done", "done"]
 
 
 # ---------------------------------------------------------------------------- item 6

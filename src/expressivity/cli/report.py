@@ -43,6 +43,10 @@ def reproduce(
     strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated or incomplete."),
     timeout: Timeout = None,
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
+    device: str | None = typer.Option(None, "--device", help="Where the training units train: auto (cuda, else "
+                                      "mps, else cpu; the default) | cpu | cuda | cuda:N | mps."),
+    no_group: bool = typer.Option(False, "--no-group", help="One process per training unit: do not train units "
+                                  "whose runs differ only in seed as one batched model."),
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
     from ..report import reproduce as run_reproduce
@@ -66,6 +70,10 @@ def reproduce(
             check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
         if workers is not None:
             check_int(workers, "--workers", min=1, max=1024)
+        if device is not None:
+            from ..train.devices import resolve_device
+
+            resolve_device(device, "--device")
         if list_claims:  # every option given is checked above, then the list needs none of them
             listing = table("claim", "source", "title", text=("claim", "source", "title"), show_lines=True)
             listing.columns[0].no_wrap = True
@@ -117,7 +125,7 @@ def reproduce(
             with progress:
                 result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids,
                                        reuse=not no_reuse, on_event=on_event, address=address,
-                                       timeout=timeout, workers=workers)
+                                       timeout=timeout, workers=workers, device=device, group=not no_group)
         except KeyboardInterrupt:
             console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {db}; "
                           "run the same command again to resume.", highlight=False)

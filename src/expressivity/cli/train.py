@@ -83,6 +83,10 @@ def train(
                                          "e.g. layer_norm=true"),
     perturb: float | None = typer.Option(None, help="σ of the Gaussian noise added to every weight of the "
                                          "construction (with --init construction:NAME)"),
+    device: str = typer.Option("auto", "--device", help="auto (cuda, else mps, else cpu) | cpu | cuda | cuda:N | "
+                               "mps; not part of the run id (a run resumes on any device)"),
+    dtype: str | None = typer.Option(None, "--dtype", help="float32 (default) | bfloat16: the transformer under "
+                                     "autocast (an accelerator or a CPU with native bfloat16)"),
     db: Db = DEFAULT_DB,
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
     restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "
@@ -102,9 +106,15 @@ def train(
                  steps=steps, batch_size=batch_size, lr=lr, seed=seed,
                  positional=positional, layer_norm=layer_norm, ln_eps=ln_eps,
                  log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init, perturb=perturb,
-                 memory_size=memory_size, aux=aux, causal=causal)
+                 memory_size=memory_size, aux=aux, causal=causal, dtype=dtype)
     fields = {k: v for k, v in given.items() if v is not None}
     with user_errors():
+        from ..train.devices import check_dtype, resolve_device
+
+        where = resolve_device(device, "--device")  # absent or unknown: one line naming what is here
+        if dtype is not None:
+            check_dtype(dtype, where, "--dtype")
+        fields["device"] = device
         if init_param:
             fields["init_params"] = parse_params(init_param, "--init-param")
         if train_lengths is not None:
@@ -125,7 +135,7 @@ def train(
             if first.set_aside is not None:
                 console.print(f"{db} held results of another code version: set aside as {first.set_aside}")
             first.close()
-    console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}")
+    console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}  on {where}")
     store = None
     try:
         with _progress() as progress:
@@ -225,7 +235,16 @@ def sweep(
     shard: str | None = typer.Option(None, "--shard", help="I/N: run shard I of N (a fixed split by the hash of "
                                      "the run id; N machines with 1/N … N/N run every run exactly once)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the selected runs' count and estimated cost "
-                                 "(train/budget.py) on --workers cores; train nothing"),
+                                 "(train/budget.py) on --workers cores, and grouped on one GPU; train nothing"),
+    device: str = typer.Option("auto", "--device", help="auto (cuda, else mps, else cpu) | cpu | cuda | cuda:N | "
+                               "mps for every run; not part of the run ids"),
+    dtype: str | None = typer.Option(None, "--dtype", help="float32 (default) | bfloat16 for the grid's "
+                                     "transformer runs (autocast; changes their run ids)"),
+    no_group: bool = typer.Option(False, "--no-group", help="one process per run: do not train runs that differ "
+                                  "only in seed / lr / grad_clip / steps as one batched model"),
+    max_group: int = typer.Option(32, "--max-group", help="most runs trained as one batched model"),
+    gpu_bench: Path | None = typer.Option(None, "--gpu-bench", help="with --dry-run: run-steps/s measured by "
+                                          "bench/gpu_bench.py --json FILE, instead of the assumed GPU throughput"),
     log: Log = (),
 ) -> None:
     """Run a grid of training runs; results go to --db as each run finishes.
@@ -256,10 +275,24 @@ def sweep(
             from ..runs import check_address
 
             check_address(address)
+        check_int(max_group, "--max-group", min=1, max=10**6)
+        from ..train.devices import check_device_name, check_dtype, resolve_device
+
+        check_device_name(device, "--device")
+        if not dry_run:
+            where = resolve_device(device, "--device")
+            if dtype is not None:
+                check_dtype(dtype, where, "--dtype")
+        elif dtype is not None:
+            check_choice(dtype, "--dtype", ("float32", "bfloat16"))
+        if gpu_bench is not None and not dry_run:
+            raise ValueError("--gpu-bench is read by --dry-run only (the GPU-hours estimate)")
+        bench = None if gpu_bench is None else _read_gpu_bench(gpu_bench)
         grid = load_sweep(config)
-        configs = select_runs(grid, wanted, picked)
+        configs = _on_device(select_runs(grid, wanted, picked), device, dtype)
     if dry_run:
-        _dry_run(grid, configs, db, workers, retry_errors=retry_errors, reset_db=reset_db)
+        _dry_run(grid, configs, db, workers, retry_errors=retry_errors, reset_db=reset_db,
+                 group=not no_group, max_group=max_group, bench=bench)
         return
     out_dir = out if out is not None else db.parent / "checkpoints"
     output_path(db, "--db")
@@ -279,7 +312,7 @@ def sweep(
         with user_errors():
             summary = run_sweep(configs, db, backend=backend, workers=workers, address=address, out_dir=out_dir,
                                 retry_errors=retry_errors, on_event=on_event, restart=restart, timeout=timeout,
-                                sinks=log)
+                               group=not no_group, max_group=max_group, sinks=log)
     diverged = f", {summary.diverged} diverged" if summary.diverged else ""
     console.print(f"{summary.total} runs: {summary.done} done, {summary.skipped} skipped (already in {db}), "
                   f"{summary.errors} failed{diverged}")
@@ -294,8 +327,43 @@ def sweep(
         raise typer.Exit(code=1)
 
 
+def _on_device(configs, device: str, dtype: str | None):
+    """The configs on ``device`` (not part of their ids) and, with ``dtype``, their
+    transformer runs in it (bfloat16 is part of the id)."""
+    from dataclasses import replace
+
+    out = []
+    for c in configs:
+        changes = {"device": device}
+        if dtype is not None and c.model == "transformer" and c.init == "random":
+            changes["dtype"] = dtype
+        out.append(replace(c, **changes))
+    return out
+
+
+def _read_gpu_bench(path: Path) -> dict:
+    """The throughput table of ``bench/gpu_bench.py --json`` (model kind → run-steps/s at R runs)."""
+    import json
+
+    from ..checks import read_text_file
+
+    text = read_text_file(path, "--gpu-bench")
+    try:
+        data = json.loads(text)
+        rates = data["run_steps_per_s"]
+        if not isinstance(rates, dict) or not rates:
+            raise ValueError
+        for rate in rates.values():
+            if not isinstance(rate, (int, float)) or not rate > 0:
+                raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"--gpu-bench {path}: not a gpu_bench.py --json file (expected "
+                         '{"run_steps_per_s": {"transformer": 123.0, ...}, ...})') from None
+    return data
+
+
 def _dry_run(grid, configs, db: Path, workers: int | None, *, retry_errors: bool = False,
-             reset_db: bool = False) -> None:
+             reset_db: bool = False, group: bool = True, max_group: int = 32, bench: dict | None = None) -> None:
     """What ``sweep`` would run: counts, runs already in ``db``, the budget estimate. As the
     sweep would: ``retry_errors`` counts failed runs as to run, ``reset_db`` a store of another
     version as set aside (every run to run)."""
@@ -337,7 +405,16 @@ def _dry_run(grid, configs, db: Path, workers: int | None, *, retry_errors: bool
                       f"(longest {max(cs) / 60:.1f} min)", highlight=False)
     console.print(f"estimate (train/budget.py, idle cores): {sum(costs.values()) / 3600:.2f} core-hours, "
                   f"{wall / 3600:.2f} h wall on {cores} cores\n  (good to about 2x on an idle core; "
-                  "bench/budget_bench.py measures it on yours)\nDry run: nothing was trained.", highlight=False)
+                  "bench/budget_bench.py measures it on yours)", highlight=False)
+    if group:
+        from ..train.budget import gpu_estimate
+
+        est = gpu_estimate(todo, max_group, bench)
+        source = (f"measured by bench/gpu_bench.py ({bench.get('device', 'a GPU')})" if bench is not None
+                  else "assumed GPU throughput, train/budget.py GPU_RUN_STEPS_PER_S; --gpu-bench FILE to use yours")
+        console.print(f"grouped ({est['groups']} groups of at most {max_group} runs): {est['gpu_hours']:.2f} "
+                      f"GPU-hours on one GPU ({source})", highlight=False, soft_wrap=True)
+    console.print("Dry run: nothing was trained.", highlight=False)
 
 
 @app.command()

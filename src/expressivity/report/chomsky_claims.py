@@ -121,18 +121,29 @@ def train_unit(level: str, model: str, seed: int, size: str):
     import torch
 
     from ..runs import report_progress
-    from ..train import preset, train_run
+    from ..train import train_run
+
+    torch.set_num_threads(1)
+    cfg = unit_config(level, model, seed, size)
+    return train_run(cfg, on_step=lambda s, _l: report_progress(s / cfg.steps) if s % 50 == 0 else None, fit=True)
+
+
+def unit_config(level: str, model: str, seed: int, size: str):
+    """The RunConfig of :func:`train_unit` (``reproduce`` trains compatible units as one
+    batched model, :func:`expressivity.train.many.train_many`)."""
+    from ..train import preset
 
     task, _memory, _name, budgets = LEVELS[level]
     b = budgets[size]
-    torch.set_num_threads(1)
     layers, heads, d_model = b.transformer
     shape = ({"layers": layers, "heads": heads, "d_model": d_model, "positional": "sinusoidal"}
              if model == "transformer" else {"layers": 1, "d_model": b.d_model})
-    cfg = preset("deletang", task, model=model, steps=b.steps, eval_batch=b.eval_batch, batch_size=b.batch_size,
-                 lr=b.lr, train_lengths=b.train_lengths, test_lengths=b.test_lengths, seed=seed,
-                 memory_size=memory_size(level, model, b), **shape)
-    return train_run(cfg, on_step=lambda s, _l: report_progress(s / b.steps) if s % 50 == 0 else None, fit=True)
+    return preset("deletang", task, model=model, steps=b.steps, eval_batch=b.eval_batch, batch_size=b.batch_size,
+                  lr=b.lr, train_lengths=b.train_lengths, test_lengths=b.test_lengths, seed=seed,
+                  memory_size=memory_size(level, model, b), **shape)
+
+
+train_unit.run_config, train_unit.fit = unit_config, True  # groupable by reproduce (same config, fit)
 
 
 def _unit_key(model: str, seed: int) -> str:

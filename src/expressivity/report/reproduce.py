@@ -16,6 +16,7 @@ next run measures the missing units again.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sys
@@ -219,6 +220,47 @@ def _one_line(text: Any, limit: int = 120) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def group_units(units: list[Unit], timeout: float | None = None, max_group: int = 32
+                ) -> tuple[list[Unit], dict[str, list[Unit]]]:
+    """Training units that can share trained as one batched model: units whose function
+    names its run (``fn.run_config(*args)`` → RunConfig; ``fn.fit``) and whose runs
+    :func:`expressivity.train.many.group_configs` puts together (and
+    :func:`~expressivity.train.many.worth_grouping` finds worth it) become one unit of
+    :func:`~expressivity.train.many.group_unit`. Returns the units to run and, per group unit's
+    key, the units it stands for (each is still stored, and judged, as itself)."""
+    from ..train.many import group_configs, group_unit, worth_grouping
+
+    by_fn: dict[tuple, list[tuple[Unit, Any]]] = {}
+    seen: set[str] = set()
+    out: list[Unit] = []
+    for u in units:
+        make = getattr(u.fn, "run_config", None)
+        cfg = None
+        if make is not None:
+            try:
+                cfg = make(*u.args, **u.kwargs)
+            except Exception:  # noqa: BLE001 — the unit reports it itself when it runs
+                cfg = None
+        if cfg is None or cfg.run_id in seen or not worth_grouping(cfg):
+            out.append(u)
+            continue
+        seen.add(cfg.run_id)
+        by_fn.setdefault((u.fn.__module__, u.fn.__qualname__, bool(getattr(u.fn, "fit", False))), []).append((u, cfg))
+    members: dict[str, list[Unit]] = {}
+    for (_mod, _name, fit), pairs in by_fn.items():
+        unit_of = {cfg.run_id: u for u, cfg in pairs}
+        for g in group_configs([cfg for _, cfg in pairs], max_group):
+            if len(g) == 1:
+                out.append(unit_of[g[0].run_id])
+                continue
+            mine = [unit_of[c.run_id] for c in g]
+            key = "group:" + hashlib.sha256("|".join(u.key for u in mine).encode()).hexdigest()[:16]
+            out.append(Unit(key, group_unit, ([c.to_dict() for c in g], None, 1, False, "auto", fit),
+                            group=mine[0].group, timeout=None if timeout is None else timeout * len(g)))
+            members[key] = mine
+    return out, members
+
+
 def _why(o: Outcome) -> str:
     if o.status == "timed_out":
         return o.error
@@ -245,6 +287,8 @@ def reproduce(
     timeout: float | None = None,
     workers: int | None = None,
     reset_db: bool = False,
+    device: str | None = None,
+    group: bool = True,
 ) -> ReproduceResult:
     """Measure the claims and write ``out/index.html``, ``out/claims.json``, ``out/figures/``.
 
@@ -254,7 +298,11 @@ def reproduce(
     instance, "auto" or host:port for a cluster). ``timeout``: seconds per unit, both
     backends. ``db``: the results store (None: none); ``reset_db``: set a store of another
     code version aside instead of refusing it. ``only``: claim ids or group prefixes.
-    ``specs`` overrides the registry (tests inject claims with a wrong bound).
+    ``specs`` overrides the registry (tests inject claims with a wrong bound). ``device``
+    (auto | cpu | cuda | cuda:N | mps): where the training units train — what ``auto`` means
+    for them (:data:`expressivity.train.devices.DEVICE_ENV`, inherited by local units and a
+    local Ray instance); not part of any run id. ``group``: training units whose runs can
+    share train as one batched model (:func:`group_units`); each is stored as its own unit.
     """
     if size not in SIZES:
         raise ValueError(f"size must be one of {SIZES}, got {size!r}")
@@ -262,6 +310,10 @@ def reproduce(
         raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     if timeout is not None and not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if device is not None:
+        from ..train.devices import DEVICE_ENV, resolve_device
+
+        resolve_device(device, "device")  # unknown or absent: one line naming what is here
     if backend == "ray":
         check_address(address)  # before the store is touched: a wrong address fails at once
     emit = on_event or (lambda e: None)
@@ -284,15 +336,19 @@ def reproduce(
             else:
                 plan.add(spec, specs is not None)
         started: set[str] = set()
+        members: dict[str, list[Unit]] = {}
 
         def on_start(unit: Unit) -> None:
-            spec = plan.owner[unit.key][0]
             log.debug("unit %s started", unit.key)
-            if spec.id not in started:
-                started.add(spec.id)
-                plan.event("start", spec)
+            for u in members.get(unit.key, [unit]):
+                spec = plan.owner[u.key][0]
+                if spec.id not in started:
+                    started.add(spec.id)
+                    plan.event("start", spec)
 
         def on_progress(unit: Unit, fraction: float) -> None:
+            if unit.key in members:  # a group of a split claim's units: progress counts units
+                return
             spec, local = plan.owner[unit.key]
             if not local:
                 plan.event("progress", spec, fraction)
@@ -301,9 +357,35 @@ def reproduce(
             n, c = len(plan.units), len(chosen) - len(reused)
             log.info("%d unit%s to run for %d claim%s (%s backend, size %s)", n, "s" * (n != 1), c, "s" * (c != 1),
                      backend, size)
-        run_units(plan.units, backend=backend, workers=workers, address=address, timeout=timeout,
-                  on_start=on_start, on_done=plan.on_done, on_progress=on_progress,
-                  start=_START)
+        def on_done(o: Outcome) -> None:
+            mine = members.get(o.unit.key)
+            if mine is None:
+                plan.on_done(o)
+                return
+            values = o.value if o.status == "done" else [None] * len(mine)
+            for u, value in zip(mine, values):
+                if getattr(value, "status", None) == "error":  # a RunFailure: this unit failed alone
+                    plan.on_done(Outcome(u, "error", None, value.error, o.seconds / len(mine)))
+                else:
+                    plan.on_done(Outcome(u, o.status, value, o.error, o.seconds / len(mine)))
+
+        before = os.environ.get(DEVICE_ENV) if device is not None else None
+        if device is not None:
+            os.environ[DEVICE_ENV] = device  # the units' "auto" (they start after this)
+        try:
+            units = plan.units
+            if group:
+                units, grouped = group_units(units, timeout)
+                members.update(grouped)
+            run_units(units, backend=backend, workers=workers, address=address, timeout=timeout,
+                      on_start=on_start, on_done=on_done, on_progress=on_progress,
+                      start=_START)
+        finally:
+            if device is not None:
+                if before is None:
+                    os.environ.pop(DEVICE_ENV, None)
+                else:
+                    os.environ[DEVICE_ENV] = before
     finally:
         if store is not None:
             store.close()

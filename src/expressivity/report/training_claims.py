@@ -47,15 +47,25 @@ def train_unit(task: str, model: str, seed: int, size: str):
     import torch
 
     from ..runs import report_progress
-    from ..train import preset, train_run
+    from ..train import train_run
+
+    torch.set_num_threads(1)
+    cfg = unit_config(task, model, seed, size)
+    return train_run(cfg, on_step=lambda s, _l: report_progress(s / cfg.steps) if s % 50 == 0 else None)
+
+
+def unit_config(task: str, model: str, seed: int, size: str):
+    """The RunConfig of :func:`train_unit` (``reproduce`` groups compatible units)."""
+    from ..train import preset
 
     train_lengths, test_lengths, steps, _seeds, eval_batch = _SIZES[task][size]
-    torch.set_num_threads(1)
-    cfg = preset(
+    return preset(
         "quick", task, task_params=_PARAMS[task], steps=steps, lr=3e-3, batch_size=64,
         train_lengths=train_lengths, test_lengths=test_lengths, eval_batch=eval_batch, seed=seed, **_MODELS[model],
     )
-    return train_run(cfg, on_step=lambda s, _l: report_progress(s / steps) if s % 50 == 0 else None)
+
+
+train_unit.run_config, train_unit.fit = unit_config, False  # groupable by reproduce
 
 
 def _units(task: str):

@@ -5,7 +5,10 @@ Main entry points:
 RunResult`` (deterministic given ``cfg.seed``; checkpoints and resumes when ``out_dir`` is
 given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | ``yao`` | ``quick``),
 ``ResultStore(path)``, ``run_sweep(configs, db, backend="local"|"ray", ...)``,
-``load_sweep(yaml_path)``, ``select_runs(configs, only=…, shard=(i, n))``.
+``load_sweep(yaml_path)``, ``select_runs(configs, only=…, shard=(i, n))``,
+``train_many(configs) -> list[RunResult]`` (runs that differ in seed / lr as one batched
+model, each result as ``train_run`` gives it) and ``group_configs(configs)`` (which runs can
+share); ``RunConfig.device`` / ``dtype`` (:mod:`.devices`).
 """
 
 from .config import RunConfig, parse_lengths
@@ -18,6 +21,7 @@ from .loop import (
            memory_estimate,
            train_run,
 )
+from .many import group_configs, train_many
 from .models import (
            MODELS,
            LSTMModel,
@@ -61,6 +65,7 @@ __all__ = [
            "evaluate_lengths",
            "expand_grid",
            "get_protocol",
+           "group_configs",
            "load_sweep",
            "memory_estimate",
            "parse_lengths",
@@ -69,6 +74,7 @@ __all__ = [
            "run_sweep",
            "seed_configs",
            "select_runs",
+           "train_many",
            "train_run",
            "transformer_config",
 ]

@@ -1,4 +1,4 @@
-"""What a run costs before it runs: an estimate of its seconds on one CPU core.
+"""What a run costs before it runs: an estimate of its seconds on one CPU core (and, grouped, on one GPU).
 
 A sweep's budget is decided before any training (``chomsky-quick.yaml`` must fit 30 minutes
 on 2 cores), so the estimate is a formula in the config alone, calibrated once by timing runs
@@ -94,3 +94,42 @@ def estimate_sweep(configs: Iterable[RunConfig], workers: int = 2) -> float:
     for cost in sorted((estimate_seconds(c) for c in configs), reverse=True):
         heapq.heapreplace(loads, loads[0] + cost)  # loads stays a heap: [0] is the least loaded
     return max(loads)
+
+
+# ------------------------------------------------------------------ one GPU, runs grouped
+# ASSUMED, not measured (no GPU was available when this was written): run-steps per second
+# of a group of GPU_GROUP runs trained as one batched model (train/many.py) at the full
+# Chomsky size on one GPU. A small model's step on a GPU is bound by kernel launches, not by
+# arithmetic, so a group's step costs about the same for 1 … GPU_GROUP runs: a group of R
+# runs takes steps × GPU_GROUP / rate seconds. The recurrent models step through time in
+# Python (≈ 40 steps × tens of kernels each, forward and backward); the stack and tape models
+# launch ≈ 3× more per time step. `sweep --dry-run --gpu-bench FILE` replaces these with the
+# rates bench/gpu_bench.py measured (its --json output).
+GPU_GROUP = 32
+GPU_RUN_STEPS_PER_S: dict[str, float] = {"transformer": 2000.0, "rnn": 1200.0, "lstm": 1000.0,
+                                         "stack_rnn": 400.0, "stack_lstm": 350.0, "tape_rnn": 250.0}
+GPU_EVAL_LENGTH_S = 0.01  # ASSUMED: one test length of one run evaluated on the GPU (a forward pass)
+
+
+def gpu_estimate(configs: Iterable[RunConfig], max_group: int = GPU_GROUP, bench: dict | None = None) -> dict:
+    """Estimated seconds of ``configs`` on one GPU, grouped (:func:`.many.group_configs`, at
+    most ``max_group`` runs each) and the groups run one after another:
+    ``{"groups": …, "gpu_seconds": …, "gpu_hours": …}``. ``bench``: bench/gpu_bench.py's
+    ``--json`` output (``run_steps_per_s`` per model kind at ``runs`` at once,
+    ``eval_length_s``), else the assumed :data:`GPU_RUN_STEPS_PER_S`."""
+    from .many import group_configs
+
+    rates = dict(GPU_RUN_STEPS_PER_S)
+    per_group, eval_s = GPU_GROUP, GPU_EVAL_LENGTH_S
+    if bench is not None:
+        rates.update({k: float(v) for k, v in bench.get("run_steps_per_s", {}).items()})
+        per_group = int(bench.get("runs", GPU_GROUP))
+        eval_s = float(bench.get("eval_length_s", GPU_EVAL_LENGTH_S))
+    configs = list(configs)
+    groups = group_configs(configs, max_group) if configs else []
+    total = 0.0
+    for g in groups:
+        step_s = per_group / rates.get(g[0].model, min(rates.values()))  # one step of the whole group
+        total += max(c.steps for c in g) * step_s * max(1.0, len(g) / per_group)
+        total += sum(len(c.test_lengths) for c in g) * eval_s
+    return {"groups": len(groups), "gpu_seconds": total, "gpu_hours": total / 3600}

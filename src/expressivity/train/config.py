@@ -22,9 +22,13 @@ modelling and/or next-symbol prediction on the positive strings to a recognizer,
 coefficient 1, or ``{"lm": 0.5}`` (:mod:`.recognizers`); it needs a causal model — the
 recurrent ones, or a transformer with ``causal = True`` (a causal attention mask for a
 recognizer or classifier too; next-symbol transformers are always causal).
-``init``, ``init_params``, ``perturb``, ``memory_size``, ``aux`` and ``causal`` at their defaults
-are left out of :meth:`to_dict`, so the run ids of configs written before they existed do not
-change.
+Device and precision (:mod:`.devices`): ``device`` = auto | cpu | cuda | cuda:N | mps says
+where the run trains and is never part of :meth:`to_dict` (nor of the run id): a run resumed
+on another device is the same run. ``dtype`` = float32 | bfloat16 (autocast, transformer only)
+changes the numbers, so bfloat16 is part of the id.
+``init``, ``init_params``, ``perturb``, ``memory_size``, ``aux``, ``causal`` and ``dtype`` at their
+defaults are left out of :meth:`to_dict`, so the run ids of configs written before they existed
+do not change.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from ..checks import parse_lengths  # noqa: F401  (re-exported: the one parser o
 from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..languages import KINDS, REGISTRY, get_task, kinds_of
 from ..transformer.positions import POSITIONALS
+from .devices import DTYPES, check_device_name
 from .recognizers import check_aux, normalize_aux
 
 Model = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]
@@ -51,7 +56,8 @@ MAX_SIZE = {"layers": 1024, "heads": 4096, "d_model": 2**20, "d_mlp": 2**24, "st
 Accuracy = Literal["per_string", "per_position"]
 INIT_CONSTRUCTION = "construction:"  # init = "construction:NAME"
 _OMITTED_DEFAULTS = {"init": "random", "init_params": {}, "perturb": 0.0, "memory_size": 0, "aux": {},
-                     "causal": False}  # dropped from to_dict at these values
+                     "causal": False, "dtype": "float32"}  # dropped from to_dict at these values
+PLACE_FIELDS = ("device",)  # where a run trains, not what it is: never in to_dict / the run id
 MEMORY_MODELS: tuple[str, ...] = ("stack_rnn", "stack_lstm", "tape_rnn")  # the models with a memory_size
 
 
@@ -93,6 +99,8 @@ class RunConfig:
     memory_size: int = 0  # cells of the stack / tape of stack_rnn, stack_lstm, tape_rnn; 0 = the model's own
     aux: dict = field(default_factory=dict)  # auxiliary losses of a recognizer: ("lm", "next_symbol") or {"lm": 0.5}
     causal: bool = False  # transformer: causal attention for recognition/classification too (next_symbol always is)
+    device: str = "auto"  # auto | cpu | cuda | cuda:N | mps (train/devices.py); not part of the run id
+    dtype: str = "float32"  # float32 | bfloat16 (transformer forward under autocast)
 
     def __post_init__(self) -> None:
         def need(cond: bool, name: str, msg: str) -> None:
@@ -143,6 +151,11 @@ class RunConfig:
                              "already (leave causal False)")
         if self.causal and self.kind == "next_symbol":
             raise ValueError("RunConfig.causal: a next_symbol transformer is causal already (leave causal False)")
+        put("device", check_device_name(self.device, "RunConfig.device"))
+        checks.check_choice(self.dtype, "RunConfig.dtype", DTYPES)
+        if self.dtype != "float32" and (self.model != "transformer" or self.init != "random"):
+            raise ValueError(f"RunConfig.dtype {self.dtype} (autocast) is for a randomly initialised transformer; "
+                             f"model {self.model!r} with init {self.init!r} trains in float32 (leave dtype out)")
         checks.check_choice(self.positional, "RunConfig.positional", POSITIONALS)
         checks.check_choice(self.layer_norm, "RunConfig.layer_norm", ("none", "pre", "post"))
         checks.check_choice(self.accuracy, "RunConfig.accuracy", ("per_string", "per_position"))
@@ -213,6 +226,8 @@ class RunConfig:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        for name in PLACE_FIELDS:
+            del d[name]
         d["train_lengths"] = list(self.train_lengths)
         d["test_lengths"] = list(self.test_lengths)
         for name, default in _OMITTED_DEFAULTS.items():

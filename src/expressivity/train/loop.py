@@ -60,6 +60,7 @@ from ..transformer import Transformer, load_state, save_transformer
 from ..transformer.io import write_safetensors
 from . import bracket_distance, recognizers
 from .config import RunConfig
+from .devices import autocast, check_dtype, resolve_device, to_device
 from .models import memory_cells
 from .models.construction import construction_name, get_construction
 from .models.stack_rnn import STACK_CELL
@@ -122,18 +123,11 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     task = cfg.make_task()
     check_run_memory(cfg, task)
     train_lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
-    model = recognizers.build(cfg, task)  # build_model, with aux heads when cfg.aux
+    device = run_device(cfg)
+    model = recognizers.build(cfg, task).to(device)  # build_model (seeded, on the CPU), aux heads when cfg.aux
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     rng = np.random.default_rng(cfg.seed)
-    losses: list[float] = []
-    start = 0
-    if out is not None:
-        _check_checkpoint_owner(out, cfg)  # before anything is written into the directory
-        if restart:
-            clear_checkpoint(out)
-        checks.make_dir(out, "out_dir")
-        start, losses = _load_checkpoint(out, cfg, model, opt, rng)
-        checks.write_atomic(out / "config.json", lambda p: p.write_text(json.dumps(cfg.to_dict(), indent=1)))
+    start, losses = open_run(out, cfg, model, opt, rng, restart)
     resumed_from = start
 
     model.train()
@@ -141,8 +135,9 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     log_every = max(1, cfg.steps // 100)
     for step in range(start, cfg.steps):
         n = int(rng.choice(train_lengths))
-        batch = task.sample_batch(rng, cfg.batch_size, n)
-        logits = model(batch["input"])  # (B, T, C)
+        batch = to_device(task.sample_batch(rng, cfg.batch_size, n), device)
+        with autocast(cfg.dtype, device):
+            logits = model(batch["input"]).float()  # (B, T, C)
         mask = batch["mask"]
         loss = soft_cross_entropy(logits, batch["output"], mask).sum() / mask.sum()
         loss = loss + recognizers.aux_loss(cfg, task, model, batch)  # 0 without cfg.aux
@@ -165,6 +160,36 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
         if out is not None and ((step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps):
             _save_checkpoint(out, cfg, model, opt, rng, step + 1, losses)
 
+    return finish_run(cfg, task, model, out, losses, diverged_at, resumed_from, t0, on_eval, fit, sinks=sinks)
+
+
+def run_device(cfg: RunConfig) -> torch.device:
+    """The torch.device ``cfg`` trains on here (:mod:`.devices`), its dtype checked against it."""
+    device = resolve_device(cfg.device)
+    check_dtype(cfg.dtype, device)
+    return device
+
+
+def open_run(out: Path | None, cfg: RunConfig, model, opt, rng, restart: bool) -> tuple[int, list[float]]:
+    """The run's directory made ready: another run's checkpoint refused, this run's discarded
+    (``restart``) or loaded into ``model`` / ``opt`` / ``rng``; config.json written. Returns
+    (step to start from, the losses so far)."""
+    if out is None:
+        return 0, []
+    _check_checkpoint_owner(out, cfg)  # before anything is written into the directory
+    if restart:
+        clear_checkpoint(out)
+    checks.make_dir(out, "out_dir")
+    start, losses = _load_checkpoint(out, cfg, model, opt, rng)
+    checks.write_atomic(out / "config.json", lambda p: p.write_text(json.dumps(cfg.to_dict(), indent=1)))
+    return start, losses
+
+
+def finish_run(cfg: RunConfig, task, model, out: Path | None, losses: list[float], diverged_at: int | None,
+               resumed_from: int, t0: float, on_eval=None, fit: bool = False,
+               metrics: list[dict] | None = None, sinks: Sequence[Sink] = ()) -> RunResult:
+    """The RunResult of a trained (or diverged) run, evaluated per test length unless
+    ``metrics`` are given; metrics.json written to ``out``."""
     n_params = sum(p.numel() for p in model.parameters())
     if diverged_at is not None:
         result = RunResult(cfg, (), float("nan"), time.perf_counter() - t0, n_params, resumed_from,
@@ -173,10 +198,12 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
             checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(
                 {"status": "diverged", "diverged_at": diverged_at, "loss": str(losses[-1])}, indent=1)))
         return result
-    metrics = evaluate_lengths(model, cfg, task, on_length=on_eval)
+    if metrics is None:
+        metrics = evaluate_lengths(model, cfg, task, on_length=on_eval)
     _log_metrics(sinks, cfg, metrics)
     extra = {}
     if fit:
+        train_lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
         extra["train_range"] = evaluate_lengths(model, replace(cfg, test_lengths=tuple(train_lengths)), task)
     tail = losses[-max(1, len(losses) // 10):] if losses else [float("nan")]
     result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from,
@@ -291,9 +318,12 @@ def evaluate_lengths(model: torch.nn.Module, cfg: RunConfig, task=None,
     if on_length is not None:
         on_length(0, len(lengths))
     by_distance = bracket_distance.applies(task)
+    device = next(iter(model.parameters()), torch.empty(0)).device
     for i, n in enumerate(lengths):
         batch = task.sample_batch(rng, cfg.eval_batch, n)
-        logits = model(batch["input"])
+        with autocast(cfg.dtype, device):
+            logits = model(batch["input"].to(device))
+        logits = on_cpu(logits)
         row = batch_metrics(logits, batch, task.kind, cfg.accuracy) | {"length": n}
         if by_distance:
             row |= bracket_distance.closing_bracket_metrics(logits, batch)
@@ -303,6 +333,12 @@ def evaluate_lengths(model: torch.nn.Module, cfg: RunConfig, task=None,
             on_length(i + 1, len(lengths))
     model.train(was_training)
     return rows
+
+
+def on_cpu(logits: torch.Tensor) -> torch.Tensor:
+    """Logits on the CPU for the metrics (float64 there: MPS has none), bfloat16 as float32."""
+    logits = logits.detach().cpu()
+    return logits.float() if logits.dtype in (torch.bfloat16, torch.float16) else logits
 
 
 def batch_metrics(logits: torch.Tensor, batch: dict, kind: str, accuracy: str = "per_string") -> dict:
@@ -418,7 +454,7 @@ def _load_checkpoint(out: Path, cfg, model, opt, rng) -> tuple[int, list[float]]
         raise ValueError(f"checkpoint in {out} is incomplete ({missing.name} is missing); {_restart_hint(out)}")
     meta = _model_meta(model_path)
     try:
-        trainer = torch.load(trainer_path, weights_only=True)
+        trainer = torch.load(trainer_path, weights_only=True, map_location="cpu")  # any device's checkpoint
         if not isinstance(trainer, dict) or not {"run_id", "step", "optimizer", "rng", "losses"} <= set(trainer):
             raise ValueError("not a trainer state")
     except Exception:  # torch raises many types for a damaged pickle

@@ -132,16 +132,16 @@ def aux_loss(cfg, task, model: nn.Module, batch: dict) -> torch.Tensor | float:
     if n < 1 or not len(tokens):
         return 0.0
     K = len(task.language.alphabet)
-    ids = (tokens[:, :n] - (len(task.vocab) - K)).numpy()  # alphabet indices
-    logits = model.aux_logits[label][:, :n]  # (P, n, extra): position t has read s₁ … s_{t+1}
-    total = torch.zeros(())
+    ids = (tokens[:, :n] - (len(task.vocab) - K)).cpu().numpy()  # alphabet indices
+    logits = model.aux_logits[label][:, :n].float()  # (P, n, extra): position t has read s₁ … s_{t+1}
+    total = torch.zeros((), device=logits.device)
     for j, (loss, coef) in enumerate(cfg.aux.items()):
         head = logits[..., j * (K + 1):(j + 1) * (K + 1)]
         if loss == "lm":
-            target = torch.from_numpy(np.concatenate([ids[:, 1:], np.full((len(ids), 1), K)], axis=1))
+            target = torch.from_numpy(np.concatenate([ids[:, 1:], np.full((len(ids), 1), K)], axis=1)).to(head.device)
             per = F.cross_entropy(head.reshape(-1, K + 1), target.reshape(-1), reduction="none").view(len(ids), n)
         else:
-            sets = torch.from_numpy(valid_next_sets(task.language, ids)[:, 1:]).float()  # after s₁…s_{t+1}
+            sets = torch.from_numpy(valid_next_sets(task.language, ids)[:, 1:]).float().to(head.device)  # after s₁…s_{t+1}
             per = F.binary_cross_entropy_with_logits(head, sets, reduction="none").mean(-1)
         total = total + coef * per.mean(1).mean()
     return total

@@ -25,6 +25,13 @@ cluster at ``address``. Results reach the store through the driver process only.
 longest first (:func:`.budget.estimate_seconds`), the schedule ``estimate_sweep`` assumes.
 With a ``timeout`` a run that takes longer is stopped and recorded as ``timed_out``.
 
+Many runs at once (default): runs that differ only in seed and optimiser settings
+(:func:`.many.group_configs`, at most :data:`MAX_GROUP` each) are one unit that trains them as
+one batched model (:func:`.many.train_many`); each run is still recorded, checkpointed under
+``out_dir/<run_id>`` and resumed as its own run. A group's process that dies fails its runs
+(each recorded as an error, each resuming from its own checkpoint). ``group=False``
+(``sweep --no-group``) gives one unit per run.
+
 Part of a grid: :func:`select_runs` keeps the runs whose fields take the given values
 (``only``, ANDed over fields, ORed over the values of a field) and/or one shard ``(i, n)``:
 run ``r`` belongs to shard ``1 + h(r.run_id) mod n`` with ``h`` the first 64 bits of
@@ -38,6 +45,7 @@ import hashlib
 import itertools
 import logging
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -51,12 +59,14 @@ from ..runs.sinks import check_sinks, close_sinks, open_sinks
 from .budget import estimate_seconds
 from .config import RunConfig
 from .loop import train_run
+from .many import RunFailure, group_unit
 from .protocols import preset as make_preset
 from .store import ResultStore
 
 _TOP_KEYS = {"preset", "base", "grid", "runs"}
 MAX_RUNS = 20_000  # runs of one sweep file: sized before anything is expanded (each run is minutes or more)
 MAX_FILE_BYTES = 2 * 2**20  # a sweep file's size, checked before it is parsed
+MAX_GROUP = 32  # runs trained as one batched model by default (train/many.py)
 
 log = logging.getLogger(__name__)  # one INFO line per finished run
 
@@ -266,13 +276,14 @@ def select_runs(configs: list[RunConfig], only: dict | None = None,
 
 
 def _run_one(cfg_dict: dict, out_dir: str | None, run_fn: Callable | None, threads: int = 1,
-             restart: bool = False, sinks: tuple[str, ...] = ()):
-    """Unit body: train one config (its RunResult; an exception is the unit's error). ``sinks``:
-    specs of :mod:`expressivity.runs.sinks`, opened here, in the worker, one per run."""
+             restart: bool = False, device: str = "auto", sinks: tuple[str, ...] = ()):
+    """Unit body: train one config (its RunResult; an exception is the unit's error). The
+    device travels beside the config: it is not part of ``to_dict``. ``sinks``: specs of
+    :mod:`expressivity.runs.sinks`, opened here, in the worker, one per run."""
     import torch
 
     torch.set_num_threads(threads)
-    cfg = RunConfig.from_dict(cfg_dict)
+    cfg = RunConfig.from_dict({**cfg_dict, "device": device})
     out = None if out_dir is None else str(Path(out_dir) / cfg.run_id)
     if run_fn is not None:
         return run_fn(cfg, out)
@@ -283,24 +294,51 @@ def _run_one(cfg_dict: dict, out_dir: str | None, run_fn: Callable | None, threa
         close_sinks(opened)
 
 
+def plan_groups(configs: list[RunConfig], workers: int, max_group: int | None = MAX_GROUP) -> list[list[RunConfig]]:
+    """The sweep's units when grouping: :func:`.many.group_configs` (at most ``max_group`` runs
+    each) of the runs :func:`.many.worth_grouping` (on an accelerator, all; on the CPU, the
+    small ones), the rest one unit each; the largest group halved while there are fewer units
+    than ``workers`` (so every worker has one); longest first (the sum of
+    :func:`.budget.estimate_seconds`)."""
+    from .many import group_configs, worth_grouping
+
+    worth = [c for c in configs if worth_grouping(c)]
+    groups = group_configs(worth, max_group) + [[c] for c in configs if not worth_grouping(c)]
+    while len(groups) < workers:
+        big = max(range(len(groups)), key=lambda i: len(groups[i]), default=None)
+        if big is None or len(groups[big]) < 2:
+            break
+        g = groups.pop(big)
+        groups[big:big] = [g[: len(g) // 2], g[len(g) // 2:]]
+    return sorted(groups, key=lambda g: sum(estimate_seconds(c) for c in g), reverse=True)
+
+
 def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", workers: int | None = None,
               address: str | None = None, out_dir: str | Path | None = None, run_fn: Callable | None = None,
               retry_errors: bool = False, on_event: Callable[[str, RunConfig, Any], None] | None = None,
               restart: bool = False, timeout: float | None = None, reset_db: bool = False,
+              group: bool = True, max_group: int | None = MAX_GROUP,
               sinks: list[str] | tuple[str, ...] = ()) -> SweepSummary:
     """Run every config not yet finished in ``db``; record each as it finishes.
 
     ``restart``: the runs started now ignore (and replace) their checkpoints under
     ``out_dir`` — with ``retry_errors``, the way to redo runs whose checkpoint was corrupt.
     ``timeout``: seconds per run (both backends); a run stopped by it is recorded as
-    ``timed_out`` (retried with ``retry_errors``). ``reset_db``: a ``db`` of another code
-    version is set aside instead of refused. ``sinks``: where each run also logs its loss and
-    metrics, e.g. ``["tensorboard:runs/tb"]`` (:mod:`expressivity.runs.sinks`)."""
+    ``timed_out`` (retried with ``retry_errors``); a group's unit gets R × timeout.
+    ``reset_db``: a ``db`` of another code version is set aside instead of refused.
+    ``group``: compatible runs (:func:`.many.group_configs`, at most ``max_group``) train as
+    one batched model, one unit (:func:`plan_groups`); each is still recorded, checkpointed
+    and resumed as its own run. Off with ``group=False``, a ``run_fn`` or ``sinks``.
+    ``sinks``: where each run also logs its loss and metrics, e.g. ``["tensorboard:runs/tb"]``
+    (:mod:`expressivity.runs.sinks`)."""
     checks.check_choice(backend, "backend", BACKENDS)
     retry_errors, restart, reset_db = (checks.check_bool(v, n) for v, n in
                                        ((retry_errors, "retry_errors"), (restart, "restart"), (reset_db, "reset_db")))
+    group = checks.check_bool(group, "group")
     if workers is not None:
         workers = checks.check_int(workers, "workers", min=1, max=1024)
+    if max_group is not None:
+        max_group = checks.check_int(max_group, "max_group (runs per group)", min=1, max=10**6)
     if timeout is not None:  # before the store is created
         timeout = checks.check_float(timeout, "timeout (seconds)", min=0, min_open=True)
     if isinstance(configs, RunConfig) or not isinstance(configs, (list, tuple)):
@@ -325,15 +363,40 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
             if c.run_id in finished and on_event:
                 on_event("skipped", c, None)
         out = None if out_dir is None else str(out_dir)
-        units = [Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart, sinks), group="sweep") for c in todo]
-        by_key = {c.run_id: c for c in todo}
+        if group and run_fn is None and not sinks:
+            plan = plan_groups(todo, workers or os.cpu_count() or 1, max_group)
+        else:
+            plan = [[c] for c in todo]
+        units, members = [], {}
+        for g in plan:
+            if len(g) == 1:
+                c = g[0]
+                units.append(Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart, c.device, sinks),
+                                  group="sweep"))
+            else:
+                key = "group:" + "+".join(c.run_id for c in g)[:200]
+                lim = None if timeout is None else timeout * len(g)
+                units.append(Unit(key, group_unit, ([c.to_dict() for c in g], out, 1, restart, g[0].device),
+                                  group="sweep", timeout=lim))
+            members[units[-1].key] = g
         if summary.skipped:
             log.info("%d of %d runs already in %s: skipped", summary.skipped, len(configs), db)
         if todo:
-            log.info("%d runs to train (%s backend)", len(todo), backend)
+            log.info("%d runs to train in %d units (%s backend)", len(todo), len(units), backend)
 
         def record(outcome: Outcome) -> None:
-            cfg, payload, status = by_key[outcome.unit.key], outcome.value, outcome.status
+            g = members[outcome.unit.key]
+            if len(g) == 1:
+                record_one(g[0], outcome.value, outcome.status, outcome.error, outcome.seconds)
+            else:
+                values = outcome.value if outcome.status == "done" else [None] * len(g)
+                for cfg, value in zip(g, values):
+                    if isinstance(value, RunFailure):  # this run could not start: it fails alone
+                        record_one(cfg, None, "error", value.error, outcome.seconds / len(g))
+                    else:
+                        record_one(cfg, value, outcome.status, outcome.error, outcome.seconds / len(g))
+
+        def record_one(cfg: RunConfig, payload, status: str, error: str, seconds: float) -> None:
             if status == "done" and getattr(payload, "status", "done") == "diverged":
                 store.record_result(payload)
                 summary.diverged += 1
@@ -342,7 +405,7 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
                 store.record_result(payload)
                 summary.done += 1
             else:
-                payload = outcome.error
+                payload = error
                 if status == "error" and "process died" in payload:
                     payload += "; rerun with --retry-errors (it resumes from its checkpoint)"
                 store.record_error(cfg, payload, status)
@@ -351,10 +414,10 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
             left = len(todo) - summary.done - summary.diverged - summary.errors
             more = f"; {left} to go" if left else ""
             if status == "done":
-                log.info("run %s done in %.1f s (score %.3f)%s", cfg.label(), outcome.seconds,
+                log.info("run %s done in %.1f s (score %.3f)%s", cfg.label(), seconds,
                          getattr(payload, "score", float("nan")), more)
             else:
-                log.warning("run %s %s after %.1f s%s", cfg.label(), status.replace("_", " "), outcome.seconds, more)
+                log.warning("run %s %s after %.1f s%s", cfg.label(), status.replace("_", " "), seconds, more)
             if on_event:
                 on_event(status, cfg, payload)
 

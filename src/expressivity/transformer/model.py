@@ -185,7 +185,7 @@ class Attention(nn.Module):
             z = self._one_wide(y, allowed, scale, cache, prefix, bias)  # (B, T, H)
         else:
             q, k, v = self.qkv(y)  # (B, H, T, d_head)
-            if cfg.attention == "softmax" and cache is None:
+            if cfg.attention == "softmax" and cache is None and not _vmapped(y):  # SDPA has no vmap rule
                 if isinstance(scale, Tensor):
                     q, scale = q * scale, 1.0
                 if bias is not None:  # SDPA adds a float mask to the scaled logits; a 4-D one (1, H, T, T)
@@ -240,6 +240,12 @@ class Attention(nn.Module):
             cache[prefix + "hook_scores"] = a.permute(0, 3, 1, 2)
             cache[prefix + "hook_pattern"] = w.permute(0, 3, 1, 2)
         return z  # (B, T, H)
+
+
+def _vmapped(t: Tensor) -> bool:
+    """Whether ``t`` is a per-run slice under ``torch.func.vmap`` (the batched trainer checks
+    its ids once, outside: a value test inside vmap is not allowed)."""
+    return torch._C._functorch.is_batchedtensor(t)
 
 
 def _allowed(T: int, causal: bool, key_mask: Tensor | None, device) -> Tensor | None:
@@ -386,7 +392,7 @@ class Transformer(nn.Module, PretrainedMixin):
                 raise ValueError(f"token-id model expects integer ids of shape (B, T), got dtype {inputs.dtype}")
             if inputs.dim() != 2:
                 raise ValueError(f"token ids must have shape (B, T), got {tuple(inputs.shape)}")
-            if inputs.numel() and (int(inputs.min()) < 0 or int(inputs.max()) >= cfg.d_vocab):
+            if inputs.numel() and not _vmapped(inputs) and (int(inputs.min()) < 0 or int(inputs.max()) >= cfg.d_vocab):
                 raise ValueError(f"token ids must lie in [0, {cfg.d_vocab}), got range "
                                  f"[{int(inputs.min())}, {int(inputs.max())}]")
             y = self.W_E[inputs]

@@ -68,11 +68,13 @@ class ConstructionModel(nn.Module):
         if inputs.dim() != 2:
             raise ValueError(f"token ids must have shape (B, T), got {tuple(inputs.shape)}")
         B, T = inputs.shape
-        strings = self._language.to_strings((inputs[:, :-1] - len(SPECIALS)).numpy())  # drop CLS
+        strings = self._language.to_strings((inputs[:, :-1] - len(SPECIALS)).cpu().numpy())  # drop CLS
         enc = self._encoder(strings)
-        y = self.transformer(enc.inputs, key_mask=enc.key_mask)  # (B, T', 1)
-        z = y[torch.arange(B), enc.read, 0]  # (B,)
-        logits = torch.zeros(B, T, 2, dtype=y.dtype)
+        device = inputs.device
+        key_mask = None if enc.key_mask is None else enc.key_mask.to(device)
+        y = self.transformer(enc.inputs.to(device), key_mask=key_mask)  # (B, T', 1)
+        z = y[torch.arange(B, device=device), torch.as_tensor(enc.read, device=device), 0]  # (B,)
+        logits = torch.zeros(B, T, 2, dtype=y.dtype, device=device)
         logits[:, -1, 0] = -z / 2
         logits[:, -1, 1] = z / 2
         return logits  # (B, T, 2)

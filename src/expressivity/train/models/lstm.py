@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from ._recurrent import lstm_layers, vmapped
+
 
 class LSTMModel(nn.Module):
     """Embedding → torch.nn.LSTM (``layers`` stacked, hidden = d_model) → linear read-out."""
@@ -20,5 +22,6 @@ class LSTMModel(nn.Module):
         self.unembed = nn.Linear(d_model, d_out)
 
     def forward(self, inputs: Tensor, key_mask: Tensor | None = None) -> Tensor:
-        h, _ = self.lstm(self.embed(inputs))  # (B, T, d_model)
+        x = self.embed(inputs)
+        h = lstm_layers(self.lstm, x) if vmapped(x) else self.lstm(x)[0]  # (B, T, d_model)
         return self.unembed(h)  # (B, T, d_out)

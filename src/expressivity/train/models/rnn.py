@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from ._recurrent import RecurrentModel
+from ._recurrent import RecurrentModel, rnn_layers, vmapped
 
 
 class RNNModel(RecurrentModel):
@@ -20,5 +20,7 @@ class RNNModel(RecurrentModel):
         self.rnn = nn.RNN(d_model, d_model, num_layers=layers, nonlinearity="tanh", batch_first=True)
 
     def core(self, x: Tensor, ids: Tensor) -> Tensor:
+        if vmapped(x):  # many runs at once: the fused kernel has no vmap rule
+            return rnn_layers(self.rnn, x)
         h, _ = self.rnn(x)  # (B, T, d_model)
         return h

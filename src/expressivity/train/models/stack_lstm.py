@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from ._recurrent import lstm_cell, vmapped
 from .stack_rnn import STACK_CELL, STACK_SIZE, StackModel
 
 
@@ -35,5 +36,9 @@ class StackLSTM(StackModel):
         return zero, zero  # h_0, c_0
 
     def controller(self, xr: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        h, c = self.lstm(xr, state)
+        if vmapped(xr):  # many runs at once: the fused cell has no vmap rule
+            cell = self.lstm
+            h, c = lstm_cell(xr, state, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+        else:
+            h, c = self.lstm(xr, state)
         return h, (h, c)

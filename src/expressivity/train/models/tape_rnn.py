@@ -17,7 +17,8 @@ o_t = h_t, read out as W_U ReLU(h_t) + b_U. Sizes follow their code: K = 40 cell
 m = 8; d = ``d_model``; one core (``layers`` is not used).
 
 n is read from the ids: the position of the first EOS (transduction inputs s_1…s_n EOS CLS^m),
-else T − 1 (recognition / classification s_1…s_n CLS). The jumps need the whole input's
+else T − 1 (recognition / classification s_1…s_n CLS; a row right-padded with PAD: the first
+PAD's position − 1). The jumps need the whole input's
 length, which a next-symbol model must not know, so with ``jumps=False`` (our choice for
 next-symbol tasks) only stay / left / right remain (a_t ∈ Δ²).
 
@@ -30,7 +31,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ...languages.vocab import EOS_TOKEN
+from ...languages.vocab import EOS_TOKEN, PAD
 from ._recurrent import RecurrentModel, elman_step
 
 TAPE_SIZE = 40  # K, cells (Delétang et al.'s example memory_size)
@@ -56,10 +57,13 @@ def tape_update(M: Tensor, a: Tensor, w: Tensor, n: Tensor | int) -> Tensor:
 
 
 def input_length(ids: Tensor) -> Tensor:
-    """n per row of ids (B, T): the index of the first EOS, else T − 1."""
-    is_eos = ids == EOS_TOKEN
+    """n per row of ids (B, T): the index of the first EOS, else the index of the first PAD
+    − 1 (a row right-padded by the batched trainer, :mod:`..many`), else T − 1."""
+    is_eos, is_pad = ids == EOS_TOKEN, ids == PAD
     first = is_eos.to(torch.int64).argmax(1)
-    return torch.where(is_eos.any(1), first, torch.full_like(first, ids.shape[1] - 1))
+    first_pad = is_pad.to(torch.int64).argmax(1) - 1
+    unpadded = torch.where(is_pad.any(1), first_pad, torch.full_like(first, ids.shape[1] - 1))
+    return torch.where(is_eos.any(1), first, unpadded)
 
 
 class TapeRNN(RecurrentModel):
