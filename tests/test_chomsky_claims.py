@@ -165,3 +165,27 @@ def test_reproduce_runs_the_claims_as_units_into_the_results_store(tmp_path):
         assert runs[unit["value"]["run_id"]]["status"] == "done"
     res_q = reproduce(tmp_path / "out2", size="quick", db=None, only=["chomsky.cs"])
     assert res_q.claims[0].status == "not applicable" and res_q.claims[0].units == {"done": 0, "total": 0}
+
+
+def _unit(score, fit, lo, hi, tests):
+    return {"metrics": [{"length": n, "accuracy": score} for n in tests],
+            "train_range": [{"length": n, "accuracy": fit} for n in range(lo, hi + 1)]}
+
+
+@pytest.mark.parametrize("fits,expect_seed,status", [
+    ((0.99, 0.89), 0, "holds"),  # seed 1 scores higher but did not fit: the fitted seed 0 is judged
+    ((0.89, 0.99), 1, "holds"),
+    ((0.89, 0.90), 1, "not applicable"),  # none fitted: the best run, and its fit requirement fails
+])
+def test_the_transformer_judged_is_its_best_fitted_run(fits, expect_seed, status):
+    b = C.LEVELS["dcf"][3]["standard"]
+    assert len(b.seeds) == 2
+    lo, hi = b.train_lengths
+    units = {f"stack_rnn/s{s}": _unit(1.0, 1.0, lo, hi, b.test_lengths) for s in b.seeds}
+    for s, score, fit in zip(b.seeds, (0.52, 0.53), fits):
+        units[f"transformer/s{s}"] = _unit(score, fit, lo, hi, b.test_lengths)
+    claim, _ = measure_and_judge(_spec("chomsky.dcf"), Context(size="standard", units=units))
+    assert claim.status == status, claim.reason
+    t = claim.numbers["runs"]["transformer"]
+    assert t["seed"] == expect_seed and t["best"] == pytest.approx(100 * (0.52, 0.53)[expect_seed])
+    assert t["fit"] == pytest.approx(100 * fits[expect_seed]) == claim.checks[1]["measured"]
