@@ -69,3 +69,26 @@ def test_the_lstm_side_of_parity_is_judged_on_its_own_check():
                                              {"transformer": 1.0, "lstm": 0.6}))
     claim, _ = measure_and_judge(_spec("train.parity"), ctx)
     assert claim.status == "violated" and "FAILED LSTM mean accuracy" in claim.reason
+
+
+def test_the_transformer_is_judged_on_its_seeds_that_fit():
+    """Seeds that did not fit their training lengths are left out of the transformer's verdict
+    (standard: 3 seeds); the claim is judged on the others, and says how many."""
+    (lo, hi), tests, _steps, seeds, _ = T._SIZES["parity"]["standard"]
+    assert len(seeds) == 3
+    units = _units("parity", "standard", {"transformer": 0.5, "lstm": 1.0}, {"transformer": 1.0, "lstm": 1.0})
+    # seed 2 did not fit, and its accuracy beyond the range (0.9) would have broken the bound if counted
+    units["transformer/s2"] = {"metrics": [{"length": n, "accuracy": 0.9} for n in tests],
+                               "train_range": [{"length": n, "accuracy": 0.8} for n in range(lo, hi + 1)]}
+    units["transformer/s1"]["train_range"] = [{"length": n, "accuracy": 0.97} for n in range(lo, hi + 1)]
+    claim, _ = measure_and_judge(_spec("train.parity"), Context(size="standard", units=units))
+    assert claim.status == "holds", claim.reason
+    assert claim.numbers["judged_seeds"] == [0, 1] and claim.numbers["mean"]["transformer"] == pytest.approx(0.5)
+    assert claim.numbers["fit"]["transformer"] == pytest.approx(0.985) and "2 of 3 transformer seeds fit" in claim.measured
+    assert claim.numbers["fit_by_seed"]["transformer"]["2"] == pytest.approx(0.8)
+    # with no seed fitted: all seeds, their mean fit, and not applicable
+    for s in seeds:
+        units[f"transformer/s{s}"]["train_range"] = [{"length": n, "accuracy": 0.9} for n in range(lo, hi + 1)]
+    claim, _ = measure_and_judge(_spec("train.parity"), Context(size="standard", units=units))
+    assert claim.status == "not applicable" and claim.numbers["judged_seeds"] == [0, 1, 2]
+    assert "FAILED requirement" in claim.reason and claim.numbers["fit"]["transformer"] == pytest.approx(0.9)

@@ -324,9 +324,9 @@ def _spec(level: str, title: str, memory: str, budget_s: dict[str, float]) -> Cl
 SPECS = [
     _spec("regular", ("Regular level (Parity Check): a Stack-RNN extrapolates, the Transformer does not — "
                       "transformers fail even on some regular tasks"), "Stack-RNN",
-          {"test": 15, "quick": 45, "standard": 400, "full": 15000}),
+          {"test": 15, "quick": 45, "standard": 150, "full": 15000}),
     _spec("dcf", ("Deterministic context-free level (Reverse String): transformers fail to extrapolate, "
-                  "the Stack-RNN succeeds"), "Stack-RNN", {"test": 15, "quick": 60, "standard": 550, "full": 27000}),
+                  "the Stack-RNN succeeds"), "Stack-RNN", {"test": 15, "quick": 60, "standard": 200, "full": 27000}),
     _spec("cs", ("Context-sensitive level (Duplicate String): transformers fail to extrapolate, "
                  "the Tape-RNN succeeds"), "Tape-RNN", {"test": 15, "quick": 1, "standard": 1, "full": 62000}),
 ]
