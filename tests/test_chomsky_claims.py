@@ -48,6 +48,7 @@ def test_context_sensitive_claim_is_not_applicable_below_full_with_the_reason(si
     claim, fig = measure_and_judge(_spec("chomsky.cs"), Context(size=size))
     assert claim.status == "not applicable" and fig is None
     assert "not measured at quick or standard" in claim.measured and "--full" in claim.measured
+    assert "second copy" in claim.measured and "%" in claim.measured  # the measured reason, with its numbers
     assert claim.numbers["published"]["tape_rnn"] == 100.0
 
 
