@@ -22,11 +22,15 @@ def test_claim_runs_at_test_size_with_the_published_numbers(claim_id):
     claim, fig = measure_and_judge(_spec(claim_id), Context(size="test"))
     task, memory, _, _ = C.LEVELS[claim_id.split(".")[1]]
     fit = claim.numbers["fit"][memory]  # the memory model's best run on its training lengths, %
-    # a verdict only for a fitted memory model (4 steps: it is not, so not applicable)
-    assert claim.status == ("not applicable" if fit < C.FIT else claim.status), claim.reason
+    t_fit = claim.numbers["fit"]["transformer"]
+    # a verdict only for fitted models (4 steps: they are not, so not applicable)
+    fitted = fit >= C.FIT and t_fit >= C.TRANSFORMER_FIT
+    assert claim.status == (claim.status if fitted else "not applicable"), claim.reason
     assert claim.status != "not applicable" or "FAILED requirement" in claim.reason
-    assert fig[:8] == b"\x89PNG\r\n\x1a\n" and len(claim.checks) == 4 and claim.checks[0]["requires"]
+    assert fig[:8] == b"\x89PNG\r\n\x1a\n" and len(claim.checks) == 5
+    assert [c.get("requires", False) for c in claim.checks] == [True, True, False, False, False]
     assert claim.checks[0]["measured"] == pytest.approx(fit) and f"{fit:.1f} %" in claim.measured
+    assert claim.checks[1]["measured"] == pytest.approx(t_fit) and claim.checks[1]["bound"] == C.TRANSFORMER_FIT
     table = published("deletang")
     assert claim.numbers["published"] == {memory: table.score(task, memory),
                                           "transformer": table.score(task, "transformer")}
@@ -44,6 +48,7 @@ def test_context_sensitive_claim_is_not_applicable_below_full_with_the_reason(si
     claim, fig = measure_and_judge(_spec("chomsky.cs"), Context(size=size))
     assert claim.status == "not applicable" and fig is None
     assert "not measured at quick or standard" in claim.measured and "--full" in claim.measured
+    assert "second copy" in claim.measured and "%" in claim.measured  # the measured reason, with its numbers
     assert claim.numbers["published"]["tape_rnn"] == 100.0
 
 
@@ -78,15 +83,43 @@ def test_verdict_follows_the_three_checks(monkeypatch, memory, transformer, stat
     (100.0, 99.0, "holds"),
 ])
 def test_a_verdict_needs_the_memory_model_to_fit_its_training_range(monkeypatch, memory, fit, status):
-    # the transformer's own fit is shown, never required (here it fits nothing)
     monkeypatch.setattr(C, "_train", _fake({"stack_rnn": memory, "transformer": 50.0},
-                                           {"stack_rnn": fit, "transformer": 60.0}))
+                                           {"stack_rnn": fit, "transformer": 97.0}))
     claim, _ = measure_and_judge(_spec("chomsky.dcf"), Context(size="standard"))
     assert claim.status == status, claim.reason
-    (req,) = [c for c in claim.checks if c.get("requires")]
-    assert req["measured"] == fit and req["bound"] == C.FIT and "1–15" in req["what"]
-    assert "on the training lengths Stack-RNN" in claim.measured and "Transformer 60.0 %" in claim.measured
+    req, t_req = [c for c in claim.checks if c.get("requires")]
+    lo, hi = C.LEVELS["dcf"][3]["standard"].train_lengths
+    assert req["measured"] == fit and req["bound"] == C.FIT and f"{lo}–{hi}" in req["what"]
+    assert t_req["measured"] == 97.0 and t_req["ok"]
+    assert "on the training lengths Stack-RNN" in claim.measured and "Transformer 97.0 %" in claim.measured
     assert (status == "not applicable") == ("FAILED requirement" in claim.reason)
+
+
+@pytest.mark.parametrize("level", ["regular", "dcf"])
+@pytest.mark.parametrize("t_fit,status", [
+    (60.0, "not applicable"),  # a transformer that did not fit its training range: its failure beyond it says nothing
+    (94.9, "not applicable"),
+    (float("nan"), "not applicable"),  # its fit was not evaluated
+    (95.0, "holds"),  # fitted: judged
+    (100.0, "holds"),
+])
+def test_a_verdict_needs_the_transformer_to_fit_its_training_range(monkeypatch, level, t_fit, status):
+    memory = C.LEVELS[level][1]
+    monkeypatch.setattr(C, "_train", _fake({memory: 100.0, "transformer": 50.0}, {memory: 100.0, "transformer": t_fit}))
+    claim, _ = measure_and_judge(_spec(f"chomsky.{level}"), Context(size="standard"))
+    assert claim.status == status, claim.reason
+    if status == "not applicable":  # the reason names the transformer's requirement, and only it
+        assert claim.reason.count("FAILED requirement") == 1 and "Transformer on its training lengths" in claim.reason
+        assert f"≥ {C.TRANSFORMER_FIT:g}" in claim.reason
+
+
+def test_a_transformer_that_fits_but_extrapolates_is_a_violation_not_a_skip(monkeypatch):
+    # fitted models, and the transformer extrapolates far above its published score: the claim is violated
+    monkeypatch.setattr(C, "_train", _fake({"stack_rnn": 100.0, "transformer": 99.0},
+                                           {"stack_rnn": 100.0, "transformer": 100.0}))
+    claim, _ = measure_and_judge(_spec("chomsky.dcf"), Context(size="standard"))
+    assert claim.status == "violated" and "FAILED requirement" not in claim.reason
+    assert "Transformer score" in claim.reason
 
 
 def test_memory_is_sized_to_the_longest_test_string_where_the_models_own_is_smaller():
@@ -133,3 +166,27 @@ def test_reproduce_runs_the_claims_as_units_into_the_results_store(tmp_path):
         assert runs[unit["value"]["run_id"]]["status"] == "done"
     res_q = reproduce(tmp_path / "out2", size="quick", db=None, only=["chomsky.cs"])
     assert res_q.claims[0].status == "not applicable" and res_q.claims[0].units == {"done": 0, "total": 0}
+
+
+def _unit(score, fit, lo, hi, tests):
+    return {"metrics": [{"length": n, "accuracy": score} for n in tests],
+            "train_range": [{"length": n, "accuracy": fit} for n in range(lo, hi + 1)]}
+
+
+@pytest.mark.parametrize("fits,expect_seed,status", [
+    ((0.99, 0.89), 0, "holds"),  # seed 1 scores higher but did not fit: the fitted seed 0 is judged
+    ((0.89, 0.99), 1, "holds"),
+    ((0.89, 0.90), 1, "not applicable"),  # none fitted: the best run, and its fit requirement fails
+])
+def test_the_transformer_judged_is_its_best_fitted_run(fits, expect_seed, status):
+    b = C.LEVELS["dcf"][3]["standard"]
+    assert len(b.seeds) == 2
+    lo, hi = b.train_lengths
+    units = {f"stack_rnn/s{s}": _unit(1.0, 1.0, lo, hi, b.test_lengths) for s in b.seeds}
+    for s, score, fit in zip(b.seeds, (0.52, 0.53), fits):
+        units[f"transformer/s{s}"] = _unit(score, fit, lo, hi, b.test_lengths)
+    claim, _ = measure_and_judge(_spec("chomsky.dcf"), Context(size="standard", units=units))
+    assert claim.status == status, claim.reason
+    t = claim.numbers["runs"]["transformer"]
+    assert t["seed"] == expect_seed and t["best"] == pytest.approx(100 * (0.52, 0.53)[expect_seed])
+    assert t["fit"] == pytest.approx(100 * fits[expect_seed]) == claim.checks[1]["measured"]

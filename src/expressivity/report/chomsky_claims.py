@@ -28,19 +28,32 @@ Protocol, at every budget, so that a verdict is about the claim and not about th
   automaton, whose stack is unbounded; so the memory model gets the cells the automaton needs
   on the longest test string (:data:`MEMORY_CELLS`: none at the regular level, n + 1 for
   Reverse and Duplicate String), where its own memory is smaller.
-* **A verdict needs a fitted memory model.** Its score beyond the training range measures
-  extrapolation only if it fits that range: the best run's mean accuracy on fresh strings of
-  the training lengths (``train_run(fit=True)``) must be ≥ :data:`FIT` (99 %); otherwise the
-  claim is *not applicable* at that budget (a requirement, :func:`.claims.status_of`), not
-  violated. The transformer's accuracy there is shown beside it but not required: the
-  paper's score does not separate failing to fit from failing to extrapolate, and at the CPU
-  budgets our small transformers fit neither (measured on Reverse String, lengths 1–15:
-  77 % after 1500 steps, 92 % after 5000) — their failure there is weaker evidence than the
-  paper's. The transformer checks are unchanged.
+* **A verdict needs fitted models.** A score beyond the training range measures
+  extrapolation only for a model that fits that range: the best run's mean accuracy on fresh
+  strings of the training lengths (``train_run(fit=True)``) must be ≥ :data:`FIT` (99 %) for
+  the memory model and ≥ :data:`TRANSFORMER_FIT` (95 %) for the transformer — "transformers
+  fail to extrapolate" presumes a transformer that learned its training lengths, and one that
+  did not (at the old CPU budgets ours fitted 54–80 %) fails beyond them for a different
+  reason. Otherwise the claim is *not applicable* at that budget (a requirement,
+  :func:`.claims.status_of`, the measured fit named), not violated.
 
-Duplicate String is not learned by a Tape-RNN at the CPU budgets (measured: 1500 steps fit
-lengths 1–8 but give 0.52 at length 32), so ``chomsky.cs`` is not applicable at quick and
-standard — only at full, which runs the paper's protocol (train 1–40, test 41–500).
+Duplicate String is fitted but not extrapolated by our Tape-RNN at CPU budgets, so
+``chomsky.cs`` is not applicable at quick and standard — only full runs the paper's protocol
+(train 1–40, test 41–500). Measured (``train_run(fit=True)``, train 1–10, tape sized to the
+longest test string, one core): after 4000 steps (d_model 64 or 128, lr 1e-3 or 3e-3, batch
+32 or 64; 54–78 CPU-seconds a run) it fits lengths 1–10 at 99.2–99.7 % but scores 83–86 % at
+n = 20 and 62–71 % at n = 30 and 40 (after 1500 steps: 96–99 % fit, 56–88 % at n = 20). Probing
+the trained model shows where: the first copy of the output is right at every length (100 %
+at n = 20), the second degrades with n (98 % at n = 5, 93 % at 10, 82 % at 20); its head
+moves during the input are soft mixtures (≈ 0.6 / 0.2 / 0.13 over three actions), i.e. it
+keeps the second copy in superposed shifted copies of the tape, whose weights fade with
+length. (With one-hot actions, each symbol is read from the tape under the head, and the head
+only ever moves the way it wrote, so it reaches the start of the string again one step late
+for the second copy: we found no exact one-hot program in this input format, s EOS CLS^{2n},
+nor in the paper's, s followed by 2n blanks.) Our implementation matches Delétang et al.'s
+``TapeInputLengthJumpCore`` (read the cell under the head before the core; write, then stay /
+move ±1 / jump ±n, n the input length); the paper's 100 % comes from 10 seeds × 3 learning
+rates × 1 000 000 steps, far beyond a CPU budget.
 """
 
 from __future__ import annotations
@@ -56,6 +69,7 @@ SOLVED = 90.0  # the paper's threshold (§5.1): a task is solved when the score 
 TRANSFORMER_SLACK = 15.0  # points above the transformer's published score still counted as failing
 MARGIN = 20.0  # points by which the memory-augmented model must beat the transformer
 FIT = 99.0  # % accuracy on its training lengths the memory model needs for a verdict (its score to measure extrapolation)
+TRANSFORMER_FIT = 95.0  # % on its training lengths the transformer needs: "fails to extrapolate" presumes it fitted
 # cells of memory the level's automaton needs on a string of length n: none for a finite automaton;
 # one per input token (n symbols and EOS) for Reverse String's pushdown automaton (push each symbol,
 # then pop) and Duplicate String's tape (written once, read twice)
@@ -73,6 +87,16 @@ class Budget:
     transformer: tuple[int, int, int]  # transformer blocks, heads, d_model
     batch_size: int = 32
     lr: float = 3e-3
+    # the transformer's own steps and learning rate (0: the recurrent model's): it needs more to
+    # fit its training lengths (≥ TRANSFORMER_FIT) than the memory model needs to fit them
+    transformer_steps: int = 0
+    transformer_lr: float = 0.0
+
+    def steps_of(self, model: str) -> int:
+        return (self.transformer_steps or self.steps) if model == "transformer" else self.steps
+
+    def lr_of(self, model: str) -> float:
+        return (self.transformer_lr or self.lr) if model == "transformer" else self.lr
 
 
 _TEST = Budget((1, 6), (8, 12), 4, (0,), 4, 8, (1, 2, 8))
@@ -80,26 +104,34 @@ _TEST = Budget((1, 6), (8, 12), 4, (0,), 4, 8, (1, 2, 8))
 # the deletang preset's batch 128 and lr 1e-3, 10 000 steps (their example script), 3 seeds
 _FULL = Budget((1, 40), tuple(range(41, 501, 23)), 10_000, (0, 1, 2), 32, 256, (5, 8, 64), 128, 1e-3)
 # about half an hour for the whole report on 2 cores (``--standard``): 3× the quick steps, 2 seeds,
-# training on 1–15 and testing to 10× that range
+# testing to 10× the training range. The transformer (2 blocks × 4 heads, d_model 64, lr 1e-3)
+# trains longer, to fit its training lengths (≥ TRANSFORMER_FIT; measured, seed 0: Parity Check
+# 1–10 99.7 % after 4000 steps; Reverse String 1–10 96.2 % after 2000 steps, while on 1–15 it
+# stays at 86–92 % after 3000–6000 steps, hence Reverse String trains on 1–10 here too)
 _STANDARD = {
-    "regular": Budget((1, 15), (16, 25, 40, 60, 90, 120, 150), 1500, (0, 1), 32, 32, (2, 2, 32)),
-    "dcf": Budget((1, 15), (16, 20, 30, 40, 60, 80, 100), 1500, (0, 1), 32, 32, (2, 2, 32)),
+    "regular": Budget((1, 10), (12, 20, 30, 40, 60, 80, 100), 1500, (0, 1), 32, 32, (2, 4, 64),
+                      transformer_steps=4000, transformer_lr=1e-3),
+    "dcf": Budget((1, 10), (12, 16, 20, 30, 40, 60, 80, 100), 1500, (0, 1), 32, 32, (2, 4, 64),
+                  transformer_steps=3000, transformer_lr=1e-3),
 }
 LEVELS = {
     # id suffix: (task, memory model, level name, budgets by size; None = not measured at that size)
     "regular": ("parity_check", "stack_rnn", "regular", {
-        "test": _TEST, "quick": Budget((1, 10), (12, 20, 30, 40, 60, 80, 100), 500, (0,), 32, 32, (2, 2, 32)),
+        "test": _TEST, "quick": Budget((1, 10), (12, 20, 30, 40, 60, 80, 100), 500, (0,), 32, 32, (2, 4, 64),
+                                       transformer_steps=4000, transformer_lr=1e-3),
         "standard": _STANDARD["regular"], "full": _FULL}),
     "dcf": ("reverse_string", "stack_rnn", "deterministic context-free", {
-        "test": _TEST, "quick": Budget((1, 10), (12, 16, 20, 25, 30, 40), 500, (0,), 32, 32, (2, 2, 32)),
+        "test": _TEST, "quick": Budget((1, 10), (12, 16, 20, 25, 30, 40), 500, (0,), 32, 32, (2, 4, 64),
+                                       transformer_steps=3000, transformer_lr=1e-3),
         "standard": _STANDARD["dcf"], "full": _FULL}),
     "cs": ("duplicate_string", "tape_rnn", "context-sensitive", {"test": _TEST, "quick": None, "standard": None,
                                                              "full": _FULL}),
 }
-_NOT_AT_QUICK = ("not measured at quick or standard: a tiny Tape-RNN fits Duplicate String's training range but does not "
-                 "extrapolate within a CPU-minute budget (measured: 1500 steps of batch 32 on lengths 1–8 reach "
-                 "train loss 0.04 yet 0.52 accuracy at 4× the range), so a verdict there would say nothing "
-                 "about the claim; run --full (the paper's protocol) for the check")
+_NOT_AT_QUICK = ("not measured at quick or standard: at CPU budgets the Tape-RNN fits Duplicate String's training "
+                 "lengths but does not extrapolate (measured, train 1–10, 4000 steps, 54–78 CPU-s a run: 99.2–99.7 % "
+                 "on the training lengths, 83–86 % at n = 20, 62–71 % at n = 30–40; the second copy is what fails: "
+                 "100 % on the first copy at n = 20, 82 % on the second), so a verdict there would say nothing about "
+                 "the claim; run --full (the paper's protocol) for the check")
 
 
 def memory_size(level: str, model: str, b: Budget) -> int:
@@ -138,9 +170,9 @@ def unit_config(level: str, model: str, seed: int, size: str):
     layers, heads, d_model = b.transformer
     shape = ({"layers": layers, "heads": heads, "d_model": d_model, "positional": "sinusoidal"}
              if model == "transformer" else {"layers": 1, "d_model": b.d_model})
-    return preset("deletang", task, model=model, steps=b.steps, eval_batch=b.eval_batch, batch_size=b.batch_size,
-                  lr=b.lr, train_lengths=b.train_lengths, test_lengths=b.test_lengths, seed=seed,
-                  memory_size=memory_size(level, model, b), **shape)
+    return preset("deletang", task, model=model, steps=b.steps_of(model), eval_batch=b.eval_batch,
+                  batch_size=b.batch_size, lr=b.lr_of(model), train_lengths=b.train_lengths,
+                  test_lengths=b.test_lengths, seed=seed, memory_size=memory_size(level, model, b), **shape)
 
 
 train_unit.run_config, train_unit.fit = unit_config, True  # groupable by reproduce (same config, fit)
@@ -168,7 +200,9 @@ def _units(level: str):
 def _train(ctx: Context, level: str, model: str, b: Budget) -> dict:
     """The runs' scores (%, mean accuracy over the test lengths), per-length accuracy and fit
     (%, mean accuracy over the training lengths; NaN if not evaluated) of ``model``: from the
-    finished units in ``ctx.units``, else trained here (a direct call)."""
+    finished units in ``ctx.units``, else trained here (a direct call). ``best``/``fit``/``seed``
+    are the best-scoring run's — for the transformer, the best among its runs that fit
+    (≥ :data:`TRANSFORMER_FIT`), when any does."""
     runs = []
     for seed in b.seeds:
         key = _unit_key(model, ctx.seed + seed)
@@ -180,14 +214,32 @@ def _train(ctx: Context, level: str, model: str, b: Budget) -> dict:
         acc = {int(m["length"]): float(m["accuracy"]) for m in metrics}
         fit = 100.0 * float(np.mean([m["accuracy"] for m in fitted])) if fitted else float("nan")
         runs.append({"seed": seed, "score": 100.0 * float(np.mean(list(acc.values()))), "accuracy": acc, "fit": fit})
-    best = max(runs, key=lambda r: r["score"])
-    return {"best": best["score"], "fit": best["fit"], "runs": runs}
+    # a transformer's verdict is about a transformer that fitted its training lengths: its best run
+    # among those that did (the best of all when none did — and then its fit requirement fails)
+    pool = [r for r in runs if r["fit"] >= TRANSFORMER_FIT] if model == "transformer" else []
+    best = max(pool or runs, key=lambda r: r["score"])
+    return {"best": best["score"], "fit": best["fit"], "seed": best["seed"], "runs": runs}
+
+
+def fit_requirements(memory_name: str, memory_fit: float, transformer_fit: float,
+                     train_lengths: tuple[int, int]) -> tuple[Check, Check]:
+    """The conditions for a verdict: on fresh strings of the training lengths the memory model's
+    best run scores ≥ :data:`FIT` % and the transformer's best run ≥ :data:`TRANSFORMER_FIT` % —
+    a score beyond the training range measures extrapolation only for a model that fitted it
+    (a NaN fit, not evaluated, fails)."""
+    lo, hi = train_lengths
+    return (Check(f"{memory_name} on its training lengths {lo}–{hi} (%, best run), fitted at ≥ {FIT:g}",
+                  memory_fit, ">=", FIT),
+            Check(f"Transformer on its training lengths {lo}–{hi} (%, best run), fitted at ≥ {TRANSFORMER_FIT:g}",
+                  transformer_fit, ">=", TRANSFORMER_FIT))
 
 
 def _plot(task: str, names: dict[str, str], results: dict, b: Budget, published: dict, ok: bool) -> bytes:
     fig, (ax,) = figures.new(1, width=6.2, height=3.8)
     for model, style in zip(results, ("s-", "o-")):
-        best = max(results[model]["runs"], key=lambda r: r["score"])
+        runs = results[model]["runs"]
+        best = next((r for r in runs if r["seed"] == results[model].get("seed")), None) or max(
+            runs, key=lambda r: r["score"])
         n = sorted(best["accuracy"])
         ax.plot(n, [best["accuracy"][x] for x in n], style,
                 label=f"{names[model]}: ours {results[model]['best']:.1f} %, paper {published[model]:.1f} %")
@@ -217,8 +269,7 @@ def _measure(level: str, ctx: Context) -> Measurement:
     ours = {m: r["best"] for m, r in results.items()}
     fit = {m: r["fit"] for m, r in results.items()}
     lo, hi = b.train_lengths
-    requires = (Check(f"{names[memory]} on its training lengths {lo}–{hi} (%, best run), fitted at ≥ {FIT:g}",
-                      fit[memory], ">=", FIT),)
+    requires = fit_requirements(names[memory], fit[memory], fit["transformer"], (lo, hi))
     checks = (
         Check(f"{names[memory]} score (%), solved at ≥ {SOLVED:g} (paper {pub[memory]:.1f})", ours[memory], ">=",
               SOLVED),
@@ -236,13 +287,15 @@ def _measure(level: str, ctx: Context) -> Measurement:
                  f"(paper {pub['transformer']:.1f}); on the training lengths {names[memory]} {fit[memory]:.1f} %, "
                  f"Transformer {fit['transformer']:.1f} %"),
         numbers={"task": task, "ours": ours, "published": pub, "runs": results, "fit": fit, "memory_size": cells,
-                 "train_lengths": list(b.train_lengths), "test_lengths": list(b.test_lengths), "steps": b.steps,
+                 "train_lengths": list(b.train_lengths), "test_lengths": list(b.test_lengths),
+                 "steps": {m: b.steps_of(m) for m in (memory, "transformer")},
                  "seeds": list(b.seeds), "mean_over_seeds": {m: float(np.mean([r["score"] for r in res["runs"]]))
                                                              for m, res in results.items()}},
         figure=fig,
         notes=(f"published: {table.citation()}; score = mean accuracy over the test lengths, best of "
-               f"{len(b.seeds)} seed(s) (the paper: best of 10 seeds × 3 learning rates, 1 000 000 steps); "
-               f"fit = the same on fresh strings of the training lengths, for the best run"),
+               f"{len(b.seeds)} seed(s) (the paper: best of 10 seeds × 3 learning rates, 1 000 000 steps) — for "
+               f"the Transformer, of its seeds that fit its training lengths (≥ {TRANSFORMER_FIT:g} %), if any; "
+               f"fit = the same on fresh strings of the training lengths, for that run"),
     )
 
 
@@ -273,7 +326,7 @@ def _spec(level: str, title: str, memory: str, budget_s: dict[str, float]) -> Cl
         id=f"chomsky.{level}", title=title, source=_SOURCE,
         bound=(f"{memory} score ≥ {SOLVED:g} %; Transformer ≤ its published score + {TRANSFORMER_SLACK:g} "
                f"points; gap ≥ {MARGIN:g} points (judged when the {memory} fits its training lengths, "
-               f"≥ {FIT:g} %)"),
+               f"≥ {FIT:g} %, the Transformer ≥ {TRANSFORMER_FIT:g} %)"),
         bound_value=SOLVED, run=_MEASURE[level], depends=("train", "languages", "transformer"),
         how_to_read=_READ, budget_s=budget_s, units=_units(level))
 
@@ -281,9 +334,9 @@ def _spec(level: str, title: str, memory: str, budget_s: dict[str, float]) -> Cl
 SPECS = [
     _spec("regular", ("Regular level (Parity Check): a Stack-RNN extrapolates, the Transformer does not — "
                       "transformers fail even on some regular tasks"), "Stack-RNN",
-          {"test": 15, "quick": 45, "standard": 400, "full": 15000}),
+          {"test": 15, "quick": 45, "standard": 150, "full": 15000}),
     _spec("dcf", ("Deterministic context-free level (Reverse String): transformers fail to extrapolate, "
-                  "the Stack-RNN succeeds"), "Stack-RNN", {"test": 15, "quick": 60, "standard": 550, "full": 27000}),
+                  "the Stack-RNN succeeds"), "Stack-RNN", {"test": 15, "quick": 60, "standard": 200, "full": 27000}),
     _spec("cs", ("Context-sensitive level (Duplicate String): transformers fail to extrapolate, "
                  "the Tape-RNN succeeds"), "Tape-RNN", {"test": 15, "quick": 1, "standard": 1, "full": 62000}),
 ]
