@@ -6,9 +6,17 @@ import pytest
 from test_regions_segment import _random_layers, _seq
 
 from expressivity.cpwl import MaxoutNetwork
-from expressivity.regions import Box, Plane, Segment, count_regions, invariants, kernels
+from expressivity.regions import (
+    Box,
+    Plane,
+    Segment,
+    count_regions,
+    invariants,
+    kernels,
+    segment_vertex,
+    subdivide,
+)
 from expressivity.regions import complex_kernels as ck
-from expressivity.regions import segment_vertex, subdivide
 
 
 def test_the_checks_are_on_in_the_counters_tests():

@@ -423,7 +423,7 @@ def test_hardtanh_counts_equal_a_two_layer_maxout_network(seed, lo, hi):
     net = nn.Sequential(nn.Linear(2, 6), nn.Hardtanh(lo, hi), nn.Linear(6, 3), nn.Hardtanh(lo, hi),
                         nn.Linear(3, 1)).double()
     lins = [(m.weight.detach().numpy(), m.bias.detach().numpy()) for m in net if isinstance(m, nn.Linear)]
-    layers, A, c = [], None, None
+    layers, A = [], None
     for W, b in lins[:-1]:
         if A is not None:  # fold the previous clamp's sign (−1) into this layer: W (−h) + b
             W, b = W @ A, b

@@ -17,8 +17,6 @@ from typing import Annotated, Literal, get_args, get_origin
 
 import typer
 
-DEFAULT_DB = Path("runs/results.sqlite")  # the one results store (the library's default too)
-
 # ---------------------------------------------------------------------------------- choices
 BackendName = Literal["local", "ray"]
 SizeName = Literal["test", "quick", "standard", "full"]

@@ -8,9 +8,10 @@ import typer
 from rich.markup import escape
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
+from ..runs.store import DEFAULT_DB
 from . import app
 from ._common import console, fail, output_path, user_errors
-from .options import DEFAULT_DB, Address, Backend, Db, ResetDb, SizeName, Timeout, Workers
+from .options import Address, Backend, Db, ResetDb, SizeName, Timeout, Workers
 from .output import progress as make_progress
 from .output import table
 

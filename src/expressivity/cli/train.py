@@ -16,10 +16,10 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from ..runs.store import DEFAULT_DB
 from . import app
 from ._common import console, err_console, output_path, user_errors
 from .options import (
-    DEFAULT_DB,
     Address,
     Backend,
     Db,

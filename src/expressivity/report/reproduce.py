@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from ..runs.driver import BACKENDS, Outcome, Unit, check_address, report_progress, run_units
+from ..runs.store import DEFAULT_DB
 from . import html
 from .claims import SIZES, Claim, ClaimSpec, Context, incomplete, measure_and_judge
 from .registry import by_id, select
 from .store import Store
 
-DEFAULT_DB = Path("runs") / "results.sqlite"  # the one results store (also `train`'s default)
 # Local units start as fresh processes (spawn): forking this process, which may run threads,
 # can deadlock a child, and children forked from a server that preloaded the areas measured
 # regions.depth 3× slower than fresh ones. The price is the imports, ≈ 3 s per unit.

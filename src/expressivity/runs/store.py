@@ -45,6 +45,9 @@ from typing import Any
 
 from .version import code_version as current_version
 
+DEFAULT_DB = Path("runs") / "results.sqlite"
+"""The one results store: the default of ``train``, ``sweep``, ``results`` and ``reproduce``
+(library and CLI), defined here only."""
 APP = "expressivity.results"
 SCHEMA_VERSION = "3"
 _OLD_TRAIN_APP = "expressivity.train.results"
