@@ -162,7 +162,7 @@ def test_a_table_file_with_more_cells_filled_is_compared(store, tmp_path):
     table.write_text(json.dumps(d))
     t = published(str(table))
     assert t.score("even_pairs", "stack_rnn") == 97.5 and published("deletang").score("even_pairs", "stack_rnn") is None
-    res = CliRunner(env={"COLUMNS": "120"}).invoke(app, ["results", "--db", str(path), "--compare", str(table)])
+    res = CliRunner(env={"COLUMNS": "120"}).invoke(app, ["results", "--db", str(path), "--compare", str(table), "--all"])
     assert res.exit_code == 0, res.output
     line = next(ln for ln in res.output.splitlines() if "parity_check" in ln and "stack_rnn" in ln)
     ours = _expected(runs, "parity_check", "stack_rnn")
