@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..checks import check_memory
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
-from .result import Regions, runs
-from .tolerances import COMPILE_DOMAIN_SLACK, MAP_RTOL, RADIUS_RTOL, ZERO_RTOL, reported
+from .result import Counted, Regions, runs
+from .tolerances import COMPILE_DOMAIN_SLACK, MAP_RTOL, RADIUS_RTOL
 
 _kernels_loaded = False
 
@@ -45,16 +45,6 @@ def _load_kernels() -> None:
         count_regions(prog, Segment([-1.0, -1.0], [1.0, 1.0]))
         count_regions(prog, Plane.square(1.0))
         count_regions(prog, Box(-1.0, 1.0))  # the d-D subdivision kernels
-
-
-@dataclass(frozen=True)
-class Counted:
-    """What a counter returns; :func:`count_regions` wraps it into a :class:`Regions`."""
-
-    activation_regions: int
-    n_pieces: int
-    pieces: dict
-    tolerances: dict = field(default_factory=lambda: reported(ZERO_RTOL))
 
 
 @dataclass(frozen=True)

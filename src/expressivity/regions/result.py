@@ -89,6 +89,17 @@ class Regions:
         }
 
 
+@dataclass(frozen=True)
+class Counted:
+    """What a counter returns; :func:`~expressivity.regions.count_regions` wraps it into a
+    :class:`Regions` (adding the kind, the domain and the time)."""
+
+    activation_regions: int
+    n_pieces: int
+    pieces: dict
+    tolerances: dict = field(default_factory=lambda: reported(ZERO_RTOL))
+
+
 def runs(code: np.ndarray) -> np.ndarray:
     """Ids of maximal runs of equal consecutive codes: (P,) → (P,)."""
     if len(code) == 0:
