@@ -19,7 +19,7 @@ import numpy as np
 from ..checks import check_memory
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
-from .result import Counted, Regions, runs
+from .result import CellPieces, Counted, PlanePieces, Regions, SegmentPieces, runs
 from .tolerances import COMPILE_DOMAIN_SLACK, MAP_RTOL, RADIUS_RTOL
 
 _kernels_loaded = False
@@ -70,17 +70,16 @@ def _segment(prog, domain: Segment, progress, general: bool, method: str) -> Cou
     else:
         p = partition_segment(prog, domain, progress)
         region = runs(p["code"])
-    pieces = {"t0": p["t0"], "t1": p["t1"], "out_L": p["L"], "out_R": p["R"], "region": region,
-              "program": prog, "segment": domain}
+    pieces = SegmentPieces(p["t0"], p["t1"], p["L"], p["R"], region, prog, domain)
     return Counted(int(region[-1]) + 1, len(region), pieces)
 
 
 def _plane(prog, domain: Plane, progress, general: bool, method: str) -> Counted:
     from .plane import partition_plane
 
-    pieces = partition_plane(prog, domain, progress)
-    pieces["program"] = prog
-    return Counted(pieces["n_regions"], len(pieces["faces"]), pieces)
+    p = partition_plane(prog, domain, progress)
+    pieces = PlanePieces(p["vertices"], p["faces"], p["out"], p["region"], prog, p["plane"])
+    return Counted(p["n_regions"], len(p["faces"]), pieces)
 
 
 def _slice(prog, domain, progress, general: bool, method: str) -> Counted:
@@ -94,23 +93,27 @@ def _box(prog, domain: Box, progress, general: bool, method: str) -> Counted:
         # a 1-D box is a segment: use the exact breakpoint counter, report intervals as H-reps
         box = domain.with_dim(1)
         seg = count_regions(prog, Segment(box.lo, box.hi), progress)
-        p, rid = seg.pieces, seg.pieces["region"]
+        p, rid = seg.pieces, seg.pieces.region
         first = np.r_[0, np.nonzero(np.diff(rid))[0] + 1]
         last = np.r_[first[1:] - 1, len(rid) - 1]
-        x0 = box.lo[0] + p["t0"][first] * (box.hi[0] - box.lo[0])
-        x1 = box.lo[0] + p["t1"][last] * (box.hi[0] - box.lo[0])
+        x0 = box.lo[0] + p.t0[first] * (box.hi[0] - box.lo[0])
+        x1 = box.lo[0] + p.t1[last] * (box.hi[0] - box.lo[0])
         A = [np.array([[-1.0], [1.0]])] * len(first)
         b = [np.array([-a, c]) for a, c in zip(x0, x1)]
         lin = seg.linear_labels[first]
         _, lin = np.unique(lin, return_inverse=True)
-        pieces = {"A": A, "b": b, "points": ((x0 + x1) / 2)[:, None], "linear": lin, "maps": None}
+        pieces = CellPieces(((x0 + x1) / 2)[:, None], np.arange(len(first)), prog, box, A=A, b=b, linear=lin,
+                            maps=None)
         return Counted(len(first), len(first), pieces)
     if method == "subdivide":
         return _slice(prog, domain, progress, general, method)
     from .box import partition_box
 
-    pieces = partition_box(prog, domain.with_dim(prog.in_dim), progress)
-    return Counted(len(pieces["A"]), len(pieces["A"]), pieces, {"radius_rtol": RADIUS_RTOL, "map_rtol": MAP_RTOL})
+    box = domain.with_dim(prog.in_dim)
+    p = partition_box(prog, box, progress)
+    pieces = CellPieces(p["points"], np.arange(len(p["A"])), prog, box, A=p["A"], b=p["b"], maps=p["maps"],
+                        linear=p["linear"], adjacent=p["adjacent"])
+    return Counted(len(p["A"]), len(p["A"]), pieces, {"radius_rtol": RADIUS_RTOL, "map_rtol": MAP_RTOL})
 
 
 COUNTERS: dict[type, Counter] = {}

@@ -29,8 +29,8 @@ def plot_regions(model, plane: Plane, path, color_by: str = "linear", regions: R
     from matplotlib.collections import LineCollection, PolyCollection
 
     r = regions if regions is not None else count_regions(model, plane, **lower_kw)
-    faces, X = r.pieces["faces"], r.pieces["vertices"]
-    act = r.pieces["region"]
+    faces, X = r.pieces.faces, r.pieces.vertices
+    act = r.pieces.region
     lab = r.linear_labels if color_by == "linear" else act
     polys = [X[f[f >= 0]] for f in faces]
     rng = np.random.default_rng(0)
