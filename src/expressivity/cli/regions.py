@@ -73,6 +73,7 @@ def regions_cmd(
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
     from ..interop.region_models import region_model
     from ..regions import Box, Plane, Segment, count_regions, domain_from_spec
+    from ..regions.count import counter_for
     from ..regions.plot import plot_domain
 
     output_path(plot, "--plot")
@@ -113,9 +114,13 @@ def regions_cmd(
 
             d = lower(m, **kw).in_dim
             dom = Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
+        counter = counter_for(dom)
+        if plot is not None and counter.plot is None:
+            raise ValueError(f"--plot: no picture is registered for a {type(dom).__name__} domain "
+                             "(see register_domain's plot)")
         with progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
                       TimeElapsedColumn(), transient=True, disable=as_json) as prog:
-            by_pieces = isinstance(dom, Segment)  # the 1-D counter reports pieces, the others a fraction
+            by_pieces = counter.progress == "pieces"  # the registered style: pieces done, or a fraction
             task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
 
             def tick(*args):

@@ -1,11 +1,13 @@
 """count_regions(model, domain) → Regions: lower the model, dispatch on the domain type through
-:data:`COUNTERS` (one entry per domain type: the result kind and its counter).
+:data:`COUNTERS` (one :class:`Counter` per domain type: the result kind, the counter, its
+picture and its progress style).
 
 A new domain type is one module: the domain class (a frozen dataclass with ``dim`` and
 ``corners(in_dim)``, the points whose bounding box is the domain's — the compile-domain check
-reads them) and its counter, registered with :func:`register_domain`; then one import line in
-``regions/__init__.py``. ``domain_from_spec({"type": name, ...})`` builds any registered domain
-from JSON (the CLI's ``--domain``). See docs/extending.md.
+reads them), its counter and (optionally) its picture, registered with :func:`register_domain`;
+then one import line in ``regions/__init__.py``. Everything else reads the registry:
+``count_regions``, ``plot_domain`` (the CLI's ``--plot``), the CLI's progress bar, and
+``domain_from_spec({"type": name, ...})`` (the CLI's ``--domain``). See docs/extending.md.
 """
 
 from __future__ import annotations
@@ -47,15 +49,24 @@ def _load_kernels() -> None:
         count_regions(prog, Box(-1.0, 1.0))  # the d-D subdivision kernels
 
 
+PROGRESS_STYLES = ("pieces", "fraction")
+"""How a counter calls ``progress``: with the number of pieces finished so far, or with the
+fraction of the work done (0 … 1)."""
+
+
 @dataclass(frozen=True)
 class Counter:
     """One entry of :data:`COUNTERS`: the result ``kind``, the counting function
-    ``count(prog, domain, progress, general, method) -> Counted``, and whether it runs the
-    compiled loops for that ``method`` (loaded before the clock starts)."""
+    ``count(prog, domain, progress, general, method) -> Counted``, whether it runs the
+    compiled loops for that ``method`` (loaded before the clock starts), the picture
+    ``plot(model, domain, path, color_by, regions, **lower_kw) -> Regions`` (None: no picture)
+    and the ``progress`` style (one of :data:`PROGRESS_STYLES`)."""
 
     kind: str
     count: Callable[..., Counted]
     compiled: Callable[[str], bool] = lambda method: True
+    plot: Callable[..., Regions] | None = None
+    progress: str = "fraction"
 
 
 def _segment(prog, domain: Segment, progress, general: bool, method: str) -> Counted:
@@ -116,6 +127,20 @@ def _box(prog, domain: Box, progress, general: bool, method: str) -> Counted:
     return Counted(len(p["A"]), len(p["A"]), pieces, {"radius_rtol": RADIUS_RTOL, "map_rtol": MAP_RTOL})
 
 
+def _plot_plane(model, domain: Plane, path, color_by: str = "linear", regions: Regions | None = None,
+                **lower_kw) -> Regions:
+    from .plot import plot_regions  # matplotlib is loaded only when a picture is drawn
+
+    return plot_regions(model, domain, path, color_by=color_by, regions=regions, **lower_kw)
+
+
+def _plot_box(model, domain: Box, path, color_by: str = "linear", regions: Regions | None = None,
+              **lower_kw) -> Regions:
+    from .plot import plot_box
+
+    return plot_box(model, domain, path, color_by=color_by, regions=regions, **lower_kw)
+
+
 COUNTERS: dict[type, Counter] = {}
 """Domain type → counter (filled by :func:`register_domain`)."""
 
@@ -124,12 +149,20 @@ DOMAIN_NAMES: dict[str, type] = {}
 
 
 def register_domain(domain_type: type, name: str, count: Callable[..., Counted], kind: str | None = None,
-                    compiled: Callable[[str], bool] = lambda method: True) -> None:
-    """Make ``domain_type`` countable: ``count(prog, domain, progress, general, method) ->
-    Counted`` counts on it; ``kind`` (default ``name``) is the :class:`Regions` kind of its
-    result — "segment" and "plane" pieces have their own layouts (see :class:`Regions`); any
-    other kind needs pieces ``"linear"`` (linear-region id per activation region) and
-    ``"points"`` (one interior point each). ``name`` is the spec's ``"type"``."""
+                    compiled: Callable[[str], bool] = lambda method: True,
+                    plot: Callable[..., Regions] | None = None, progress: str = "fraction") -> None:
+    """Make ``domain_type`` countable, drawable and reachable from the CLI.
+
+    ``count(prog, domain, progress, general, method) -> Counted`` counts on it, its pieces a
+    :class:`~.result.SegmentPieces`, :class:`~.result.PlanePieces` or
+    :class:`~.result.CellPieces` (anything with ``region``, ``linear`` and ``points`` works);
+    ``kind`` (default ``name``) is the :class:`Regions` kind of its result (the ``kind`` of
+    ``summary()`` and ``--json``); ``name`` is the spec's ``"type"`` (``--domain``).
+    ``plot(model, domain, path, color_by="linear", regions=None, **lower_kw) -> Regions``
+    draws it (``plot_domain``, ``--plot``; None: no picture). ``progress``: how ``count``
+    calls its progress callback, ``"pieces"`` (pieces done so far) or ``"fraction"`` (of the
+    work, 0 … 1) — the CLI's progress bar follows it. ``compiled(method)``: whether the
+    count runs the compiled loops (loaded once, before the clock starts)."""
     if not isinstance(domain_type, type):
         raise ValueError(f"register_domain: domain_type must be a class, got {domain_type!r}")
     if not callable(getattr(domain_type, "corners", None)):
@@ -137,13 +170,27 @@ def register_domain(domain_type: type, name: str, count: Callable[..., Counted],
                          "(the compile-domain check reads it)")
     if name in DOMAIN_NAMES and DOMAIN_NAMES[name] is not domain_type:
         raise ValueError(f"register_domain: the name {name!r} is taken by {DOMAIN_NAMES[name].__name__}")
-    COUNTERS[domain_type] = Counter(kind or name, count, compiled)
+    if progress not in PROGRESS_STYLES:
+        raise ValueError(f"register_domain: progress must be one of {', '.join(PROGRESS_STYLES)}, got {progress!r}")
+    if plot is not None and not callable(plot):
+        raise ValueError(f"register_domain: plot must be callable or None, got {plot!r}")
+    COUNTERS[domain_type] = Counter(kind or name, count, compiled, plot, progress)
     DOMAIN_NAMES[name] = domain_type
 
 
-register_domain(Segment, "segment", _segment)
-register_domain(Plane, "plane", _plane)
-register_domain(Box, "box", _box, compiled=lambda method: method == "subdivide")
+def counter_for(domain) -> Counter:
+    """The :class:`Counter` registered for ``domain``'s type (or its nearest registered base
+    class); ``ValueError`` listing the registered types otherwise."""
+    counter = next((COUNTERS[t] for t in type(domain).__mro__ if t in COUNTERS), None)
+    if counter is None:
+        known = ", ".join(t.__name__ for t in COUNTERS)
+        raise ValueError(f"domain must be one of the registered types ({known}), got {type(domain).__name__}")
+    return counter
+
+
+register_domain(Segment, "segment", _segment, progress="pieces")
+register_domain(Plane, "plane", _plane, plot=_plot_plane)
+register_domain(Box, "box", _box, compiled=lambda method: method == "subdivide", plot=_plot_box)
 register_domain(Slice, "slice", _slice, kind="box")  # a Slice's cells are reported like a Box's
 
 
@@ -181,10 +228,7 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
         lower_kw["input_shape"] = domain.input_shape  # a plane through inputs knows their shape
     prog = lower(model, **lower_kw)
     check_compile_domain(prog, domain)
-    counter = next((COUNTERS[t] for t in type(domain).__mro__ if t in COUNTERS), None)
-    if counter is None:
-        known = ", ".join(t.__name__ for t in COUNTERS)
-        raise ValueError(f"domain must be one of the registered types ({known}), got {type(domain).__name__}")
+    counter = counter_for(domain)
     if counter.compiled(method):
         _load_kernels()
     start = time.perf_counter()
