@@ -188,6 +188,11 @@ def counter_for(domain) -> Counter:
     return counter
 
 
+def drawn_domains() -> list[str]:
+    """Names of the registered domains that have a picture (``register_domain(..., plot=...)``)."""
+    return sorted(name for name, t in DOMAIN_NAMES.items() if COUNTERS[t].plot is not None)
+
+
 register_domain(Segment, "segment", _segment, progress="pieces")
 register_domain(Plane, "plane", _plane, plot=_plot_plane)
 register_domain(Box, "box", _box, compiled=lambda method: method == "subdivide", plot=_plot_box)

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import count as _count
-from .count import count_regions, counter_for
+from .count import count_regions, counter_for, drawn_domains
 from .domains import Plane
 from .result import Regions
 
@@ -101,7 +100,6 @@ def plot_domain(model, domain, path, color_by: str = "linear", regions: Regions 
     count of ``model`` on ``domain`` if already done."""
     plot = counter_for(domain).plot
     if plot is None:
-        drawn = ", ".join(sorted(name for name, t in _count.DOMAIN_NAMES.items() if _count.COUNTERS[t].plot is not None))
         raise ValueError(f"plot_domain: no picture is registered for a {type(domain).__name__} domain "
-                         f"(domains with one: {drawn})")
+                         f"(domains with one: {', '.join(drawn_domains())})")
     return plot(model, domain, path, color_by, regions, **lower_kw)
