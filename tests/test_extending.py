@@ -4,7 +4,6 @@ defined here, are seen by the registries and the command line without editing an
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -75,68 +74,139 @@ def test_register_refuses_a_taken_name_and_bad_levels(toy_language):
         languages.register("other", EndsInOne, level="regularish")
 
 
+DIAGONAL_MODULE = '''"""A region domain in one file: the diagonal {t·(1, …, 1) : t ∈ [−size, size]} of R^dim."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from expressivity.regions import Segment, count_regions, register_domain
+from expressivity.regions.count import counter_for
+from expressivity.regions.domains import check_vector
+
+
 @dataclass(frozen=True)
 class Diagonal:
-    """Toy domain: the diagonal {t·(1, …, 1) : t ∈ [−size, size]} of R^dim."""
-
     size: float = 1.0
     dim: int = 2
 
-    def points(self, t: np.ndarray) -> np.ndarray:  # t ∈ [0, 1] → the input space
-        return (2 * np.asarray(t, dtype=np.float64)[:, None] - 1) * self.size * np.ones(self.dim)
+    def __post_init__(self):
+        (size,) = check_vector(self.size, "Diagonal.size")
+        if size <= 0:
+            raise ValueError(f"Diagonal.size must be > 0, got {size}")
 
-    def corners(self, in_dim: int) -> np.ndarray:
-        return self.points(np.array([0.0, 1.0]))
+    def corners(self, in_dim):
+        return np.array([[-1.0], [1.0]]) * self.size * np.ones(self.dim)
 
 
-def _count_diagonal(prog, domain, progress, general, method):
-    """Counted on the segment with the same ends: the pieces and kind of a segment."""
-    from expressivity.regions import Segment
-
+def count(prog, domain, progress, general, method):
+    """The segment with the same ends counts it (its pieces: a SegmentPieces)."""
     ends = domain.corners(prog.in_dim)
-    return count_mod.COUNTERS[Segment].count(prog, Segment(ends[0], ends[1]), progress, general, method)
+    seg = Segment(ends[0], ends[1])
+    return counter_for(seg).count(prog, seg, progress, general, method)
+
+
+def plot(model, domain, path, color_by="linear", regions=None, **lower_kw):
+    """One bar per piece along t ∈ [0, 1], coloured by its region."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    r = regions if regions is not None else count_regions(model, domain, **lower_kw)
+    p = r.pieces
+    lab = r.linear_labels if color_by == "linear" else p.region
+    fig, ax = plt.subplots(figsize=(6, 1))
+    ax.broken_barh(list(zip(p.t0, p.t1 - p.t0)), (0, 1), facecolors=plt.cm.tab20(lab % 20))
+    fig.savefig(path)
+    plt.close(fig)
+    return r
+
+
+register_domain(Diagonal, "diagonal", count, plot=plot, progress="pieces")
+'''
 
 
 @pytest.fixture
-def toy_domain(monkeypatch):
+def toy_domain(monkeypatch, tmp_path):
+    """docs/extending.md's domain path: one new file (written here) whose import is the one
+    registration line; the registries are restored afterwards."""
+    import importlib
+    import sys
+
     monkeypatch.setattr(count_mod, "COUNTERS", dict(count_mod.COUNTERS))
     monkeypatch.setattr(count_mod, "DOMAIN_NAMES", dict(count_mod.DOMAIN_NAMES))
-    count_mod.register_domain(Diagonal, "diagonal", _count_diagonal, kind="segment")
-    return Diagonal
+    (tmp_path / "toy_diagonal_domain.py").write_text(DIAGONAL_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "toy_diagonal_domain", raising=False)
+    module = importlib.import_module("toy_diagonal_domain")  # the registration line
+    yield module.Diagonal
+    sys.modules.pop("toy_diagonal_domain", None)
 
 
-def test_a_registered_domain_is_counted_and_reachable_from_the_cli(toy_domain, tmp_path):
+def test_a_domain_from_one_file_is_counted_drawn_and_reachable_from_the_cli(toy_domain, tmp_path):
     from expressivity.cli import app
     from expressivity.cpwl import MaxoutNetwork
+    from expressivity.interop.region_models import region_model
     from expressivity.regions import Segment, count_regions, domain_from_spec
+    from expressivity.regions.count import counter_for
+    from expressivity.regions.plot import plot_domain
 
     net = MaxoutNetwork.random(2, [4, 4], 2, seed=0)
-    got = count_regions(net, toy_domain(size=1.0))
-    ref = count_regions(net, Segment([-1.0, -1.0], [1.0, 1.0]))
+    # counting
+    got = count_regions(net, toy_domain(size=0.5))
+    ref = count_regions(net, Segment([-0.5, -0.5], [0.5, 0.5]))
+    assert got.kind == "diagonal"
     assert (got.activation_regions, got.linear_regions) == (ref.activation_regions, ref.linear_regions)
     assert np.allclose(got.interior_points(), ref.interior_points())
+    assert np.allclose(got.breakpoints, ref.breakpoints)
+    assert counter_for(toy_domain()).progress == "pieces"
     assert domain_from_spec({"type": "diagonal", "size": 0.5}) == toy_domain(size=0.5)
+    # plotting, with the count reused
+    png = tmp_path / "diag.png"
+    assert plot_domain(net, toy_domain(size=0.5), png, regions=got) is got
+    assert png.stat().st_size > 0
+    # the CLI and its JSON export
     spec = tmp_path / "net.json"
-    spec.write_text(json.dumps({"type": "random", "in_dim": 2, "widths": [4], "ranks": 2, "seed": 0}))
-    res = CliRunner().invoke(app, ["regions", str(spec), "--domain", '{"type": "diagonal"}', "--json"])
+    spec.write_text(json.dumps({"type": "random", "in_dim": 2, "widths": [4, 4], "ranks": 2, "seed": 0}))
+    runner = CliRunner()
+    res = runner.invoke(app, ["regions", str(spec), "--domain", '{"type": "diagonal", "size": 0.5}', "--json"])
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["kind"] == "segment"
+    exported = json.loads(res.output)
+    expected = count_regions(region_model(spec, False, None), toy_domain(size=0.5)).summary()
+    assert exported.pop("seconds") >= 0 and expected.pop("seconds") >= 0
+    assert exported == expected and exported["kind"] == "diagonal"
+    png2 = tmp_path / "cli.png"
+    res = runner.invoke(app, ["regions", str(spec), "--domain", '{"type": "diagonal"}', "--plot", str(png2)])
+    assert res.exit_code == 0, res.output
+    assert "linear regions" in res.output and png2.stat().st_size > 0
+    res = runner.invoke(app, ["regions", str(spec), "--domain", '{"type": "diagonal", "size": -1}'])
+    assert res.exit_code == 2 and "Diagonal.size must be > 0" in res.output
 
 
 def test_domain_registration_and_spec_errors(toy_domain):
-    from expressivity.regions import domain_from_spec
+    from expressivity.regions import Slice, domain_from_spec
+    from expressivity.regions.plot import plot_domain
+
+    count = count_mod.COUNTERS[toy_domain].count
 
     class NoCorners:
         pass
 
     with pytest.raises(ValueError, match="corners"):
-        count_mod.register_domain(NoCorners, "nocorners", _count_diagonal)
+        count_mod.register_domain(NoCorners, "nocorners", count)
     with pytest.raises(ValueError, match="taken by"):
-        count_mod.register_domain(toy_domain, "segment", _count_diagonal)
+        count_mod.register_domain(toy_domain, "segment", count)
+    with pytest.raises(ValueError, match="progress must be one of pieces, fraction"):
+        count_mod.register_domain(toy_domain, "diagonal", count, progress="percent")
+    with pytest.raises(ValueError, match="plot must be callable"):
+        count_mod.register_domain(toy_domain, "diagonal", count, plot="diag.png")
     with pytest.raises(ValueError, match="unknown type 'ray'; choose one of .*diagonal"):
         domain_from_spec({"type": "ray"})
     with pytest.raises(ValueError, match="domain diagonal"):
         domain_from_spec({"type": "diagonal", "width": 3})
+    with pytest.raises(ValueError, match="no picture is registered for a Slice domain .*box, diagonal, plane"):
+        plot_domain(None, Slice([0.0, 0.0], [[1.0, 0.0]], 0.0, 1.0), "x.png")
 
 
 def _answer(ctx):

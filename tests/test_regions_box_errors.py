@@ -30,7 +30,7 @@ def test_box_one_layer_zaslavsky(d, n, seed):
     r = count_regions(_relu_layer(W, b), Box(-R, R))
     assert r.activation_regions == sum(comb(n, s) for s in range(d + 1))
     # every region's H-representation contains its interior point
-    for A, bb, x in zip(r.pieces["A"], r.pieces["b"], r.pieces["points"]):
+    for A, bb, x in zip(r.pieces.A, r.pieces.b, r.pieces.points):
         assert np.all(A @ x <= bb + 1e-9)
 
 
@@ -126,7 +126,7 @@ def test_jumping_hardmax_value_segment_exact_plane_refused():
     assert np.allclose(r.breakpoints, [0.5])
     p = r.pieces
     # the function is x0 − 1 left of 0 and x0 + 1 right of it: a jump of 2 at the breakpoint
-    assert np.isclose(p["out_R"][0, 0], -1.0) and np.isclose(p["out_L"][1, 0], 1.0)
+    assert np.isclose(p.out_R[0, 0], -1.0) and np.isclose(p.out_L[1, 0], 1.0)
     with pytest.raises(ValueError, match="Segment"):
         count_regions(model, Plane.square(), n_tokens=2, tokens=(0,))
 

@@ -46,6 +46,13 @@ def test_plane_plot_writes_a_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_plot_of_a_domain_without_a_picture_names_those_with_one(tmp_path, saw):
+    png = tmp_path / "s.png"
+    res = runner.invoke(app, ["regions", str(saw), "--segment", "0", "1", "--plot", str(png)])
+    assert res.exit_code == 2 and not png.exists()
+    assert "no picture is registered for a Segment domain; domains with one: box, plane" in " ".join(res.output.split())
+
+
 def test_box_on_a_line(saw):
     res = runner.invoke(app, ["regions", str(saw), "--box", "--lo", "0", "--hi", "1", "--json"])
     assert res.exit_code == 0, res.output

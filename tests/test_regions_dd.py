@@ -132,11 +132,11 @@ def test_euler_relation(seed):
     (F: 2-faces = facets of the cells, each counted once)."""
     net2 = _seq(_random_layers([2, 9, 9], seed))
     p = count_regions(net2, Box(-1.0, 1.0)).pieces
-    assert len(p["vertices"]) - len(p["edges"]) + len(p["region"]) == 1
+    assert len(p.vertices) - len(p.edges) + len(p.region) == 1
     net3 = _seq(_random_layers([3, 7, 7], seed))
     p = count_regions(net3, Box(-1.0, 1.0)).pieces
-    F = len(np.unique(p["facets"][0]))
-    assert len(p["vertices"]) - len(p["edges"]) + F - len(p["region"]) == 1
+    F = len(np.unique(p.facets[0]))
+    assert len(p.vertices) - len(p.edges) + F - len(p.region) == 1
 
 
 def test_maps_are_the_networks_affine_maps():
@@ -147,7 +147,7 @@ def test_maps_are_the_networks_affine_maps():
     x = r.interior_points()
     with torch.no_grad():
         y = net(torch.as_tensor(x)).numpy()
-    M = r.pieces["maps"]
+    M = r.pieces.maps
     np.testing.assert_allclose(np.einsum("coi,ci->co", M[..., :-1], x) + M[..., -1], y, atol=1e-9)
 
 
@@ -201,7 +201,7 @@ def test_degenerate_arrangement_euler_and_sampling():
     b = np.array([0, 0, 0, 0, 0, 0.0])
     r = count_regions(arrangement(W, b), Box(-1.0, 1.0))
     p = r.pieces
-    assert len(p["vertices"]) - len(p["edges"]) + len(np.unique(p["facets"][0])) - len(p["region"]) == 1
+    assert len(p.vertices) - len(p.edges) + len(np.unique(p.facets[0])) - len(p.region) == 1
     x = np.random.default_rng(1).uniform(-1, 1, size=(40_000, 3))
     sample = {tuple(row) for row in (x @ W.T + b > 0)}
     assert {tuple(row) for row in (r.interior_points() @ W.T + b > 0)} == sample

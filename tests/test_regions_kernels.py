@@ -76,9 +76,9 @@ def test_deferred_next_layer_equals_general_counter(seed, in_dim, widths):
     fast, slow = count_regions(net, seg), count_regions(net, seg, general=True)
     assert fast.activation_regions == slow.activation_regions
     assert np.allclose(fast.breakpoints, slow.breakpoints, atol=1e-12)
-    scale = 1 + np.abs(slow.pieces["out_L"]).max()
-    assert np.abs(fast.pieces["out_L"] - slow.pieces["out_L"]).max() <= 1e-10 * scale
-    assert np.abs(fast.pieces["out_R"] - slow.pieces["out_R"]).max() <= 1e-10 * scale
+    scale = 1 + np.abs(slow.pieces.out_L).max()
+    assert np.abs(fast.pieces.out_L - slow.pieces.out_L).max() <= 1e-10 * scale
+    assert np.abs(fast.pieces.out_R - slow.pieces.out_R).max() <= 1e-10 * scale
 
 
 def test_deferred_path_is_taken_and_matches_dense_evaluation():
@@ -99,10 +99,10 @@ def test_deferred_path_is_taken_and_matches_dense_evaluation():
     finally:
         sv._Pending.pre = pre
     assert len(calls) == 2 and all(dense < total for dense, total in calls)
-    x = seg.points(np.r_[r.pieces["t0"], r.pieces["t1"][-1]])
+    x = seg.points(np.r_[r.pieces.t0, r.pieces.t1[-1]])
     with torch.no_grad():
         want = net(torch.from_numpy(x)).numpy()
-    got = np.r_[r.pieces["out_L"], r.pieces["out_R"][-1:]]
+    got = np.r_[r.pieces.out_L, r.pieces.out_R[-1:]]
     assert np.abs(got - want).max() <= 1e-12 * (1 + np.abs(want).max())
 
 
@@ -110,10 +110,11 @@ def test_results_do_not_share_the_scratch_buffers():
     net_a, net_b = relu_mlp([1, 96, 96, 96], seed=4), relu_mlp([1, 96, 96, 96], seed=6)
     seg = Segment([-2.0], [2.0])
     ra = count_regions(net_a, seg)
-    keep = {k: np.array(v, copy=True) for k, v in ra.pieces.items() if isinstance(v, np.ndarray)}
+    names = ("t0", "t1", "out_L", "out_R", "region")
+    keep = {k: np.array(getattr(ra.pieces, k), copy=True) for k in names}
     count_regions(net_b, seg)
     for k, v in keep.items():
-        assert np.array_equal(ra.pieces[k], v), k
+        assert np.array_equal(getattr(ra.pieces, k), v), k
 
 
 @pytest.mark.parametrize("width", [1, 63, 64])

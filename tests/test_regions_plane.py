@@ -59,7 +59,7 @@ def check_faces(regions, pattern_fn, n_grid=201):
     """Every face has one pattern, different faces of one region share it, regions differ, and
     every pattern seen on a grid is the pattern of some counted region."""
     pats = pattern_fn(regions.interior_points())
-    rid = regions.pieces["region"]
+    rid = regions.pieces.region
     keys = [p.tobytes() for p in pats]
     by_region: dict = {}
     for k, r in zip(keys, rid):
@@ -121,7 +121,7 @@ def test_compiled_transformer_has_the_source_nets_regions_in_2d():
 def _mesh_checks(regions):
     """Faces tile the domain (areas add up, each positive and convex) and the mesh is
     conforming: every edge is used once by each of two faces, or once on the boundary."""
-    X, faces = regions.pieces["vertices"], regions.pieces["faces"]
+    X, faces = regions.pieces.vertices, regions.pieces.faces
     poly = regions.domain.polygon
 
     def area(P):

@@ -28,5 +28,5 @@ def test_plot_domain_3d_box_draws_slices_and_refuses_a_segment(tmp_path):
     box = Box(-1.0, 1.0)
     drawn = plot_domain(net, box, tmp_path / "s.png", color_by="activation")
     assert drawn.kind == "box" and (tmp_path / "s.png").exists()
-    with pytest.raises(ValueError, match="Plane or a Box"):
+    with pytest.raises(ValueError, match="no picture is registered for a Segment domain .domains with one: box, plane"):
         plot_domain(net, Segment([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]), tmp_path / "x.png")

@@ -40,9 +40,9 @@ def relu_patterns(mlp, x: np.ndarray) -> np.ndarray:
 def check_partition(regions, pattern_fn, n_grid=20001):
     """Grid patterns equal the pattern of the piece containing them; neighbouring pieces differ."""
     seg = regions.domain
-    t0, t1 = regions.pieces["t0"], regions.pieces["t1"]
+    t0, t1 = regions.pieces.t0, regions.pieces.t1
     mids = pattern_fn(regions.interior_points())
-    rid = regions.pieces["region"]
+    rid = regions.pieces.region
     # pieces of one activation region share its pattern; different regions differ from neighbours
     assert np.all((rid[1:] == rid[:-1]) == np.all(mids[1:] == mids[:-1], axis=1))
     t = np.linspace(0, 1, n_grid)
@@ -186,12 +186,12 @@ def test_hardmax_transformer_with_quadratic_scores_on_a_segment(seed, causal):
     check_partition(r, lambda x: _selection_patterns(model, x), n_grid=40001)
     # the piecewise-affine output of the counter matches the model everywhere inside the pieces
     t = np.linspace(0, 1, 2001)
-    k = np.clip(np.searchsorted(r.pieces["t1"], t), 0, r.n_pieces - 1)
-    s = (t - r.pieces["t0"][k]) / (r.pieces["t1"][k] - r.pieces["t0"][k])
-    pred = r.pieces["out_L"][k] + s[:, None] * (r.pieces["out_R"][k] - r.pieces["out_L"][k])
+    k = np.clip(np.searchsorted(r.pieces.t1, t), 0, r.n_pieces - 1)
+    s = (t - r.pieces.t0[k]) / (r.pieces.t1[k] - r.pieces.t0[k])
+    pred = r.pieces.out_L[k] + s[:, None] * (r.pieces.out_R[k] - r.pieces.out_L[k])
     with torch.no_grad():
         y = model(torch.as_tensor(seg.points(t))[:, None, :].expand(-1, 3, -1)).reshape(len(t), -1).numpy()
-    inside = np.minimum(np.abs(t - r.pieces["t0"][k]), np.abs(t - r.pieces["t1"][k])) > 1e-9
+    inside = np.minimum(np.abs(t - r.pieces.t0[k]), np.abs(t - r.pieces.t1[k])) > 1e-9
     assert np.allclose(pred[inside], y[inside], atol=1e-8)
 
 
@@ -208,8 +208,8 @@ def test_compiled_transformer_has_the_source_nets_linear_regions():
     seg = Segment([-1.0, -0.7], [1.0, 0.9])
     r_t, r_m = count_regions(cm, seg), count_regions(net, seg)
     assert r_t.linear_regions == r_m.linear_regions
-    lin_t = r_t.pieces["t0"][1:][np.diff(r_t.linear_labels) != 0]
-    lin_m = r_m.pieces["t0"][1:][np.diff(r_m.linear_labels) != 0]
+    lin_t = r_t.pieces.t0[1:][np.diff(r_t.linear_labels) != 0]
+    lin_m = r_m.pieces.t0[1:][np.diff(r_m.linear_labels) != 0]
     assert np.allclose(lin_t, lin_m, atol=1e-9)
 
 

@@ -73,6 +73,7 @@ def regions_cmd(
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
     from ..interop.region_models import region_model
     from ..regions import Box, Plane, Segment, count_regions, domain_from_spec
+    from ..regions.count import counter_for, drawn_domains
     from ..regions.plot import plot_domain
 
     output_path(plot, "--plot")
@@ -80,9 +81,6 @@ def regions_cmd(
         chosen = sum(x is not None and x is not False for x in (segment, plane, through, box or None, domain))
         if chosen != 1:
             raise ValueError("give exactly one of --segment A B, --plane O U V, --through A B C, --box, --domain JSON")
-        if plot is not None and plane is None and through is None and not box and domain is None:
-            raise ValueError("--plot draws a plane slice or slices through a box: use it with --plane, --through "
-                             "or --box")
         if plot is not None and plot.suffix.lower() != ".png":
             raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
         _options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo, hi=hi,
@@ -113,9 +111,13 @@ def regions_cmd(
 
             d = lower(m, **kw).in_dim
             dom = Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
+        counter = counter_for(dom)
+        if plot is not None and counter.plot is None:
+            raise ValueError(f"--plot: no picture is registered for a {type(dom).__name__} domain; domains with "
+                             f"one: {', '.join(drawn_domains())} (--plane, --through, --box or --domain)")
         with progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
                       TimeElapsedColumn(), transient=True, disable=as_json) as prog:
-            by_pieces = isinstance(dom, Segment)  # the 1-D counter reports pieces, the others a fraction
+            by_pieces = counter.progress == "pieces"  # the registered style: pieces done, or a fraction
             task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
 
             def tick(*args):

@@ -11,8 +11,8 @@ hyperplanes). From those alone (combinatorially):
 * linear regions: connected components of "adjacent and the same map" (the exact gradients of
   the cells' activation patterns, :func:`.merge.merge_linear`) or "the same activation region".
 
-:class:`CellPieces` is the ``Regions.pieces`` dict of a box/slice count: the keys ``edges``,
-``facets``, ``adjacent``, ``maps``, ``linear``, ``A``/``b`` are computed on first access.
+:class:`~.result.CellPieces` (the ``Regions.pieces`` of a box/slice count) computes its
+``edges``, ``facets``, ``adjacent``, ``linear``, ``A``/``b`` with these on first access.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from . import complex_kernels as ck
 from .merge import merge_linear
 
 
-def edges(p: dict) -> np.ndarray:
+def edges(p) -> np.ndarray:
     """The 1-skeleton: (E, 2) vertex pairs, a < b, each edge once."""
-    k = p["vertices"].shape[1]
-    e = ck.cell_edges(p["Z"], p["cstart"], p["cverts"], k)
+    k = p.vertices.shape[1]
+    e = ck.cell_edges(p.Z, p.cstart, p.cverts, k)
     return np.unique(e, axis=0) if len(e) else e.reshape(0, 2)
 
 
@@ -35,34 +35,34 @@ def vertex_keys(n: int) -> np.ndarray:
     return np.random.default_rng(2023).integers(1, 2**63, size=n, dtype=np.uint64)
 
 
-def facets(p: dict) -> tuple[np.ndarray, np.ndarray]:
+def facets(p) -> tuple[np.ndarray, np.ndarray]:
     """((F,) facet keys, (F,) cell): every facet of every cell (interior facets appear twice)."""
-    vkey = vertex_keys(len(p["vertices"]))
-    return ck.cell_facets(p["Z"], p["cstart"], p["cverts"], vkey)[:2]
+    vkey = vertex_keys(len(p.vertices))
+    return ck.cell_facets(p.Z, p.cstart, p.cverts, vkey)[:2]
 
 
-def adjacent_cells(p: dict) -> np.ndarray:
+def adjacent_cells(p) -> np.ndarray:
     """Pairs of cells sharing a facet: (n, 2)."""
-    keys, cells = p["facets"]
+    keys, cells = p.facets
     order = np.argsort(keys, kind="stable")
     keys, cells = keys[order], cells[order]
     same = keys[1:] == keys[:-1]
     return np.stack([cells[:-1][same], cells[1:][same]], axis=1)
 
 
-def linear_labels(p: dict) -> np.ndarray:
-    return merge_linear(p["program"], p["points"], p["domain"].basis, p["adjacent"], p["region"])
+def linear_labels(p) -> np.ndarray:
+    return merge_linear(p.program, p.points, p.domain.basis, p.adjacent, p.region)
 
 
-def h_representations(p: dict) -> tuple[list, list]:
+def h_representations(p) -> tuple[list, list]:
     """A, b with {α : A α ≤ b} ⊇ the cell (the constraints of its activation pattern, in the
     domain's parameters α), one pair per cell (via the LP counter's affine pass)."""
     from .box import _affine_pass, _clean
 
-    prog, dom = p["program"], p["domain"]
+    prog, dom = p.program, p.domain
     B, o = dom.basis, dom.origin
     A_list, b_list = [], []
-    for x in p["points"]:
+    for x in p.points:
         _, _, _, G, h, Ga = _affine_pass(prog, x)
         G, h = _clean(G @ B.T, h + G @ o, Ga @ np.abs(B).T) if len(G) else (G[:, : B.shape[0]], h)
         A_list.append(-G)
@@ -70,28 +70,4 @@ def h_representations(p: dict) -> tuple[list, list]:
     return A_list, b_list
 
 
-class CellPieces(dict):
-    """``Regions.pieces`` of a d-D count; derived keys are computed on first access."""
-
-    def __missing__(self, key):
-        if key == "edges":
-            val = edges(self)
-        elif key == "facets":
-            val = facets(self)
-        elif key == "adjacent":
-            val = adjacent_cells(self)
-        elif key == "maps":
-            X = np.ascontiguousarray(self["vertices"])
-            val = ck.cell_maps(X, np.ascontiguousarray(self["out"]), self["cstart"], self["cverts"])
-        elif key == "linear":
-            val = linear_labels(self)
-        elif key in ("A", "b"):
-            self["A"], self["b"] = h_representations(self)
-            return self[key]
-        else:
-            raise KeyError(key)
-        self[key] = val
-        return val
-
-
-__all__ = ["CellPieces", "adjacent_cells", "edges", "facets", "linear_labels"]
+__all__ = ["adjacent_cells", "edges", "facets", "h_representations", "linear_labels", "vertex_keys"]

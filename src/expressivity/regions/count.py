@@ -1,26 +1,28 @@
 """count_regions(model, domain) → Regions: lower the model, dispatch on the domain type through
-:data:`COUNTERS` (one entry per domain type: the result kind and its counter).
+:data:`COUNTERS` (one :class:`Counter` per domain type: the result kind, the counter, its
+picture and its progress style).
 
 A new domain type is one module: the domain class (a frozen dataclass with ``dim`` and
 ``corners(in_dim)``, the points whose bounding box is the domain's — the compile-domain check
-reads them) and its counter, registered with :func:`register_domain`; then one import line in
-``regions/__init__.py``. ``domain_from_spec({"type": name, ...})`` builds any registered domain
-from JSON (the CLI's ``--domain``). See docs/extending.md.
+reads them), its counter and (optionally) its picture, registered with :func:`register_domain`;
+then one import line in ``regions/__init__.py``. Everything else reads the registry:
+``count_regions``, ``plot_domain`` (the CLI's ``--plot``), the CLI's progress bar, and
+``domain_from_spec({"type": name, ...})`` (the CLI's ``--domain``). See docs/extending.md.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..checks import check_memory
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
-from .result import Regions, runs
-from .tolerances import COMPILE_DOMAIN_SLACK, MAP_RTOL, RADIUS_RTOL, ZERO_RTOL, reported
+from .result import CellPieces, Counted, PlanePieces, Regions, SegmentPieces, runs
+from .tolerances import COMPILE_DOMAIN_SLACK, MAP_RTOL, RADIUS_RTOL
 
 _kernels_loaded = False
 
@@ -47,25 +49,24 @@ def _load_kernels() -> None:
         count_regions(prog, Box(-1.0, 1.0))  # the d-D subdivision kernels
 
 
-@dataclass(frozen=True)
-class Counted:
-    """What a counter returns; :func:`count_regions` wraps it into a :class:`Regions`."""
-
-    activation_regions: int
-    n_pieces: int
-    pieces: dict
-    tolerances: dict = field(default_factory=lambda: reported(ZERO_RTOL))
+PROGRESS_STYLES = ("pieces", "fraction")
+"""How a counter calls ``progress``: with the number of pieces finished so far, or with the
+fraction of the work done (0 … 1)."""
 
 
 @dataclass(frozen=True)
 class Counter:
     """One entry of :data:`COUNTERS`: the result ``kind``, the counting function
-    ``count(prog, domain, progress, general, method) -> Counted``, and whether it runs the
-    compiled loops for that ``method`` (loaded before the clock starts)."""
+    ``count(prog, domain, progress, general, method) -> Counted``, whether it runs the
+    compiled loops for that ``method`` (loaded before the clock starts), the picture
+    ``plot(model, domain, path, color_by, regions, **lower_kw) -> Regions`` (None: no picture)
+    and the ``progress`` style (one of :data:`PROGRESS_STYLES`)."""
 
     kind: str
     count: Callable[..., Counted]
     compiled: Callable[[str], bool] = lambda method: True
+    plot: Callable[..., Regions] | None = None
+    progress: str = "fraction"
 
 
 def _segment(prog, domain: Segment, progress, general: bool, method: str) -> Counted:
@@ -80,17 +81,16 @@ def _segment(prog, domain: Segment, progress, general: bool, method: str) -> Cou
     else:
         p = partition_segment(prog, domain, progress)
         region = runs(p["code"])
-    pieces = {"t0": p["t0"], "t1": p["t1"], "out_L": p["L"], "out_R": p["R"], "region": region,
-              "program": prog, "segment": domain}
+    pieces = SegmentPieces(p["t0"], p["t1"], p["L"], p["R"], region, prog, domain)
     return Counted(int(region[-1]) + 1, len(region), pieces)
 
 
 def _plane(prog, domain: Plane, progress, general: bool, method: str) -> Counted:
     from .plane import partition_plane
 
-    pieces = partition_plane(prog, domain, progress)
-    pieces["program"] = prog
-    return Counted(pieces["n_regions"], len(pieces["faces"]), pieces)
+    p = partition_plane(prog, domain, progress)
+    pieces = PlanePieces(p["vertices"], p["faces"], p["out"], p["region"], prog, p["plane"])
+    return Counted(p["n_regions"], len(p["faces"]), pieces)
 
 
 def _slice(prog, domain, progress, general: bool, method: str) -> Counted:
@@ -104,23 +104,41 @@ def _box(prog, domain: Box, progress, general: bool, method: str) -> Counted:
         # a 1-D box is a segment: use the exact breakpoint counter, report intervals as H-reps
         box = domain.with_dim(1)
         seg = count_regions(prog, Segment(box.lo, box.hi), progress)
-        p, rid = seg.pieces, seg.pieces["region"]
+        p, rid = seg.pieces, seg.pieces.region
         first = np.r_[0, np.nonzero(np.diff(rid))[0] + 1]
         last = np.r_[first[1:] - 1, len(rid) - 1]
-        x0 = box.lo[0] + p["t0"][first] * (box.hi[0] - box.lo[0])
-        x1 = box.lo[0] + p["t1"][last] * (box.hi[0] - box.lo[0])
+        x0 = box.lo[0] + p.t0[first] * (box.hi[0] - box.lo[0])
+        x1 = box.lo[0] + p.t1[last] * (box.hi[0] - box.lo[0])
         A = [np.array([[-1.0], [1.0]])] * len(first)
         b = [np.array([-a, c]) for a, c in zip(x0, x1)]
         lin = seg.linear_labels[first]
         _, lin = np.unique(lin, return_inverse=True)
-        pieces = {"A": A, "b": b, "points": ((x0 + x1) / 2)[:, None], "linear": lin, "maps": None}
+        pieces = CellPieces(((x0 + x1) / 2)[:, None], np.arange(len(first)), prog, box, A=A, b=b, linear=lin,
+                            maps=None)
         return Counted(len(first), len(first), pieces)
     if method == "subdivide":
         return _slice(prog, domain, progress, general, method)
     from .box import partition_box
 
-    pieces = partition_box(prog, domain.with_dim(prog.in_dim), progress)
-    return Counted(len(pieces["A"]), len(pieces["A"]), pieces, {"radius_rtol": RADIUS_RTOL, "map_rtol": MAP_RTOL})
+    box = domain.with_dim(prog.in_dim)
+    p = partition_box(prog, box, progress)
+    pieces = CellPieces(p["points"], np.arange(len(p["A"])), prog, box, A=p["A"], b=p["b"], maps=p["maps"],
+                        linear=p["linear"], adjacent=p["adjacent"])
+    return Counted(len(p["A"]), len(p["A"]), pieces, {"radius_rtol": RADIUS_RTOL, "map_rtol": MAP_RTOL})
+
+
+def _plot_plane(model, domain: Plane, path, color_by: str = "linear", regions: Regions | None = None,
+                **lower_kw) -> Regions:
+    from .plot import plot_regions  # matplotlib is loaded only when a picture is drawn
+
+    return plot_regions(model, domain, path, color_by=color_by, regions=regions, **lower_kw)
+
+
+def _plot_box(model, domain: Box, path, color_by: str = "linear", regions: Regions | None = None,
+              **lower_kw) -> Regions:
+    from .plot import plot_box
+
+    return plot_box(model, domain, path, color_by=color_by, regions=regions, **lower_kw)
 
 
 COUNTERS: dict[type, Counter] = {}
@@ -131,12 +149,20 @@ DOMAIN_NAMES: dict[str, type] = {}
 
 
 def register_domain(domain_type: type, name: str, count: Callable[..., Counted], kind: str | None = None,
-                    compiled: Callable[[str], bool] = lambda method: True) -> None:
-    """Make ``domain_type`` countable: ``count(prog, domain, progress, general, method) ->
-    Counted`` counts on it; ``kind`` (default ``name``) is the :class:`Regions` kind of its
-    result — "segment" and "plane" pieces have their own layouts (see :class:`Regions`); any
-    other kind needs pieces ``"linear"`` (linear-region id per activation region) and
-    ``"points"`` (one interior point each). ``name`` is the spec's ``"type"``."""
+                    compiled: Callable[[str], bool] = lambda method: True,
+                    plot: Callable[..., Regions] | None = None, progress: str = "fraction") -> None:
+    """Make ``domain_type`` countable, drawable and reachable from the CLI.
+
+    ``count(prog, domain, progress, general, method) -> Counted`` counts on it, its pieces a
+    :class:`~.result.SegmentPieces`, :class:`~.result.PlanePieces` or
+    :class:`~.result.CellPieces` (anything with ``region``, ``linear`` and ``points`` works);
+    ``kind`` (default ``name``) is the :class:`Regions` kind of its result (the ``kind`` of
+    ``summary()`` and ``--json``); ``name`` is the spec's ``"type"`` (``--domain``).
+    ``plot(model, domain, path, color_by="linear", regions=None, **lower_kw) -> Regions``
+    draws it (``plot_domain``, ``--plot``; None: no picture). ``progress``: how ``count``
+    calls its progress callback, ``"pieces"`` (pieces done so far) or ``"fraction"`` (of the
+    work, 0 … 1) — the CLI's progress bar follows it. ``compiled(method)``: whether the
+    count runs the compiled loops (loaded once, before the clock starts)."""
     if not isinstance(domain_type, type):
         raise ValueError(f"register_domain: domain_type must be a class, got {domain_type!r}")
     if not callable(getattr(domain_type, "corners", None)):
@@ -144,13 +170,32 @@ def register_domain(domain_type: type, name: str, count: Callable[..., Counted],
                          "(the compile-domain check reads it)")
     if name in DOMAIN_NAMES and DOMAIN_NAMES[name] is not domain_type:
         raise ValueError(f"register_domain: the name {name!r} is taken by {DOMAIN_NAMES[name].__name__}")
-    COUNTERS[domain_type] = Counter(kind or name, count, compiled)
+    if progress not in PROGRESS_STYLES:
+        raise ValueError(f"register_domain: progress must be one of {', '.join(PROGRESS_STYLES)}, got {progress!r}")
+    if plot is not None and not callable(plot):
+        raise ValueError(f"register_domain: plot must be callable or None, got {plot!r}")
+    COUNTERS[domain_type] = Counter(kind or name, count, compiled, plot, progress)
     DOMAIN_NAMES[name] = domain_type
 
 
-register_domain(Segment, "segment", _segment)
-register_domain(Plane, "plane", _plane)
-register_domain(Box, "box", _box, compiled=lambda method: method == "subdivide")
+def counter_for(domain) -> Counter:
+    """The :class:`Counter` registered for ``domain``'s type (or its nearest registered base
+    class); ``ValueError`` listing the registered types otherwise."""
+    counter = next((COUNTERS[t] for t in type(domain).__mro__ if t in COUNTERS), None)
+    if counter is None:
+        known = ", ".join(t.__name__ for t in COUNTERS)
+        raise ValueError(f"domain must be one of the registered types ({known}), got {type(domain).__name__}")
+    return counter
+
+
+def drawn_domains() -> list[str]:
+    """Names of the registered domains that have a picture (``register_domain(..., plot=...)``)."""
+    return sorted(name for name, t in DOMAIN_NAMES.items() if COUNTERS[t].plot is not None)
+
+
+register_domain(Segment, "segment", _segment, progress="pieces")
+register_domain(Plane, "plane", _plane, plot=_plot_plane)
+register_domain(Box, "box", _box, compiled=lambda method: method == "subdivide", plot=_plot_box)
 register_domain(Slice, "slice", _slice, kind="box")  # a Slice's cells are reported like a Box's
 
 
@@ -188,10 +233,7 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
         lower_kw["input_shape"] = domain.input_shape  # a plane through inputs knows their shape
     prog = lower(model, **lower_kw)
     check_compile_domain(prog, domain)
-    counter = next((COUNTERS[t] for t in type(domain).__mro__ if t in COUNTERS), None)
-    if counter is None:
-        known = ", ".join(t.__name__ for t in COUNTERS)
-        raise ValueError(f"domain must be one of the registered types ({known}), got {type(domain).__name__}")
+    counter = counter_for(domain)
     if counter.compiled(method):
         _load_kernels()
     start = time.perf_counter()

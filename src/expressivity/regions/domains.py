@@ -6,6 +6,11 @@
   ``Plane.through(x1, x2, x3)``: the plane through three inputs of any shape (x1 at (0, 0), x2 at
   (1, 0), x3 at (α₃, β₃) with β₃ > 0, axes orthogonal and of equal length |x2 − x1|).
 * ``Box(lo, hi)``: the full input space [lo, hi] (small input dimension).
+* ``Slice(origin, basis, lo, hi)``: a k-D affine slice (k ≤ 6).
+
+A new domain validates its arrays with the same checks: :func:`check_vector`,
+:func:`check_array`, :func:`check_polygon`, :func:`check_input_shape` (each raises a one-line
+``ValueError`` naming the field).
 """
 
 from __future__ import annotations
@@ -17,15 +22,24 @@ import numpy as np
 from .ir import _arr
 
 
-def _vec(a, what: str) -> np.ndarray:
-    """A finite, non-empty, read-only float64 vector (a copy; scalars become length 1)."""
+def check_array(a, what: str, ndim: int) -> np.ndarray:
+    """``a`` as a finite float64 array with exactly ``ndim`` dimensions, read-only (a view of
+    float64 input, else a converted copy); ``ValueError`` naming ``what`` otherwise (not
+    numeric, wrong number of dimensions, NaN or inf). The check the IR runs on its weights."""
+    return _arr(a, what, ndim)
+
+
+def check_vector(a, what: str) -> np.ndarray:
+    """``a`` as a finite, non-empty, real, read-only float64 vector (a copy; scalars become
+    length 1); ``ValueError`` naming ``what`` otherwise (complex, not numeric, not 1-D, NaN or
+    inf, empty). Every domain point and direction goes through it."""
     if np.iscomplexobj(a) or (isinstance(a, (list, tuple)) and any(isinstance(v, complex) for v in a)):
         raise ValueError(f"{what} must be real, got complex numbers")
     try:
         a = np.atleast_1d(np.array(a, dtype=np.float64))
     except (TypeError, ValueError):
         raise ValueError(f"{what}: not a numeric vector") from None
-    out = _arr(a, what, 1)  # dimension and finiteness checks shared with the IR
+    out = check_array(a, what, 1)  # dimension and finiteness checks shared with the IR
     if out.size == 0:
         raise ValueError(f"{what} must be a non-empty vector")
     return out
@@ -39,8 +53,8 @@ class Segment:
     b: np.ndarray
 
     def __post_init__(self):
-        object.__setattr__(self, "a", _vec(self.a, "Segment.a"))
-        object.__setattr__(self, "b", _vec(self.b, "Segment.b"))
+        object.__setattr__(self, "a", check_vector(self.a, "Segment.a"))
+        object.__setattr__(self, "b", check_vector(self.b, "Segment.b"))
         if self.a.shape != self.b.shape:
             raise ValueError(f"Segment.a and Segment.b differ in dimension: {self.a.size} vs {self.b.size}")
         if np.allclose(self.a, self.b, rtol=0, atol=1e-12 * (1 + np.abs(self.a).max())):
@@ -74,24 +88,18 @@ class Plane:
 
     def __post_init__(self):
         for name in ("origin", "u", "v"):
-            object.__setattr__(self, name, _vec(getattr(self, name), f"Plane.{name}"))
+            object.__setattr__(self, name, check_vector(getattr(self, name), f"Plane.{name}"))
         if not (self.origin.shape == self.u.shape == self.v.shape):
             raise ValueError("Plane.origin, u and v must have the same dimension")
         G = np.stack([self.u, self.v])
         s = np.linalg.svd(G, compute_uv=False)
         if s[-1] <= 1e-12 * max(s[0], 1e-300):
             raise ValueError("Plane is degenerate: u and v are collinear (or zero)")
-        object.__setattr__(self, "bounds", _polygon(self.bounds))
+        object.__setattr__(self, "bounds", check_polygon(self.bounds))
         if self.input_shape is not None:
-            shape = self.input_shape
-            ok = isinstance(shape, (tuple, list)) and len(shape) > 0 and all(
-                isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 1 for k in shape)
-            if not ok or int(np.prod(shape)) != self.dim:
-                raise ValueError(f"Plane.input_shape must be positive ints whose product is the dimension {self.dim}, "
-                                 f"got {shape!r}")
-            object.__setattr__(self, "input_shape", tuple(int(k) for k in shape))
+            object.__setattr__(self, "input_shape", check_input_shape(self.input_shape, self.dim))
         if self.marks is not None:
-            object.__setattr__(self, "marks", _arr(np.array(self.marks, dtype=np.float64), "Plane.marks", 2))
+            object.__setattr__(self, "marks", check_array(np.array(self.marks, dtype=np.float64), "Plane.marks", 2))
             if self.marks.shape[1] != 2:
                 raise ValueError(f"Plane.marks must be (k, 2) (α, β) points, got shape {self.marks.shape}")
 
@@ -164,7 +172,20 @@ class Plane:
         return cls(np.zeros(dim), e[0], e[1], (-size, size, -size, size))
 
 
-def _polygon(bounds) -> np.ndarray:
+def check_input_shape(shape, dim: int, what: str = "Plane.input_shape") -> tuple[int, ...]:
+    """``shape`` as a tuple of positive ints whose product is ``dim`` (the shape of one model
+    input whose flattening is a point of the domain); ``ValueError`` naming ``what`` otherwise."""
+    ok = isinstance(shape, (tuple, list)) and len(shape) > 0 and all(
+        isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 1 for k in shape)
+    if not ok or int(np.prod(shape)) != dim:
+        raise ValueError(f"{what} must be positive ints whose product is the dimension {dim}, got {shape!r}")
+    return tuple(int(k) for k in shape)
+
+
+def check_polygon(bounds) -> np.ndarray:
+    """A plane's (α, β) domain as counter-clockwise vertices (k, 2), read-only: ``bounds`` is a
+    rectangle (α_lo, α_hi, β_lo, β_hi) with lo < hi, or a (k ≥ 3, 2) convex polygon of positive
+    area in either orientation; ``ValueError`` (naming ``Plane.bounds``) otherwise."""
     if np.iscomplexobj(bounds):
         raise ValueError("Plane.bounds must be real, got complex numbers")
     try:
@@ -198,8 +219,8 @@ class Box:
     hi: np.ndarray
 
     def __post_init__(self):
-        lo = _vec(self.lo, "Box.lo")
-        hi = _vec(self.hi, "Box.hi")
+        lo = check_vector(self.lo, "Box.lo")
+        hi = check_vector(self.hi, "Box.hi")
         if lo.shape != hi.shape:
             if lo.size == 1:
                 lo = np.full(hi.shape, lo[0])
@@ -249,12 +270,12 @@ class Slice:
     hi: np.ndarray
 
     def __post_init__(self):
-        origin = _vec(self.origin, "Slice.origin")
+        origin = check_vector(self.origin, "Slice.origin")
         try:
             B = np.atleast_2d(np.array(self.basis, dtype=np.float64))
         except (TypeError, ValueError):
             raise ValueError("Slice.basis: not a numeric (k, n) array") from None
-        B = _arr(B, "Slice.basis", 2).copy()
+        B = check_array(B, "Slice.basis", 2).copy()
         if B.shape[1] != origin.size:
             raise ValueError(f"Slice.basis must have {origin.size} columns (the input dimension), got {B.shape}")
         s = np.linalg.svd(B, compute_uv=False)

@@ -70,7 +70,8 @@ def face_centroids(faces: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.where(valid[..., None], X[np.maximum(faces, 0)], 0.0).sum(1) / valid.sum(1)[:, None]
 
 
-def linear_labels_plane(p: dict) -> np.ndarray:
-    plane = p["plane"]
-    pts = plane.points(face_centroids(p["faces"], p["vertices"]))
-    return merge_linear(p["program"], pts, np.stack([plane.u, plane.v]), adjacent_faces(p["faces"]), p["region"])
+def linear_labels_plane(p) -> np.ndarray:
+    """Linear-region id per face of a :class:`~.result.PlanePieces`."""
+    plane = p.plane
+    pts = plane.points(face_centroids(p.faces, p.vertices))
+    return merge_linear(p.program, pts, np.stack([plane.u, plane.v]), adjacent_faces(p.faces), p.region)

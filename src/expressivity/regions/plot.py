@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .count import count_regions
+from .count import count_regions, counter_for, drawn_domains
 from .domains import Plane
 from .result import Regions
 
@@ -29,8 +29,8 @@ def plot_regions(model, plane: Plane, path, color_by: str = "linear", regions: R
     from matplotlib.collections import LineCollection, PolyCollection
 
     r = regions if regions is not None else count_regions(model, plane, **lower_kw)
-    faces, X = r.pieces["faces"], r.pieces["vertices"]
-    act = r.pieces["region"]
+    faces, X = r.pieces.faces, r.pieces.vertices
+    act = r.pieces.region
     lab = r.linear_labels if color_by == "linear" else act
     polys = [X[f[f >= 0]] for f in faces]
     rng = np.random.default_rng(0)
@@ -81,22 +81,25 @@ def plot_regions(model, plane: Plane, path, color_by: str = "linear", regions: R
     return r
 
 
+def plot_box(model, box, path, color_by: str = "linear", regions: Regions | None = None, **lower_kw) -> Regions:
+    """A :class:`~.domains.Box`'s picture: a 2-D box — its faces (:func:`plot_regions` on the
+    plane spanned by its two axes, re-counted as a plane); d ≥ 3 — coloured slices
+    (:func:`~.plot_box.plot_box_slices`, reusing ``regions``)."""
+    if box.dim == 2:
+        plane = Plane([0.0, 0.0], [1.0, 0.0], [0.0, 1.0], (box.lo[0], box.hi[0], box.lo[1], box.hi[1]))
+        return plot_regions(model, plane, path, color_by=color_by, **lower_kw)
+    from .plot_box import plot_box_slices
+
+    return plot_box_slices(model, box, path, color_by=color_by, regions=regions, **lower_kw)
+
+
 def plot_domain(model, domain, path, color_by: str = "linear", regions: Regions | None = None,
                 **lower_kw) -> Regions:
-    """The picture that fits ``domain``: a :class:`Plane` — its faces (:func:`plot_regions`); a
-    2-D :class:`Box` — the same, on the plane spanned by its two axes; a :class:`Box` of d ≥ 3 —
-    coloured slices (:func:`~.plot_box.plot_box_slices`). ``regions``: the count of ``model`` on
-    ``domain`` if already done (reused, except for a 2-D box, which is re-counted as a plane)."""
-    from .domains import Box
-
-    if isinstance(domain, Box) and domain.dim == 2:
-        plane = Plane([0.0, 0.0], [1.0, 0.0], [0.0, 1.0],
-                      (domain.lo[0], domain.hi[0], domain.lo[1], domain.hi[1]))
-        return plot_regions(model, plane, path, color_by=color_by, **lower_kw)
-    if isinstance(domain, Box):
-        from .plot_box import plot_box_slices
-
-        return plot_box_slices(model, domain, path, color_by=color_by, regions=regions, **lower_kw)
-    if isinstance(domain, Plane):
-        return plot_regions(model, domain, path, color_by=color_by, regions=regions, **lower_kw)
-    raise ValueError(f"plot_domain draws a Plane or a Box, got {type(domain).__name__}")
+    """The picture registered with ``domain``'s type (``register_domain(..., plot=...)``: a
+    :class:`Plane` — :func:`plot_regions`; a :class:`Box` — :func:`plot_box`). ``regions``: the
+    count of ``model`` on ``domain`` if already done."""
+    plot = counter_for(domain).plot
+    if plot is None:
+        raise ValueError(f"plot_domain: no picture is registered for a {type(domain).__name__} domain "
+                         f"(domains with one: {', '.join(drawn_domains())})")
+    return plot(model, domain, path, color_by, regions, **lower_kw)

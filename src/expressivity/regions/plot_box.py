@@ -42,7 +42,7 @@ def plot_box_slices(model, box: Box, path, color_by: str = "linear", regions: Re
     import matplotlib.pyplot as plt
 
     r = regions if regions is not None else count_regions(prog, box, **lower_kw)
-    lab = r.linear_labels if color_by == "linear" else r.pieces["region"]
+    lab = r.linear_labels if color_by == "linear" else r.pieces.region
     _, code = outputs_and_patterns(prog, r.interior_points())
     table = dict(zip(code.tolist(), lab.tolist()))
     palette = np.random.default_rng(0).uniform(0.35, 0.95, size=(int(lab.max()) + 2, 3))

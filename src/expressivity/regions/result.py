@@ -20,22 +20,167 @@ import numpy as np
 from .tolerances import ZERO_RTOL, reported
 
 
+@dataclass(frozen=True, eq=False)
+class SegmentPieces:
+    """The pieces of a 1-D count: piece i is t ∈ [t0[i], t1[i]] of ``segment`` (x(t) = a + t (b − a)),
+    with outputs ``out_L`` / ``out_R`` (P, out) at its ends and activation-region id ``region`` (P,)."""
+
+    t0: np.ndarray
+    t1: np.ndarray
+    out_L: np.ndarray
+    out_R: np.ndarray
+    region: np.ndarray
+    program: object = field(repr=False)
+    segment: object = None
+
+    @cached_property
+    def linear(self) -> np.ndarray:
+        """Linear-region id per piece."""
+        return _linear_1d(self)
+
+    @cached_property
+    def points(self) -> np.ndarray:
+        """Midpoint of every piece in the input space: (P, n)."""
+        return self.segment.points((self.t0 + self.t1) / 2)
+
+
+@dataclass(frozen=True, eq=False)
+class PlanePieces:
+    """The pieces of a 2-D count: ``vertices`` (V, 2) in (α, β) of ``plane``, ``faces`` (F, K)
+    padded with −1 (counter-clockwise cycles), activation-region id ``region`` (F,), vertex
+    outputs ``out`` (V, out) — a view into the counter's vertex store of exactly V rows."""
+
+    vertices: np.ndarray
+    faces: np.ndarray
+    out: np.ndarray
+    region: np.ndarray
+    program: object = field(repr=False)
+    plane: object = None
+
+    @cached_property
+    def linear(self) -> np.ndarray:
+        """Linear-region id per face."""
+        from .merge import linear_labels_plane
+
+        return linear_labels_plane(self)
+
+    @cached_property
+    def points(self) -> np.ndarray:
+        """The centroid of every face in the input space: (F, n)."""
+        from .merge import face_centroids
+
+        return self.plane.points(face_centroids(self.faces, self.vertices))
+
+
+_CELL_DERIVED = ("A", "b", "maps", "linear", "adjacent", "edges", "facets")
+
+
+@dataclass(frozen=True, eq=False)
+class CellPieces:
+    """The cells of a d-D count (a box or a slice): one interior point ``points`` (C, n) and an
+    activation-region id ``region`` (C,) per cell, in the parameters α of ``domain``.
+
+    A subdivision count (:mod:`.subdivide`) also holds the complex: ``vertices`` (V, k) in α,
+    cell c's vertices ``cverts[cstart[c]:cstart[c+1]]``, zero sets ``Z`` (V, words) and vertex
+    outputs ``out`` (V, out); then ``edges``, ``facets``, ``adjacent``, ``maps`` (C, out, k + 1),
+    ``linear`` (linear-region id per cell) and the H-representations ``A``, ``b`` ({α : A α ≤ b}
+    per cell) are derived on first access (:mod:`.cells`). A counter without the complex (the
+    LP traversal, a 1-D box) passes them to the constructor instead (``A=..., linear=...``).
+    """
+
+    points: np.ndarray
+    region: np.ndarray
+    program: object = field(repr=False)
+    domain: object = None
+    vertices: np.ndarray | None = field(default=None, repr=False)
+    cstart: np.ndarray | None = field(default=None, repr=False)
+    cverts: np.ndarray | None = field(default=None, repr=False)
+    Z: np.ndarray | None = field(default=None, repr=False)
+    out: np.ndarray | None = field(default=None, repr=False)
+    centroids: np.ndarray | None = field(default=None, repr=False)
+
+    def __init__(self, points, region, program, domain=None, *, vertices=None, cstart=None, cverts=None, Z=None,
+                 out=None, centroids=None, **given):
+        unknown = set(given) - set(_CELL_DERIVED)
+        if unknown:
+            raise TypeError(f"CellPieces: unknown fields {', '.join(sorted(unknown))}")
+        for name, value in (("points", points), ("region", region), ("program", program), ("domain", domain),
+                            ("vertices", vertices), ("cstart", cstart), ("cverts", cverts), ("Z", Z),
+                            ("out", out), ("centroids", centroids), *given.items()):
+            object.__setattr__(self, name, value)  # the given derived fields shadow the cached properties
+
+    def _complex(self, what: str) -> None:
+        if self.vertices is None:
+            raise ValueError(f"CellPieces.{what}: this count holds no cell complex (count with method='subdivide')")
+
+    @cached_property
+    def edges(self) -> np.ndarray:
+        self._complex("edges")
+        from . import cells
+
+        return cells.edges(self)
+
+    @cached_property
+    def facets(self) -> tuple[np.ndarray, np.ndarray]:
+        self._complex("facets")
+        from . import cells
+
+        return cells.facets(self)
+
+    @cached_property
+    def adjacent(self) -> np.ndarray:
+        self._complex("adjacent")
+        from . import cells
+
+        return cells.adjacent_cells(self)
+
+    @cached_property
+    def maps(self) -> np.ndarray:
+        self._complex("maps")
+        from . import complex_kernels as ck
+
+        return ck.cell_maps(np.ascontiguousarray(self.vertices), np.ascontiguousarray(self.out), self.cstart,
+                            self.cverts)
+
+    @cached_property
+    def linear(self) -> np.ndarray:
+        self._complex("linear")
+        from . import cells
+
+        return cells.linear_labels(self)
+
+    @cached_property
+    def A(self) -> list:
+        self._h_representations()
+        return self.__dict__["A"]
+
+    @cached_property
+    def b(self) -> list:
+        self._h_representations()
+        return self.__dict__["b"]
+
+    def _h_representations(self) -> None:
+        from . import cells
+
+        A, b = cells.h_representations(self)
+        object.__setattr__(self, "A", A)
+        object.__setattr__(self, "b", b)
+
+
 @dataclass(frozen=True)
 class Regions:
     """Result of :func:`~expressivity.regions.count_regions`.
 
-    ``pieces`` holds arrays: segment — ``t0, t1`` (P,), ``out_L, out_R`` (P, out), ``region``
-    (P,) activation-region id; plane — ``vertices`` (V, 2) in (α, β), ``faces`` (F, K) padded
-    with −1 (counter-clockwise cycles), ``region`` (F,), ``out`` (V, out) vertex outputs; box —
-    ``A, b`` lists (one H-representation {x: A x ≤ b} per activation region), ``maps`` (R, out,
-    d + 1).
+    ``pieces``: :class:`SegmentPieces` (kind "segment"), :class:`PlanePieces` ("plane") or
+    :class:`CellPieces` ("box"); every one has ``region`` (activation-region id per piece),
+    ``linear`` (linear-region id per piece) and ``points`` (one interior point per piece).
     """
 
-    kind: str  # "segment" | "plane" | "box"
+    kind: str  # "segment" | "plane" | "box" | a registered domain's kind
     domain: object
     activation_regions: int
     n_pieces: int
-    pieces: dict = field(repr=False)
+    pieces: SegmentPieces | PlanePieces | CellPieces = field(repr=False)
     seconds: float = 0.0
     exact: bool = True
     note: str = ""
@@ -43,14 +188,8 @@ class Regions:
 
     @cached_property
     def linear_labels(self) -> np.ndarray:
-        """Linear-region id per piece (segment), face (plane) or activation region (box)."""
-        if self.kind == "segment":
-            return _linear_1d(self.pieces)
-        if self.kind == "plane":
-            from .merge import linear_labels_plane
-
-            return linear_labels_plane(self.pieces)
-        return self.pieces["linear"]
+        """Linear-region id per piece (segment), face (plane) or cell (box)."""
+        return self.pieces.linear
 
     @cached_property
     def linear_regions(self) -> int:
@@ -59,22 +198,14 @@ class Regions:
     @property
     def breakpoints(self) -> np.ndarray:
         """Segment only: the interior breakpoints t ∈ (0, 1) between activation regions."""
-        if self.kind != "segment":
+        if not isinstance(self.pieces, SegmentPieces):
             raise ValueError("breakpoints exist for Segment domains only")
-        r = self.pieces["region"]
-        return self.pieces["t0"][1:][r[1:] != r[:-1]]
+        r = self.pieces.region
+        return self.pieces.t0[1:][r[1:] != r[:-1]]
 
     def interior_points(self) -> np.ndarray:
         """One input-space point inside every piece (segment midpoints, face centroids): (P, n)."""
-        p = self.pieces
-        if self.kind == "segment":
-            return self.domain.points((p["t0"] + p["t1"]) / 2)
-        if self.kind == "plane":
-            C, X = p["faces"], p["vertices"]
-            valid = C >= 0
-            cen = np.where(valid[..., None], X[C], 0.0).sum(1) / valid.sum(1)[:, None]
-            return self.domain.points(cen)
-        return p["points"]
+        return self.pieces.points
 
     def summary(self) -> dict:
         return {
@@ -89,6 +220,17 @@ class Regions:
         }
 
 
+@dataclass(frozen=True)
+class Counted:
+    """What a counter returns; :func:`~expressivity.regions.count_regions` wraps it into a
+    :class:`Regions` (adding the kind, the domain and the time)."""
+
+    activation_regions: int
+    n_pieces: int
+    pieces: SegmentPieces | PlanePieces | CellPieces
+    tolerances: dict = field(default_factory=lambda: reported(ZERO_RTOL))
+
+
 def runs(code: np.ndarray) -> np.ndarray:
     """Ids of maximal runs of equal consecutive codes: (P,) → (P,)."""
     if len(code) == 0:
@@ -98,17 +240,17 @@ def runs(code: np.ndarray) -> np.ndarray:
     return np.cumsum(change) - 1
 
 
-def _linear_1d(p: dict) -> np.ndarray:
+def _linear_1d(p: SegmentPieces) -> np.ndarray:
     from . import ir
     from .maps import jumps
     from .merge import merge_linear
 
-    prog, seg = p["program"], p["segment"]
-    t0, t1 = p["t0"], p["t1"]
+    prog, seg = p.program, p.segment
+    t0, t1 = p.t0, p.t1
     P = len(t0)
     pairs = np.stack([np.arange(P - 1), np.arange(1, P)], axis=1)
     mid = seg.points((t0 + t1) / 2)
     continuous = None
     if any(isinstance(s, ir.SelectStep) for s in prog.steps()) and P > 1:
         continuous = jumps(prog, seg.points(t1[:-1]), mid[:-1], mid[1:])  # ReLU / maxout: continuous
-    return merge_linear(prog, mid, (seg.b - seg.a)[None], pairs, p["region"], continuous)
+    return merge_linear(prog, mid, (seg.b - seg.a)[None], pairs, p.region, continuous)

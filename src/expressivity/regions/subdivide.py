@@ -38,6 +38,7 @@ from . import invariants, ir
 from .domains import MAX_SLICE_DIM, Slice
 from .ir import Program, constant_queries, continuous_select, key_rounds, round_scores
 from .plane import _tokenwise, maxout_units, relayout
+from .result import CellPieces, Counted
 from .tolerances import SUBDIVIDE_ZERO_RTOL, reported
 
 ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tolerances
@@ -286,8 +287,6 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
 
 def subdivide_regions(prog: Program, domain, progress):
     """The counter for a Box (d ≤ 6) or a Slice (``count_regions`` reports it as kind "box")."""
-    from .cells import CellPieces
-    from .count import Counted
     from .domains import Box
 
     if isinstance(domain, Box):
@@ -301,8 +300,8 @@ def subdivide_regions(prog: Program, domain, progress):
     else:
         dom = domain
     p = partition_subdivide(prog, dom, progress)
-    pieces = CellPieces(p)
-    pieces["program"], pieces["domain"] = prog, dom
+    pieces = CellPieces(p["points"], p["region"], prog, dom, vertices=p["vertices"], cstart=p["cstart"],
+                        cverts=p["cverts"], Z=p["Z"], out=p["out"], centroids=p["centroids"])
     return Counted(p["n_regions"], len(p["region"]), pieces, reported(SUBDIVIDE_ZERO_RTOL))
 
 
