@@ -16,6 +16,11 @@ torch on CPU, its default float32, one thread; the column is left out without th
 region count is derived from its vertex sign vectors (every region is one perturbation of the
 zeros of a vertex; general position). Each tool runs in a fresh child process per row: best of
 ``--repeat`` times (≤ 3), and the peak resident memory the count added (ru_maxrss after − before).
+
+Conv rows (``--conv``): a random CNN (Conv2d + ReLU layers, then Linear) counted on the plane
+through three random inputs (``Plane.through``), traced by ``regions.lower_torch`` vs the same net
+written out as an ``nn.Sequential`` of dense Linear/ReLU layers (every conv as its dense matrix);
+both times include lowering. The counts must agree.
 """
 
 from __future__ import annotations
@@ -171,6 +176,74 @@ def main_dd(args):
     return rows
 
 
+NETS_CONV = (((1, 8, 8), [4, 4]), ((1, 8, 8), [8, 8]), ((1, 12, 12), [4, 4]), ((3, 8, 8), [8, 8, 8]))
+
+
+def random_cnn(shape, channels, seed):
+    """Conv2d(3×3, padding 1) + ReLU per entry of ``channels``, then Linear to 10 (float64)."""
+    torch.manual_seed(seed)
+    mods, c = [], shape[0]
+    for k in channels:
+        mods += [torch.nn.Conv2d(c, k, 3, padding=1), torch.nn.ReLU()]
+        c = k
+    mods += [torch.nn.Flatten(), torch.nn.Linear(c * shape[1] * shape[2], 10)]
+    return torch.nn.Sequential(*mods).double().eval()
+
+
+def dense_of(cnn, shape):
+    """The same net as an nn.Sequential of Linear/ReLU: each conv's dense matrix (its images
+    of the unit basis), the final Flatten + Linear as one Linear."""
+    mods, cur, pending = [], shape, []
+    n = int(np.prod(shape))
+    for m in list(cnn) + [None]:
+        if m is None or isinstance(m, torch.nn.ReLU):
+            f = torch.nn.Sequential(*pending)
+            with torch.no_grad():
+                b = f(torch.zeros(1, *cur, dtype=torch.float64)).reshape(-1)
+                W = f(torch.eye(n, dtype=torch.float64).reshape(n, *cur)).reshape(n, -1) - b
+                out = f(torch.zeros(1, *cur, dtype=torch.float64)).shape[1:]
+            lin = torch.nn.Linear(n, W.shape[1]).double()
+            with torch.no_grad():
+                lin.weight.copy_(W.T)
+                lin.bias.copy_(b)
+            mods.append(lin)
+            if m is not None:
+                mods.append(torch.nn.ReLU())
+            cur, n, pending = tuple(out), int(np.prod(out)), []
+        else:
+            pending.append(m)
+    return torch.nn.Sequential(*mods)
+
+
+def main_conv(args):
+    from expressivity.regions.count import _load_kernels
+
+    _load_kernels()
+    print(f"{'net':<24}{'regions':>9}{'linear':>8}{'traced s':>10}{'dense s':>10}{'ratio':>8}", flush=True)
+    rows = []
+    for shape, channels in NETS_CONV:
+        cnn = random_cnn(shape, channels, args.seed)
+        dense = dense_of(cnn, shape)
+        rng = np.random.default_rng(args.seed)
+        plane = Plane.through(*rng.uniform(0, 1, size=(3, *shape)))
+        best = {"traced": np.inf, "dense": np.inf}
+        counts = {}
+        for _k in range(min(args.repeat, 3)):
+            for name, model in (("traced", cnn), ("dense", dense)):
+                t = time.perf_counter()
+                r = count_regions(model, plane)
+                best[name] = min(best[name], time.perf_counter() - t)
+                counts[name] = (r.activation_regions, r.linear_regions)
+        if counts["traced"] != counts["dense"]:
+            raise SystemExit(f"counts disagree for {shape} {channels}: {counts}")
+        name = "x".join(map(str, shape)) + " c" + "-".join(map(str, channels))
+        ratio = best["traced"] / best["dense"]
+        rows.append((name, *counts["traced"], best["traced"], best["dense"], ratio))
+        print(f"{name:<24}{counts['traced'][0]:>9}{counts['traced'][1]:>8}{best['traced']:>10.3f}"
+              f"{best['dense']:>10.3f}{ratio:>8.2f}", flush=True)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=5, help="best of N runs (rows under 10 s)")
@@ -178,7 +251,10 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="only the two smallest 2-D nets and the first 1-D net")
     ap.add_argument("--dd", action="store_true", help="the d-D box rows (subdivision counter)")
     ap.add_argument("--berzins", default=None, help="path to a checkout of relu_edge_subdivision (d-D rows)")
+    ap.add_argument("--conv", action="store_true", help="CNN rows: traced conv net vs the same net as dense layers")
     args = ap.parse_args(argv)
+    if args.conv:
+        return main_conv(args)
     if args.dd:
         return main_dd(args)
     rows = []

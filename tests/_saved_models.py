@@ -5,7 +5,8 @@ bad-input corpora of loaders and writers (tests/test_bad_input_hub.py, _export, 
 
 * ``m.safetensors`` (hardmax compiled, 1-D), ``ms.safetensors`` (softmax, λ = 100), ``spec.json``
   (their network, with its domain), ``tr.safetensors`` (a plain float64 transformer);
-* hub directories ``hub_compiled`` (with ``source_net.safetensors``), ``hub_soft``,
+* hub directories ``hub_compiled`` (with ``source_net.safetensors``), ``hub_net`` (its
+  network alone, kind ``network``), ``hub_soft``,
   ``hub_tr``, ``hub_first`` (a construction), ``hub_run`` (an LSTM training run);
 * training output directories ``run`` (transformer) and ``run_lstm``.
 
@@ -43,6 +44,7 @@ def build(root: Path) -> Path:
     cm = compile_maxout(net, domain)
     cm.save(root / "m.safetensors")
     save_pretrained(cm, root / "hub_compiled")
+    save_pretrained(net, root / "hub_net")  # kind "network"
     soft = compile_maxout(net, domain, attention="softmax", lam=100.0)
     soft.save(root / "ms.safetensors")
     save_pretrained(soft, root / "hub_soft")

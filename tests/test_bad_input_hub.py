@@ -20,7 +20,7 @@ from expressivity.compile import load_compiled
 from expressivity.interop import from_pretrained, load_any, load_run, save_pretrained
 from expressivity.transformer import load_transformer, save_transformer
 
-HC, HS, HT, HF, HR = "hub_compiled", "hub_soft", "hub_tr", "hub_first", "hub_run"
+HC, HS, HT, HF, HR, HN = "hub_compiled", "hub_soft", "hub_tr", "hub_first", "hub_run", "hub_net"
 
 
 @pytest.fixture(scope="module")
@@ -159,6 +159,19 @@ HUB_CASES = [
     ("run record a string", HR, cfg(HR, lambda doc: doc.update(run="x")), ("run config",)),
     ("run steps -1", HR, cfg(HR, lambda doc: doc["run"].update(steps=-1)), ("steps",)),
     ("run unknown key", HR, cfg(HR, lambda doc: doc.update(bogus=2)), ("unknown keys", "bogus")),
+    # a network (kind "network")
+    ("network NaN weight", HN, weights(HN, lambda t: t["layers.0.W"].view(-1).__setitem__(0, float("nan"))),
+     ("layers[0].W", "NaN")),
+    ("network float32 weights", HN, weights(HN, lambda t: {k: v.float() for k, v in t.items()}), ("dtype", "float64")),
+    ("network deeper than its tensors", HN, cfg(HN, lambda doc: doc["network"].update(depth=2)),
+     ("model.safetensors", "missing")),
+    ("network readout claimed", HN, weights(HN, lambda t: t.pop("readout.A")), ("missing", "readout.A")),
+    ("network depth 0", HN, cfg(HN, lambda doc: doc["network"].update(depth=0)), ("network.depth",)),
+    ("network with a transformer", HN, cfg(HN, lambda doc: doc.update(transformer={"d_model": 4})),
+     ("network", "null")),
+    ("network unknown key", HN, cfg(HN, lambda doc: doc.update(compiled={})), ("unknown keys", "compiled")),
+    ("network ragged weights", HN, weights(HN, lambda t: t.__setitem__("layers.0.b", t["layers.0.b"][:1])),
+     ("layers[0]",)),
 ]
 
 
@@ -172,7 +185,7 @@ def test_api_hub_directory_checked_whole(case, models):
 def test_api_intact_hub_directories_still_load(models):
     """The guard of the corpus above: every saved model loads unedited, and the compiled one
     with its source network measures within its bound."""
-    for hub in (HC, HS, HT, HF, HR, "run", "run_lstm"):
+    for hub in (HC, HS, HT, HF, HR, HN, "run", "run_lstm"):
         from_pretrained(models / hub)
     cm = from_pretrained(models / HC)
     assert cm.net is not None and cm.measured_error() <= cm.tolerance()
@@ -193,6 +206,22 @@ def _other_net(d: Path):
 
 M = "m.safetensors"
 FILE_CASES = [
+    # the source network saved in a compiled file (tensors source_net.*, listed in aux_tensors)
+    ("file source net edited", lambda d: edit_tensors(d / M, lambda t: t.__setitem__(
+        "source_net.layers.0.b", t["source_net.layers.0.b"] + 1)), lambda d: load_compiled(d / M),
+     ("source network", "error bound")),
+    ("file source net record deeper", lambda d: edit_record(d / M, "source_net", put(depth=3)),
+     lambda d: load_compiled(d / M), ("m.safetensors", "missing")),
+    ("file source net float32", lambda d: edit_tensors(d / M, lambda t: t.__setitem__(
+        "source_net.readout.A", t["source_net.readout.A"].float())), lambda d: load_compiled(d / M), ("dtype",)),
+    ("file aux list not a list", lambda d: edit_tensors(d / M, meta_fn=lambda m: m.update(aux_tensors='"x"')),
+     lambda d: load_compiled(d / M), ("aux_tensors", "list")),
+    ("file aux list names a missing tensor", lambda d: edit_tensors(d / M, meta_fn=lambda m: m.update(
+        aux_tensors=json.dumps(json.loads(m["aux_tensors"]) + ["source_net.ghost"]))),
+     lambda d: load_compiled(d / M), ("aux_tensors", "ghost")),
+    ("file aux tensor unlisted", lambda d: edit_tensors(d / M, meta_fn=lambda m: m.update(
+        aux_tensors=json.dumps(json.loads(m["aux_tensors"])[1:]))), lambda d: load_transformer(d / M),
+     ("unexpected tensor",)),
     ("compiled lo > hi", lambda d: edit_record(d / M, "compiled", put(lo=[2.0])), lambda d: load_compiled(d / M),
      ("lo < hi",)),
     ("compiled output_error -1", lambda d: edit_record(d / M, "compiled", put(output_error=-1)),

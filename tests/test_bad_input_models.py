@@ -13,10 +13,10 @@ TRAIN = ["train", "--task", "parity", "--steps", "1", "--train-lengths", "2-4", 
 
 CASES = [
     Case("unknown model", [*TRAIN, "--model", "gru"],
-         ("model", "'gru'", "transformer, rnn, lstm, stack_rnn, stack_lstm, tape_rnn")),
+         ("model", "'gru'", "'transformer', 'rnn', 'lstm', 'stack_rnn', 'stack_lstm', 'tape_rnn'")),
     Case("model name in the wrong case", [*TRAIN, "--model", "Stack_RNN"], ("model", "stack_rnn")),
     Case("unknown encoding", [*TRAIN, "--positional", "xpos"],
-         ("positional", "'xpos'", "learned, sinusoidal, none, relative, rope, alibi, i_over_n")),
+         ("positional", "'xpos'", "'learned', 'sinusoidal', 'none', 'relative', 'rope', 'alibi', 'i_over_n'")),
     Case("empty encoding", [*TRAIN, "--positional", ""], ("positional", "rope")),
     Case("rope with an odd head width", [*TRAIN, "--positional", "rope", "--d-model", "6", "--heads", "2"],
          ("rope", "d_head", "even")),

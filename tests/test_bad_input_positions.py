@@ -16,7 +16,7 @@ OTHERS = ("rope", "alibi", "relative", "i_over_n")
 
 def model(positional: str, attention: str = "softmax") -> Transformer:
     t = Transformer(TransformerConfig(d_model=8, n_layers=1, n_heads=2, d_head=4, d_mlp=8, d_vocab=4, d_out=2,
-                                      n_ctx=16, positional=positional, attention=attention, lam=1.0,
+                                      n_ctx=16, positional=positional, attention=attention,
                                       dtype="float64"))
     t.reset_parameters(0)
     return t

@@ -174,7 +174,7 @@ CLI_CASES = [
     Case("train unknown kind", train("--kind", "sideways"), "kind"),
     Case("train unknown model", train("--model", "gru"), ("model", "lstm")),
     Case("train unknown positional", train("--positional", "rotary"), "positional"),
-    Case("train unknown layer norm", train("--layer-norm", "both"), "layer_norm"),
+    Case("train unknown layer norm", train("--layer-norm", "both"), "--layer-norm"),
     Case("train unknown preset", train("--preset", "chomsky"), "preset"),
     Case("train unknown construction", train("--init", "construction:nope"), ("init", "construction:parity")),
     Case("train init not a construction", train("--init", "parity"), ("init", "construction:parity")),

@@ -9,6 +9,7 @@ import typer
 
 from expressivity import constructions
 from expressivity.cli import app
+from expressivity.cli.options import choices_of
 from expressivity.languages import KINDS, REGISTRY
 from expressivity.train.config import MODELS
 from expressivity.train.protocols import PROTOCOLS
@@ -18,7 +19,7 @@ from expressivity.transformer.positions import POSITIONALS
 
 def _helps(command: str) -> dict[str, str]:
     cmd = typer.main.get_command(app).commands[command]
-    return {p.name: p.help or "" for p in cmd.params}
+    return {p.name: " ".join([p.help or "", *choices_of(p.type_descriptor.annotation)]) for p in cmd.params}
 
 
 def _names(text: str) -> set[str]:

@@ -22,10 +22,16 @@ ENCODINGS = ("none", "sinusoidal", "learned", "relative", "rope", "alibi", "i_ov
 UNLIMITED = tuple(e for e in ENCODINGS if e != "learned")
 
 
+def _scale_free(positional: str, kw: dict) -> bool:
+    """Hardmax without a score bias has no λ (TransformerConfig refuses one)."""
+    return kw.get("attention") == "hardmax" and positional not in ("alibi", "relative")
+
+
 def model(positional: str, causal: bool = False, n_ctx: int = 12, H: int = 2, d_head: int = 4,
           dtype: str = "float64", seed: int = 0, **kw) -> Transformer:
     cfg = TransformerConfig(d_model=8, n_layers=2, n_heads=H, d_head=d_head, d_mlp=16, d_vocab=6, d_out=3,
-                            n_ctx=n_ctx, positional=positional, causal=causal, lam=0.5, dtype=dtype, **kw)
+                            n_ctx=n_ctx, positional=positional, causal=causal, dtype=dtype,
+                            **{"lam": None if _scale_free(positional, kw) else 0.5, **kw})
     m = Transformer(cfg)
     m.reset_parameters(seed)
     return m

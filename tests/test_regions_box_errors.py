@@ -147,3 +147,29 @@ def test_sampled_estimate_approaches_the_exact_count_and_covers_quadratic_scores
     model.reset_parameters(0)
     est = sampled_regions(model, Plane.square(), resolution=100, n_tokens=3)
     assert est["components"] >= est["patterns"] >= 1
+
+
+def test_the_compile_domain_is_a_typed_field_of_the_program():
+    """A compiled model's box travels as Program.compile_domain (a CompileDomain, read-only,
+    checked); other programs have none, and a count outside the box is refused."""
+    from dataclasses import replace
+
+    from expressivity.compile import compile_maxout
+    from expressivity.regions import CompileDomain
+
+    net = MaxoutNetwork.random(in_dim=2, widths=[3], ranks=[2], seed=0)
+    prog = lower(compile_maxout(net, domain=([0.0, -1.0], [1.0, 1.0])))
+    assert isinstance(prog.compile_domain, CompileDomain)
+    assert prog.compile_domain.lo.tolist() == [0.0, -1.0] and prog.compile_domain.hi.tolist() == [1.0, 1.0]
+    assert not prog.compile_domain.lo.flags.writeable and "compile_domain" not in prog.meta
+    assert lower(net).compile_domain is None
+    with pytest.raises(ValueError, match="compile domain"):
+        count_regions(prog, Segment([-1.0, 0.0], [1.0, 0.0]))
+    assert count_regions(prog, Segment([0.0, 0.0], [1.0, 0.0])).activation_regions >= 1
+    for lo, hi in (([0.0, 1.0], [1.0, 1.0]), ([0.0, np.nan], [1.0, 1.0]), ([0.0], [1.0, 1.0])):
+        with pytest.raises(ValueError, match="CompileDomain"):
+            CompileDomain(lo, hi)
+    with pytest.raises(ValueError, match="in_dim"):
+        replace(prog, compile_domain=CompileDomain([0.0], [1.0]))
+    with pytest.raises(ValueError, match="CompileDomain or None"):
+        replace(prog, compile_domain=(np.zeros(2), np.ones(2)))

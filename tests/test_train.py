@@ -131,7 +131,7 @@ def test_cli_train_records_run_and_rejects_bad_input(tmp_path):
     assert (tmp_path / "run" / "model.safetensors").is_file()
     bad = [
         (["--task", "palindrome"], "unknown language"),
-        (["--task", "parity", "--preset", "chomsky"], "unknown preset"),
+        (["--task", "parity", "--preset", "chomsky"], "'chomsky' is not one of 'deletang'"),
         (["--task", "parity", "--test-lengths", "50-41"], "is empty"),
         (["--task", "dyck", "--kind", "next_symbol", "--test-lengths", "41"], "no valid length"),
     ]

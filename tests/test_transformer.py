@@ -44,7 +44,7 @@ def reference_forward(model: Transformer, inputs: torch.Tensor, key_mask=None) -
                 for i in range(T):
                     keys = [j for j in range(T)
                             if (not cfg.causal or j <= i) and (key_mask is None or bool(key_mask[b, j]))]
-                    a = torch.stack([q[b, i] @ k[b, j] for j in keys]) * cfg.lam
+                    a = torch.stack([q[b, i] @ k[b, j] for j in keys]) * cfg.score_scale
                     if cfg.log_length_scaling:
                         a = a * math.log(len(keys))
                     if cfg.attention == "softmax":
@@ -90,6 +90,8 @@ configs = st.fixed_dictionaries({
 def test_forward_matches_reference(spec, seed, T, masked):
     tokens = spec.pop("tokens")
     io = {"d_vocab": 5} if tokens else {"d_input": 3}
+    if spec["attention"] == "hardmax":
+        spec["lam"] = None  # hardmax has no λ (its argmax is scale-free)
     cfg = TransformerConfig(**spec, **io, d_out=2, n_ctx=8, dtype="float64")
     model = Transformer(cfg)
     model.reset_parameters(seed)
@@ -236,3 +238,23 @@ def test_flops_and_param_counts():
     expected = 2 * T * 2 * 4 + 2 * (3 * 2 * T * 4 * 6 + 4 * 2 * T * T * 3 + 2 * T * 6 * 4 + 4 * T * 4 * 5) + 2 * T * 4
     assert model.flops(T) == expected
     assert np.isclose(expected, model.flops(3))
+
+
+def test_lam_is_none_for_hardmax_and_checked_for_softmax():
+    base = dict(d_model=4, n_layers=1, n_heads=1, d_head=2, d_mlp=0, d_vocab=3)
+    assert TransformerConfig(**base, attention="hardmax").lam is None
+    assert TransformerConfig(**base, attention="hardmax").score_scale == 1.0
+    assert TransformerConfig(**base).lam == 1.0  # softmax: the default λ
+    with pytest.raises(ValueError, match="hardmax attention has no λ"):
+        TransformerConfig(**base, attention="hardmax", lam=2.0)
+    for bias in ("alibi", "relative"):  # λ weighs q·k against the score bias: it is real there
+        assert TransformerConfig(**base, attention="hardmax", positional=bias, lam=2.0).lam == 2.0
+        assert TransformerConfig(**base, attention="hardmax", positional=bias).lam == 1.0
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="lam"):
+            TransformerConfig(**base, lam=bad)
+    # a file written before hardmax lost its λ carries the old default 1.0: it loads as None
+    old = {**TransformerConfig(**base, attention="hardmax").to_dict(), "lam": 1.0}
+    assert TransformerConfig.from_dict(old).lam is None
+    with pytest.raises(ValueError, match="hardmax attention has no λ"):
+        TransformerConfig.from_dict({**old, "lam": 3.0})

@@ -42,7 +42,7 @@ def test_pieces_compose_to_the_forward(positional, layer_norm, attention):
                 assert torch.equal(v, p[:, :, 2].transpose(1, 2))
             # the length-scaling rule: λ·log(#keys) per query (causal: i + 1 keys)
             n_keys = torch.arange(1, 8, dtype=torch.float64)[:, None]
-            ref = cfg.lam * block.attn.length_factor(n_keys) * (q @ k_.transpose(-1, -2))
+            ref = cfg.score_scale * block.attn.length_factor(n_keys) * (q @ k_.transpose(-1, -2))
             a = scores.clone()
             if positional in ("alibi", "relative"):
                 a = a - block.attn._positions(7, y.device, y.dtype)[1]

@@ -321,6 +321,17 @@ def check_output_path(path, name: str, *, kind: str = "file") -> Path:
     return p
 
 
+class MissingExtra(ImportError, ValueError):
+    """An optional package is not installed. An ``ImportError`` (what it is) and a
+    ``ValueError`` (bad input to us: the command line reports it in one line, exit code 2)."""
+
+
+def missing_extra(package: str, extra: str, what: str) -> MissingExtra:
+    """``what needs the 'package' package, which is not installed: pip install 'expressivity[extra]'``."""
+    return MissingExtra(f"{what} needs the '{package}' package, which is not installed: "
+                        f"pip install 'expressivity[{extra}]' (or pip install {package})")
+
+
 class WriteError(OSError):
     """An output could not be written (disk full, permission, read-only file system, …): the
     message names the path and the OS's reason (``reason``), on one line."""

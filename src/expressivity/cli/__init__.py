@@ -16,8 +16,10 @@ app = typer.Typer(
     name="expressivity",
     help="What transformers can and cannot compute, made executable.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: wraps to the terminal, readable in 80 columns
+    context_settings={"show_default": True},
 )
 
 

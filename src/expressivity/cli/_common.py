@@ -81,6 +81,10 @@ class OneLineErrors(typer.core.TyperGroup):
     """The app's group: usage errors, user errors and bugs each end in one line."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        from .output import reset
+
+        reset()  # INFO lines on stderr unless this invocation says --quiet / --verbose
+        _add_verbosity(self)
         try:
             rv = super().main(args=args, prog_name=prog_name, complete_var=complete_var,
                               standalone_mode=False, **extra)
@@ -88,7 +92,7 @@ class OneLineErrors(typer.core.TyperGroup):
             click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
             rv = 0
         except click.exceptions.UsageError as exc:
-            msg = exc.format_message().rstrip(".")
+            msg = exc.format_message().rstrip(".").replace("Value error, ", "")  # typer's Literal check
             cmd = exc.ctx.command_path if exc.ctx else "expressivity"
             _print_error(f"{msg[:1].lower() + msg[1:]} (see '{cmd} --help')")
             rv = 2
@@ -113,6 +117,30 @@ class OneLineErrors(typer.core.TyperGroup):
         if not standalone_mode:
             return rv
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _verbosity(ctx, param, value: bool) -> None:
+    """``--quiet`` / ``--verbose`` of any command (or of ``expressivity`` itself)."""
+    if not value or ctx.resilient_parsing:
+        return
+    given = ctx.meta.setdefault("expressivity.verbosity", set())
+    given.add(param.name)
+    if given == {"quiet", "verbose"}:
+        raise typer.BadParameter("--quiet and --verbose exclude each other: give one", ctx=ctx, param=param)
+    from .output import set_verbosity
+
+    set_verbosity(quiet=param.name == "quiet", verbose=param.name == "verbose")
+
+
+def _add_verbosity(group) -> None:
+    """Give the group and every command ``--quiet/-q`` and ``--verbose/-v`` (declared once in
+    :func:`.options.verbosity_params`)."""
+    from .options import verbosity_params
+
+    for cmd in [group, *group.commands.values()]:
+        if not any(p.name == "quiet" for p in cmd.params):
+            help_at = next((i for i, p in enumerate(cmd.params) if p.name == "help"), len(cmd.params))
+            cmd.params[help_at:help_at] = verbosity_params(_verbosity)
 
 
 def _print_error(message: str) -> None:

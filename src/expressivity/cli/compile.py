@@ -12,6 +12,7 @@ from ..checks import check_int, check_memory, make_dir
 from ..cpwl.maxout import sample_box
 from . import app
 from ._common import console, output_path, user_errors
+from .options import AttentionName, Layers, Seed
 
 
 @app.command("compile")
@@ -19,13 +20,14 @@ def compile_cmd(
     spec: Path = typer.Argument(..., help="JSON network spec (maxout | relu | random; see docs/compile.md), "
                                 "or a torch nn.Sequential's state dict (.pt / .safetensors) with --layers"),
     out: Path = typer.Option(..., "--out", "-o", help="where to write the .safetensors model"),
-    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights "
-                                       "(default: beside them, net.pt -> net.json)"),
-    attention: str = typer.Option("hardmax", help="hardmax (exact) or softmax (σ_λ)"),
+    layers: Layers = None,
+    attention: AttentionName = typer.Option("hardmax", help="hardmax (exact) or softmax (σ_λ)"),
     lam: float | None = typer.Option(None, "--lam", help="λ for softmax attention"),
     show_channels: bool = typer.Option(False, "--channels", help="print the residual channel map"),
 ) -> None:
-    """Compile a Maxout/ReLU network into a transformer and save it (weights + channel map)."""
+    """Compile a Maxout/ReLU network into a transformer and save it (weights + channel map +
+    the source network, so `verify MODEL` and `export MODEL --transformer-lens DIR --lam LAM`
+    need no spec)."""
     from ..compile import compile_maxout, complexity_report
     from ..interop.torch_in import load_source
 
@@ -47,10 +49,11 @@ def compile_cmd(
 @app.command("verify")
 def verify_cmd(
     model: Path = typer.Argument(..., help="a model written by `expressivity compile`"),
-    spec: Path = typer.Argument(..., help="the JSON spec (or torch weights) it was compiled from"),
-    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights"),
+    spec: Path | None = typer.Argument(None, help="the JSON spec (or torch weights) it was compiled from (default: "
+                                       "the source network saved in MODEL by `expressivity compile`)"),
+    layers: Layers = None,
     points: int = typer.Option(10_000, help="random points in the domain (corners are added)"),
-    seed: int = typer.Option(0),
+    seed: Seed = 0,
 ) -> None:
     """Measure the compiled model against its source network: error, bound, sizes.
 
@@ -66,8 +69,13 @@ def verify_cmd(
         if points < 1:
             raise ValueError(f"--points must be >= 1, got {points}")
         check_int(seed, "--seed", min=0)
-        net, _ = load_source(spec, layers)
+        if spec is None and layers is not None:
+            raise ValueError("--layers describes torch weights given as SPEC; give SPEC too (or leave --layers out)")
         cm = load_compiled(model)
+        if spec is None and cm.net is None:
+            raise ValueError(f"{model} holds no source network (written before `expressivity compile` saved it); "
+                             "give the SPEC it was compiled from: expressivity verify MODEL SPEC")
+        net = cm.net if spec is None else load_source(spec, layers)[0]
         if cm.in_dim != net.in_dim or cm.transformer.cfg.d_out != net.out_dim:
             raise ValueError(f"{model} has input/output sizes ({cm.in_dim}, {cm.transformer.cfg.d_out}) "
                              f"but the network of the spec {spec} has ({net.in_dim}, {net.out_dim})")

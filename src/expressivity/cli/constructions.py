@@ -12,12 +12,15 @@ from __future__ import annotations
 import inspect
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..checks import check_int, parse_params
 from . import app
 from ._common import console, user_errors
+from .options import Lengths, Param, Seed
+from .output import progress as make_progress
+from .output import table
 
 
 @app.command("constructions")
@@ -25,20 +28,22 @@ def constructions_cmd() -> None:
     """List the hand-built transformers: name, parameters (defaults) and the idea."""
     from ..constructions.measure import registry_rows
 
-    table = Table("name", "parameters (defaults)", "description")
+    out = table("name", "parameters (defaults)", "description", text=("name", "parameters (defaults)", "description"),
+                show_lines=True)
+    out.columns[0].no_wrap = True
     for name, defaults, description in registry_rows():
         params = ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k for k, v in defaults.items())
-        table.add_row(name, params or "—", description)
-    console.print(table)
+        out.add_row(name, params or "—", description)
+    console.print(out)
 
 
 @app.command("construct")
 def construct_cmd(
     name: str = typer.Argument(..., help="construction name (see `expressivity constructions`)"),
-    param: list[str] = typer.Option([], "--param", "-p", help="KEY=VALUE, repeatable (e.g. k=2)"),  # noqa: B008
-    lengths: str = typer.Option("10,100,1000", help="string lengths n: 10,100,1000 or a range 8-16"),
+    param: Param = (),
+    lengths: Lengths = "10,100,1000",
     samples: int = typer.Option(200, help="strings per length (half members when both exist)"),
-    seed: int = typer.Option(0, help="seed of the string sampler"),
+    seed: Seed = 0,
 ) -> None:
     """Build a construction and measure accuracy and cross-entropy (bits) per length."""
     from ..constructions import get
@@ -49,16 +54,16 @@ def construct_cmd(
         check_int(seed, "--seed", min=0)
         c = get(name, **parse_params(param))  # the library validates and types each parameter
         ns = c.check_lengths(lengths, samples, "--lengths")
-        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, transient=True) as progress:
+        with make_progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), transient=True) as progress:
             task = progress.add_task(c.name, total=len(ns))
             rows = measure_by_length(c, ns, samples, seed, progress=lambda: progress.advance(task))
     s = c.summary()
     console.print(f"[bold]{name}[/] {c.params}: {c.description}")
     console.print(f"{c.attention} attention, d_model = {s['d_model']}, d_mlp = {s['d_mlp']}, "
                   f"layer norm = {s['layer_norm']}, nonzero params = {s['n_params_nonzero']}")
-    table = Table("n", "members", "non-members", "accuracy", "CE (bits)", "layers", "heads", "params")
+    out = Table("n", "members", "non-members", "accuracy", "CE (bits)", "layers", "heads", "params")  # 80 columns
     for r in rows:
-        table.add_row(str(r["n"]), str(r["members"]), str(r["non_members"]), f"{r['accuracy']:.4f}",
+        out.add_row(str(r["n"]), str(r["members"]), str(r["non_members"]), f"{r['accuracy']:.4f}",
                       f"{r['ce_bits']:.6f}", str(r["layers"]), str(r["heads"]), str(r["params"]))
-    console.print(table)
+    console.print(out)

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..checks import check_int, check_memory, parse_lengths, parse_params
 from . import app
 from ._common import console, output_path, user_errors
+from .options import AttentionName, LayerNormName, Lengths, Param, Plot, Seed
+from .output import progress, table
 
 
 def _plot_path(plot: Path | None) -> None:
@@ -25,25 +26,25 @@ def _plot_path(plot: Path | None) -> None:
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console)
+    return progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn())
 
 
 @app.command()
 def sensitivity(
     model: str = typer.Option("parity", help="random | a construction (parity, first, dyck, ...) | a .safetensors file"),
-    param: list[str] = typer.Option([], "--param", "-p", help="construction parameter KEY=VALUE (repeatable)"),
+    param: Param = (),
     language: str | None = typer.Option(None, help="language of the strings (default: the construction's; "
                                                       "uniform random strings for other models)"),
-    lengths: str = typer.Option("8,16,32,64,128", help="lengths n: 8,16,32 or a range 8-12"),
+    lengths: Lengths = "8,16,32,64,128",
     strings: int = typer.Option(4, help="strings per length (all their n flips are batched)"),
-    seed: int = typer.Option(0),
-    attention: str | None = typer.Option(None, help="random model: softmax (default) | hardmax"),
-    layer_norm: str | None = typer.Option(None, help="random model: none (default) | pre | post"),
+    seed: Seed = 0,
+    attention: AttentionName | None = typer.Option(None, help="random model: the attention (default softmax)"),
+    layer_norm: LayerNormName | None = typer.Option(None, help="random model: the layer norm (default none)"),
     eps: float | None = typer.Option(None, help="random model: layer-norm eps (default 1e-5)"),
     lam: float | None = typer.Option(None, help="random model: λ (default 0.1)"),
     causal: bool | None = typer.Option(None, "--causal/--no-causal", help="random model: causal attention"),
-    plot: Path | None = typer.Option(None, help="write the n·Δ vs n figure (PNG)"),
+    plot: Plot = None,
     json_out: Path | None = typer.Option(None, "--json", help="write the rows as JSON"),
 ) -> None:
     """Flip one input, measure max_{j≠i}‖Δy_j^(k)‖ per layer, and compare with Hahn's Lemma 5 bound."""
@@ -64,20 +65,19 @@ def sensitivity(
                              "architecture (use --param for a construction's parameters)")
         m = resolve_model(model, parse_params(param), seed=seed, attention=attention or "softmax",
                           layer_norm=layer_norm or "none", eps=1e-5 if eps is None else eps,
-                          lam=0.1 if lam is None else lam, causal=bool(causal), n_ctx=max(ns) + 1, vocab=2)
+                          lam=lam, causal=bool(causal), n_ctx=max(ns) + 1, vocab=2)
         lang = languages.get_language(language) if language else None
         with _progress() as prog:
             task = prog.add_task("flip sensitivity", total=len(ns))
             rep = flip_sensitivity(m, lang, ns, n_strings=strings, seed=seed,
                                    progress=lambda n: prog.advance(task))
-    table = Table(title=f"Lemma 5 on {model} ({rep.attention})")
-    for col in ("n", "layer", "max_{j≠i}‖Δy_j‖", "bound", "n·Δ", "Δ at readout", "Δ flipped", "Δ output"):
-        table.add_column(col, justify="right")
+    out = table("n", "layer", "max_j≠i ‖Δy_j‖", "bound", "n·Δ", "Δ at readout", "Δ flipped", "Δ output",
+                title=f"Lemma 5 on {model} ({rep.attention})")
     for r in rep.rows:
-        table.add_row(str(r.n), str(r.layer), f"{r.measured_other:.3e}", _fmt(r.bound_other),
+        out.add_row(str(r.n), str(r.layer), f"{r.measured_other:.3e}", _fmt(r.bound_other),
                       f"{r.n * r.measured_other:.3g}", f"{r.measured_readout:.3e}", f"{r.measured_flipped:.3g}",
                       "" if r.output_change is None else f"{r.output_change:.3e}")
-    console.print(table)
+    console.print(out)
     if rep.applicable:
         console.print(f"Lemma 5 applies; measured ≤ bound on every layer: {'yes' if rep.within_bound() else 'NO'}")
     else:
@@ -99,18 +99,18 @@ def _fmt(x) -> str:
 @app.command()
 def restrict(
     model: str = typer.Option("random", help="random (hardmax) | a construction | a .safetensors file"),
-    param: list[str] = typer.Option([], "--param", "-p", help="construction parameter KEY=VALUE (repeatable)"),
+    param: Param = (),
     n: int = typer.Option(24, help="input length for the constructive depth reduction"),
-    lengths: str = typer.Option("8,16,32,64", help="lengths for the empirical dependence count"),
+    lengths: Lengths = "8,16,32,64",
     free_fraction: float = typer.Option(0.5, "--C", help="fraction C of free inputs (empirical)"),
     restrictions: int = typer.Option(4, help="random restrictions per length"),
     completions: int = typer.Option(8, help="random completions per restriction"),
     k: int = typer.Option(4, help="Stage 2/3: top-k key items per event"),
     q: float = typer.Option(0.4, help="Stage 3: probability of fixing a free input"),
-    seed: int = typer.Option(0),
+    seed: Seed = 0,
     as_hardmax: bool = typer.Option(False, help="evaluate a softmax model with hardmax"),
     constructive: bool = typer.Option(True, help="also run the depth reduction (binary alphabets)"),
-    plot: Path | None = typer.Option(None, help="write the dependency-count vs n figure (PNG)"),
+    plot: Plot = None,
 ) -> None:
     """Theorem 1: random restrictions (dependency count vs n) and the constructive depth reduction."""
     from ..limits import (
@@ -128,7 +128,7 @@ def restrict(
         check_int(n, "--n", min=2)
         check_int(restrictions, "--restrictions", min=1)
         check_int(completions, "--completions", min=1)
-        m = resolve_model(model, parse_params(param), seed=seed, attention="hardmax", lam=1.0,
+        m = resolve_model(model, parse_params(param), seed=seed, attention="hardmax",
                           n_ctx=max([*ns, n]) + 1, vocab=3)
         if model == "random":  # strings over {0, 1} read at a CLS token 2 after them
             m = TokenEncoder(m, symbols=(0, 1), suffix=(2,), readout=-1)
@@ -140,12 +140,11 @@ def restrict(
             rows = dependence_under_restriction(m, ns, C=free_fraction, n_restrictions=restrictions,
                                                 n_completions=completions, seed=seed, as_hardmax=as_hardmax,
                                                 progress=lambda _n: prog.advance(task))
-        table = Table(title=f"free inputs the output depends on (C = {free_fraction})")
-        for col in ("n", "function", "free", "dependent (mean)", "max"):
-            table.add_column(col, justify="right")
+        out = table("n", "function", "free", "dependent (mean)", "max",
+                    title=f"free inputs the output depends on (C = {free_fraction})", text=("function",))
         for r in rows:
-            table.add_row(str(r.n), r.reference, str(r.free), f"{r.dependent:.2f}", str(r.dependent_max))
-        console.print(table)
+            out.add_row(str(r.n), r.reference, str(r.free), f"{r.dependent:.2f}", str(r.dependent_max))
+        console.print(out)
         if plot is not None:
             from ..limits.plots import plot_dependence
 
@@ -156,13 +155,12 @@ def restrict(
 
 
 def _print_reduction(res) -> None:
-    table = Table(title=f"depth reduction, n = {res.n}")
-    for col in ("layer", "c in", "free", "after stage 1", "after stage 2", "after stage 3", "resamples", "c out"):
-        table.add_column(col, justify="right")
+    out = table("layer", "c in", "free", "after stage 1", "after stage 2", "after stage 3", "resamples", "c out",
+                title=f"depth reduction, n = {res.n}")
     for lg in res.layers:
-        table.add_row(str(lg.layer), str(lg.c), str(lg.free_start), str(lg.free_after_stage1),
+        out.add_row(str(lg.layer), str(lg.c), str(lg.free_start), str(lg.free_after_stage1),
                       str(lg.free_after_stage2), str(lg.free_after_stage3), str(lg.resamples), str(lg.c_after))
-    console.print(table)
+    console.print(out)
     rho = "".join("*" if v < 0 else str(v) for v in res.rho)
     console.print(f"ρ = {rho}   free = {res.n_free}   output depends on {len(res.dependency)} of them: "
                   f"{list(res.dependency)}   verified on {res.n_checked} completions: {res.verified}",
@@ -182,8 +180,8 @@ def dyck_ce_cmd(
     lengths: str | None = typer.Option(None, help="even lengths n, e.g. 8,16,32 (overrides the preset)"),
     steps: int | None = typer.Option(None, help="optimiser steps per (model, n)"),
     models: str = typer.Option("transformer,lstm", help="comma-separated: transformer, lstm"),
-    seed: int = typer.Option(0),
-    plot: Path | None = typer.Option(None, help="write the excess-CE vs n figure (PNG)"),
+    seed: Seed = 0,
+    plot: Plot = None,
 ) -> None:
     """Dyck-2 next-symbol prediction: excess cross-entropy vs n next to P_0·(1 − p)."""
     from dataclasses import replace
@@ -204,13 +202,12 @@ def dyck_ce_cmd(
         with _progress() as prog:
             task = prog.add_task("training", total=len(cfg.lengths) * len(cfg.models))
             rows = dyck_ce(cfg, progress=lambda *_: prog.advance(task))
-    table = Table(title="Dyck-2 next-symbol cross-entropy (bits/symbol)")
-    for col in ("model", "n", "CE", "optimal", "excess", "P_0·(1−p)", "P_0", "p", "accuracy"):
-        table.add_column(col, justify="right")
+    out = table("model", "n", "CE", "optimal", "excess", "P_0·(1−p)", "P_0", "p", "accuracy",
+                title="Dyck-2 next-symbol cross-entropy (bits/symbol)", text=("model",))
     for r in rows:
-        table.add_row(r.model, str(r.n), f"{r.ce_bits:.3f}", f"{r.optimal_bits:.3f}", f"{r.excess_bits:.3f}",
+        out.add_row(r.model, str(r.n), f"{r.ce_bits:.3f}", f"{r.optimal_bits:.3f}", f"{r.excess_bits:.3f}",
                       f"{r.bound_bits:.3f}", f"{r.P0:.3f}", f"{r.p:.2f}", f"{r.accuracy:.3f}")
-    console.print(table)
+    console.print(out)
     if plot is not None:
         from ..limits.plots import plot_dyck_ce
 

@@ -7,7 +7,8 @@ at every token of ``--n-tokens`` copies of x) or a JSON spec: the network specs 
 ``{"type": "sawtooth", "q": 3, "L": 4}`` | ``{"type": "tent", "L": 5}`` |
 ``{"type": "serra", "widths": [3, 4]}``, or a torch ``nn.Sequential``'s state dict (``.pt`` /
 ``.safetensors``) with its layer-shapes JSON (``--layers``, see ``expressivity.interop.torch_in``). Vectors are comma-separated: ``--segment 0 1`` or
-``--segment=-1,0 1,0`` (use ``=`` for values starting with ``-``).
+``--segment=-1,0 1,0`` (use ``=`` for values starting with ``-``). ``--through A.npy B.npy C.npy``
+counts on the plane through three inputs (``Plane.through``; any shape, e.g. (C, H, W)).
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from . import app
 from ._common import console, output_path, user_errors
+from .options import ColorBy, Layers, Plot
+from .output import progress
 
 
 def _vec(text: str, what: str) -> np.ndarray:
@@ -30,14 +33,30 @@ def _vec(text: str, what: str) -> np.ndarray:
         raise ValueError(f"{what}: expected comma-separated numbers, got {text!r}") from None
 
 
+def _npy(path: Path, what: str) -> np.ndarray:
+    """One input from a .npy file (numbers only: never unpickled)."""
+    if path.suffix != ".npy":
+        raise ValueError(f"{what}: expected a .npy file, got {path.name}")
+    if not path.is_file():
+        raise ValueError(f"{what}: {path} does not exist")
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"{what}: {path} is not a numeric .npy array ({' '.join(str(exc).split())[:120]})") from None
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+        raise ValueError(f"{what}: {path} must hold real numbers, got dtype {getattr(arr, 'dtype', type(arr))}")
+    return arr
+
+
 @app.command("regions")
 def regions_cmd(
     model: Path = typer.Argument(..., help="a .safetensors transformer, a JSON network spec, or a torch "
                                  "nn.Sequential's state dict (.pt / .safetensors) with --layers"),
-    layers: Path | None = typer.Option(None, "--layers", help="layer shapes JSON of torch weights "
-                                       "(default: beside them, net.pt -> net.json)"),
+    layers: Layers = None,
     segment: tuple[str, str] | None = typer.Option(None, "--segment", help="A B: the segment from A to B"),
     plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
+    through: tuple[Path, Path, Path] | None = typer.Option(
+        None, "--through", help="A.npy B.npy C.npy: the plane through three inputs (any shape, e.g. C,H,W)"),
     bounds: str | None = typer.Option(None, "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane (default -1,1,-1,1)"),
     box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (d ≤ 6; subdivision counter)"),
     domain: str | None = typer.Option(None, "--domain", help='any registered domain as JSON, e.g. '
@@ -46,8 +65,9 @@ def regions_cmd(
     hi: float | None = typer.Option(None, "--hi", help="box upper bound (every coordinate; default 1)"),
     compile_it: bool = typer.Option(False, "--compile", help="compile a JSON network to a hardmax transformer first"),
     n_tokens: int | None = typer.Option(None, "--n-tokens", help="tokens for a plain transformer (default n_ctx)"),
-    plot: Path | None = typer.Option(None, "--plot", help="write a PNG: the plane slice, or 2-D slices through the box"),
-    color_by: str | None = typer.Option(None, "--color-by", help="linear | activation (for --plot; default linear)"),
+    plot: Plot = None,
+    color_by: ColorBy | None = typer.Option(None, "--color-by", help="colour --plot by linear or activation "
+                                            "region (default linear)"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
@@ -57,11 +77,12 @@ def regions_cmd(
 
     output_path(plot, "--plot")
     with user_errors():
-        chosen = sum(x is not None and x is not False for x in (segment, plane, box or None, domain))
+        chosen = sum(x is not None and x is not False for x in (segment, plane, through, box or None, domain))
         if chosen != 1:
-            raise ValueError("give exactly one of --segment A B, --plane O U V, --box, --domain JSON")
-        if plot is not None and plane is None and not box and domain is None:
-            raise ValueError("--plot draws a plane slice or slices through a box: use it with --plane or --box")
+            raise ValueError("give exactly one of --segment A B, --plane O U V, --through A B C, --box, --domain JSON")
+        if plot is not None and plane is None and through is None and not box and domain is None:
+            raise ValueError("--plot draws a plane slice or slices through a box: use it with --plane, --through "
+                             "or --box")
         if plot is not None and plot.suffix.lower() != ".png":
             raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
         _options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo, hi=hi,
@@ -82,6 +103,8 @@ def regions_cmd(
             dom = domain_from_spec(spec)
         elif segment is not None:
             dom = Segment(_vec(segment[0], "segment A"), _vec(segment[1], "segment B"))
+        elif through is not None:
+            dom = Plane.through(*(_npy(p, f"--through {'ABC'[i]}") for i, p in enumerate(through)))
         elif plane is not None:
             dom = Plane(_vec(plane[0], "plane O"), _vec(plane[1], "plane U"), _vec(plane[2], "plane V"),
                         _vec(bounds or "-1,1,-1,1", "--bounds"))
@@ -90,8 +113,8 @@ def regions_cmd(
 
             d = lower(m, **kw).in_dim
             dom = Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
-        with Progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TimeElapsedColumn(), console=console, transient=True, disable=as_json) as prog:
+        with progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+                      TimeElapsedColumn(), transient=True, disable=as_json) as prog:
             by_pieces = isinstance(dom, Segment)  # the 1-D counter reports pieces, the others a fraction
             task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.markup import escape
+from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
 from . import app
 from ._common import console, fail, output_path, user_errors
+from .options import DEFAULT_DB, Address, Backend, Db, ResetDb, SizeName, Timeout, Workers
+from .output import progress as make_progress
+from .output import table
 
 _STYLE = {"holds": "green", "violated": "bold red", "not applicable": "yellow", "incomplete": "bold yellow"}
 
@@ -27,22 +30,18 @@ def reproduce(
     quick: bool = typer.Option(False, "--quick", help="Budget: minutes on 2 cores (the default; `make demo`)."),
     standard: bool = typer.Option(False, "--standard", help="Budget: about half an hour on 2 cores."),
     full: bool = typer.Option(False, "--full", help="Budget: the papers' scale (use --backend ray on a cluster)."),
-    size: str | None = typer.Option(None, "--size", help="test | quick | standard | full (overrides the flags)."),
+    size: SizeName | None = typer.Option(None, "--size", help="The budget by name (overrides the flags)."),
     out: Path = typer.Option("report", "--out", help="Directory for index.html, claims.json, figures/."),  # noqa: B008
-    backend: str = typer.Option("local", "--backend", help="local (process pool) | ray"),
-    address: str | None = typer.Option(None, "--address", help="Ray cluster: 'auto' or the head's host:port "
-                                       "(default: a local Ray instance)."),
+    backend: Backend = "local",
+    address: Address = None,
     ray_address: str | None = typer.Option(None, "--ray-address", hidden=True),
-    workers: int | None = typer.Option(None, "--workers", help="Units run at once (default: the CPUs)."),
-    db: Path = typer.Option("runs/results.sqlite", "--db", help="The results store (units, claims, runs)."),  # noqa: B008
-    reset_db: bool = typer.Option(False, "--reset-db", help="If --db holds results of another code version, set "
-                                  "it aside (renamed with that version) and start a fresh one."),
+    workers: Workers = None,
+    db: Db = DEFAULT_DB,
+    reset_db: ResetDb = False,
     only: str | None = typer.Option(None, "--only", help="Comma-separated claim ids or groups (e.g. compile)."),
     no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-judge claims even if the store has a result."),
     strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated or incomplete."),
-    timeout: float | None = typer.Option(
-        None, "--timeout", help="Stop a unit after this many seconds (both backends); its claim is then "
-        "'incomplete' and the unit is measured again next time."),
+    timeout: Timeout = None,
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
@@ -68,8 +67,11 @@ def reproduce(
         if workers is not None:
             check_int(workers, "--workers", min=1, max=1024)
         if list_claims:  # every option given is checked above, then the list needs none of them
+            listing = table("claim", "source", "title", text=("claim", "source", "title"), show_lines=True)
+            listing.columns[0].no_wrap = True
             for s in specs:
-                console.print(f"{s.id:32s} {s.source:40s} {s.title}", highlight=False)
+                listing.add_row(s.id, s.source, s.title)
+            console.print(listing, highlight=False)
             return
         if backend == "ray":
             from ..runs import check_address
@@ -84,13 +86,12 @@ def reproduce(
         first.close()
         if first.set_aside is not None:
             console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
-        progress = Progress(
+        progress = make_progress(
             TextColumn("{task.description:<30}"),
             BarColumn(),
             TextColumn("{task.fields[units]}"),
             TextColumn("{task.fields[status]}"),
             TimeElapsedColumn(),
-            console=console,
             transient=False,
         )
         overall = progress.add_task("all claims", total=len(specs), status=_eta(None), units="", start=True)
@@ -121,18 +122,18 @@ def reproduce(
             console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {db}; "
                           "run the same command again to resume.", highlight=False)
             raise typer.Exit(code=130) from None
-    table = Table(title=f"claims (budget: {chosen})", show_lines=False)
-    for col in ("claim", "measured", "status", "s"):
-        table.add_column(col, overflow="fold")
+    claims = table("claim", "measured", "status", "s", title=f"claims (budget: {chosen})",
+                   text=("claim", "measured", "status"), show_lines=True)
+    claims.columns[0].no_wrap = True
     for c in result.claims:
         status = c.status if c.status == "holds" else f"{c.status}: {c.reason}"
-        table.add_row(c.id, c.measured, f"[{_STYLE[c.status]}]{status}[/]",
-                      "reused" if c.reused else f"{c.seconds:.1f}")
-    console.print(table)
+        claims.add_row(c.id, escape(c.measured), f"[{_STYLE[c.status]}]{escape(status)}[/]",
+                       "reused" if c.reused else f"{c.seconds:.1f}")
+    console.print(claims)
     console.print(
         f"{len(result.computed)} measured, {len(result.reused)} reused from {db}; "
         f"total {result.seconds:.1f} s → {result.index}",
-        highlight=False,
+        highlight=False, soft_wrap=True,  # a path is never broken
     )
     if strict and any(c.status in ("violated", "incomplete") for c in result.claims):
         raise typer.Exit(code=1)

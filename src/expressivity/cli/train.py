@@ -6,6 +6,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -14,18 +15,32 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from . import app
-from ._common import console, output_path, user_errors
-
-DEFAULT_DB = "runs/results.sqlite"
+from ._common import console, err_console, output_path, user_errors
+from .options import (
+    DEFAULT_DB,
+    Address,
+    Backend,
+    Db,
+    KindName,
+    LayerNormName,
+    Log,
+    ModelName,
+    Output,
+    Plot,
+    PositionalName,
+    PresetName,
+    ResetDb,
+    Timeout,
+    Workers,
+)
+from .output import progress, table
 
 
 def _progress() -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                    console=console)
+    return progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn())
 
 
 @app.command()
@@ -33,12 +48,12 @@ def train(
     task: str = typer.Option(..., help="a language or function task of expressivity.languages.REGISTRY, e.g. "
                              "parity, dyck, tomita3, anbncn, reverse_string, binary_addition (all of them: "
                              "docs/languages.md; an unknown name lists them)"),
-    kind: str | None = typer.Option(None, help="recognition | next_symbol (languages; default recognition, "
+    kind: KindName | None = typer.Option(None, help="recognition | next_symbol (languages; default recognition, "
                                     "next_symbol under --preset bhattamishra or yao) | classification | "
                                     "transduction (a function task's own kind, the default)"),
     param: list[str] = typer.Option([], "--param", help="task parameter KEY=VALUE, e.g. k=2, max_depth=4 (dyck), "
                                     "vocab_size=3 (reverse_string)"),
-    model: str | None = typer.Option(None, help="transformer | rnn | lstm | stack_rnn | stack_lstm | tape_rnn"),
+    model: ModelName | None = typer.Option(None, help="the model (default: the preset's, else transformer)"),
     layers: int | None = typer.Option(None, help="transformer blocks / RNN or LSTM layers"),
     heads: int | None = typer.Option(None, help="attention heads"),
     d_model: int | None = typer.Option(None, "--d-model", help="residual width / hidden size of the recurrent "
@@ -49,15 +64,15 @@ def train(
     batch_size: int | None = typer.Option(None, "--batch-size"),
     lr: float | None = typer.Option(None, help="Adam learning rate"),
     seed: int | None = typer.Option(None, help="seed of init and data"),
-    positional: str | None = typer.Option(None, help="transformer position encoding: none | sinusoidal (default) | "
-                                             "learned | relative | rope | alibi | i_over_n"),
-    layer_norm: str | None = typer.Option(None, "--layer-norm", help="none | pre | post"),
+    positional: PositionalName | None = typer.Option(None, help="transformer position encoding (default "
+                                                     "sinusoidal)"),
+    layer_norm: LayerNormName | None = typer.Option(None, "--layer-norm", help="transformer layer norm"),
     ln_eps: float | None = typer.Option(None, "--ln-eps"),
     log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
     eval_batch: int | None = typer.Option(None, "--eval-batch", help="strings per test length"),
     memory_size: int | None = typer.Option(None, "--memory-size", help="cells of the stack / tape of stack_rnn, "
                                            "stack_lstm, tape_rnn (default: 30 / 40, Delétang et al.'s code)"),
-    preset: str | None = typer.Option(None, help="protocol preset: deletang | bhattamishra | yao | flare | quick"),
+    preset: PresetName | None = typer.Option(None, help="protocol preset: a paper's lengths, sizes and steps"),
     aux: str | None = typer.Option(None, help="auxiliary losses of a recognizer (FLaRe): lm, next_symbol or "
                                    "lm,next_symbol (needs a recurrent model or a causal transformer)"),
     causal: bool | None = typer.Option(None, "--causal/--no-causal", help="transformer: causal attention for a "
@@ -68,15 +83,16 @@ def train(
                                          "e.g. layer_norm=true"),
     perturb: float | None = typer.Option(None, help="σ of the Gaussian noise added to every weight of the "
                                          "construction (with --init construction:NAME)"),
-    db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
+    db: Db = DEFAULT_DB,
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
     restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "
                                  "corrupt one) and train from scratch"),
-    reset_db: bool = typer.Option(False, "--reset-db", help="if --db holds results of another code version, set "
-                                  "it aside (renamed with that version) and start a fresh one"),
+    reset_db: ResetDb = False,
+    log: Log = (),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
     from ..checks import parse_length_range, parse_lengths, parse_params
+    from ..runs.sinks import check_sinks, close_sinks, open_sinks
     from ..train import ResultStore, RunConfig, protocol_score, train_run
     from ..train import preset as make_preset
     from ..train.config import MAX_TEST_LENGTHS
@@ -102,6 +118,7 @@ def train(
     output_path(out_dir, "--out", kind="dir")
     output_path(db, "--db")
     with user_errors():
+        check_sinks(log)
         check_run_memory(cfg)
         if db.exists():  # a file that is not ours is refused before training; a new one is
             first = ResultStore(db, reset=reset_db)  # created only when there is a result to record
@@ -124,7 +141,11 @@ def train(
                 progress.update(eval_bar, completed=done, total=total, status="test lengths")
 
             with user_errors():
-                result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart)
+                sinks = open_sinks(log, cfg.run_id, cfg.to_dict())
+                try:
+                    result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart, sinks=sinks)
+                finally:
+                    close_sinks(sinks)
         with user_errors():
             store = ResultStore(db)
         if not store.record_result(result):
@@ -167,13 +188,11 @@ def _metrics_table(metrics, title: str, max_rows: int = 12) -> None:
     if len(rows) > max_rows:  # evenly spaced lengths, first and last included
         idx = sorted({round(i * (len(rows) - 1) / (max_rows - 1)) for i in range(max_rows)})
         rows = [rows[i] for i in idx]
-    table = Table(title=title)
-    for col in ("length", "accuracy", "CE (bits)", "optimum (bits)", "excess (bits)"):
-        table.add_column(col, justify="right")
+    out = table("length", "accuracy", "CE (bits)", "optimum (bits)", "excess (bits)", title=title)
     for m in rows:
-        table.add_row(str(m["length"]), _num(m["accuracy"], 3), _num(m["ce_bits"]), _num(m["optimal_bits"]),
-                      _num(m["excess_bits"]))
-    console.print(table)
+        out.add_row(str(m["length"]), _num(m["accuracy"], 3), _num(m["ce_bits"]), _num(m["optimal_bits"]),
+                    _num(m["excess_bits"]))
+    console.print(out)
 
 
 def _num(x, digits: int = 4) -> str:
@@ -189,15 +208,12 @@ def _mean(values) -> float | None:
 @app.command()
 def sweep(
     config: Path = typer.Argument(..., help="sweep YAML (preset / base / grid / runs)"),
-    db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store (finished runs are skipped)"),
-    backend: str = typer.Option("local", help="local (process pool) | ray"),
-    address: str | None = typer.Option(None, help="Ray cluster: 'auto' or the head's host:port (default: a local "
-                                       "instance)"),
-    timeout: float | None = typer.Option(None, "--timeout", help="stop a run after this many seconds (both "
-                                         "backends); it is recorded as timed_out"),
-    reset_db: bool = typer.Option(False, "--reset-db", help="if --db holds results of another code version, set "
-                                  "it aside (renamed with that version) and start a fresh one"),
-    workers: int | None = typer.Option(None, help="parallel runs (default: number of CPUs)"),
+    db: Db = DEFAULT_DB,
+    backend: Backend = "local",
+    address: Address = None,
+    timeout: Timeout = None,
+    reset_db: ResetDb = False,
+    workers: Workers = None,
     out: Path | None = typer.Option(None, help="checkpoint root, one directory per run (default: "
                                     "checkpoints/ next to --db; interrupted runs resume from there)"),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="re-run runs that failed before"),
@@ -210,11 +226,13 @@ def sweep(
                                      "the run id; N machines with 1/N … N/N run every run exactly once)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the selected runs' count and estimated cost "
                                  "(train/budget.py) on --workers cores; train nothing"),
+    log: Log = (),
 ) -> None:
     """Run a grid of training runs; results go to --db as each run finishes.
 
     Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
     from ..checks import check_choice, check_float, check_int
+    from ..runs.sinks import check_sinks
     from ..train import ResultStore, load_sweep, run_sweep
     from ..train.sweep import parse_only, parse_shard, select_runs
 
@@ -231,6 +249,7 @@ def sweep(
                              "(leave --restart out of the dry run)")
         if dry_run and db.is_dir():
             raise ValueError(f"--db {db} is a directory; give the results database file")
+        check_sinks(log)
         picked = parse_shard(shard) if shard is not None else None
         wanted = parse_only(only)
         if backend == "ray" and not dry_run:
@@ -259,7 +278,8 @@ def sweep(
 
         with user_errors():
             summary = run_sweep(configs, db, backend=backend, workers=workers, address=address, out_dir=out_dir,
-                                retry_errors=retry_errors, on_event=on_event, restart=restart, timeout=timeout)
+                                retry_errors=retry_errors, on_event=on_event, restart=restart, timeout=timeout,
+                                sinks=log)
     diverged = f", {summary.diverged} diverged" if summary.diverged else ""
     console.print(f"{summary.total} runs: {summary.done} done, {summary.skipped} skipped (already in {db}), "
                   f"{summary.errors} failed{diverged}")
@@ -322,18 +342,34 @@ def _dry_run(grid, configs, db: Path, workers: int | None, *, retry_errors: bool
 
 @app.command()
 def results(
-    db: Path = typer.Option(Path(DEFAULT_DB), help="SQLite result store"),
-    plot: Path | None = typer.Option(None, help="write accuracy / cross-entropy vs length (PNG; with --compare: "
-                                     "our scores beside the paper's)"),
+    db: Db = DEFAULT_DB,
+    plot: Plot = None,
     compare: str | None = typer.Option(None, "--compare", help="print (and with --plot, plot) our best score "
                                        "per task × model beside a published table: deletang, flare, or the path "
                                        "of a table file in the same layout (.json, e.g. with more cells filled)"),
+    show_all: bool = typer.Option(False, "--all", help="with --compare: every cell of the published table, also "
+                                  "those we have no run for (default: only the measured ones)"),
+    as_json: bool = typer.Option(False, "--json", help="write the table as JSON records instead (one per run; with "
+                                 "--compare one per cell)"),
+    as_csv: bool = typer.Option(False, "--csv", help="write the table as CSV instead (the same records as --json)"),
+    output: Output = None,
 ) -> None:
-    """Print a table of recorded runs and optionally plot metrics against length."""
-    from ..train import ResultStore, protocol_score
+    """Print a table of recorded runs and optionally plot metrics against length.
+
+    --json / --csv write the same table as records, to stdout or --output FILE; in Python,
+    expressivity.runs.to_pandas(db) gives every run × test length as a DataFrame."""
+    from ..train import ResultStore
 
     output_path(plot, "--plot")
+    output_path(output, "--output")
     with user_errors():
+        if as_json and as_csv:
+            raise ValueError("--json and --csv exclude each other: give one")
+        if output is not None and not (as_json or as_csv):
+            raise ValueError("--output writes the --json or --csv records: give one of them (the table prints to "
+                             "the terminal)")
+        if show_all and compare is None:
+            raise ValueError("--all applies to --compare (it shows the published cells we have no run for)")
         if compare is not None:  # an unknown name or a bad table file fails before the database is read
             from ..train.published import published
 
@@ -347,120 +383,199 @@ def results(
             rows, runs = store.rows(), store.runs()
         finally:
             store.close()
+    fmt = "json" if as_json else "csv" if as_csv else None
+    say = err_console if fmt is not None and output is None else console  # stdout carries the records
     if compare is not None:
-        _compare(rows, compare, plot)
+        _compare(rows, compare, plot, show_all=show_all, fmt=fmt, output=output, say=say)
         return
+    records = _run_records(rows, runs)
+    if fmt is not None:
+        _write_records(records, fmt, output)
+    else:
+        out = table("run", "protocol", "lengths", "accuracy", "bins", "CE bits", "excess", title=f"{len(runs)} runs in {db}",
+                    text=("run", "protocol", "bins"))
+        for r in records:
+            if r["status"] in ("error", "diverged", "timed_out"):
+                out.add_row(r["name"], r["protocol"], "", f"[red]{r['status']}[/]", escape((r["error"] or "")[:50]), "", "")
+                continue
+            bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in r["scores"].items()
+                            if k != "mean_accuracy")
+            out.add_row(r["name"], r["protocol"], f"{r['min_length']}–{r['max_length']}" if r["lengths"] else "",
+                        _num(r["mean_accuracy"], 3), bins, _num(r["mean_ce_bits"]), _num(r["mean_excess_bits"]))
+        console.print(out)
+    if plot is not None:
+        _plot(rows, plot)
+        say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
+
+
+def _run_records(rows: list[dict], runs: list[dict]) -> list[dict]:
+    """One record per run: the table's cells and the run's config, for the table and --json/--csv."""
+    import json
+
+    from ..train import protocol_score
+
     by_run = defaultdict(list)
     for r in rows:
         by_run[r["run_id"]].append(r)
-    table = Table(title=f"{len(runs)} runs in {db}")
-    for col in ("run", "protocol", "lengths", "accuracy", "bins", "CE bits", "excess"):
-        table.add_column(col, justify="left" if col in ("run", "protocol", "bins") else "right")
-    import json
-
+    out = []
     for run in runs:
         cfg = json.loads(run["config"])
-        name = f"{cfg['task']} {cfg['kind']} {cfg['model']} s{cfg['seed']}"
         rs = by_run.get(run["run_id"], [])
-        if run["status"] in ("error", "diverged", "timed_out"):
-            table.add_row(name, cfg["protocol"], "", f"[red]{run['status']}[/]",
-                          ((run["error"] or "").splitlines() or [""])[0][:50], "", "")
-            continue
-        scores = protocol_score([r for r in rs if r["accuracy"] is not None], cfg["protocol"])
-        bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in scores.items() if k != "mean_accuracy")
-        table.add_row(name, cfg["protocol"], f"{min(r['length'] for r in rs)}–{max(r['length'] for r in rs)}" if rs else "",
-                      _num(scores.get("mean_accuracy"), 3), bins,
-                      _num(_mean(r["ce_bits"] for r in rs)), _num(_mean(r["excess_bits"] for r in rs)))
-    console.print(table)
-    if plot is not None:
-        _plot(rows, plot)
-        console.print(f"plot written to {plot}")
+        failed = run["status"] in ("error", "diverged", "timed_out")
+        scores = {} if failed else protocol_score([r for r in rs if r["accuracy"] is not None], cfg["protocol"])
+        out.append({"run_id": run["run_id"], "name": f"{cfg['task']} {cfg['kind']} {cfg['model']} s{cfg['seed']}",
+                    "status": run["status"], "error": ((run["error"] or "").splitlines() or [None])[0],
+                    "task": cfg["task"], "kind": cfg["kind"], "model": cfg["model"], "seed": cfg["seed"],
+                    "protocol": cfg["protocol"], "lengths": len(rs),
+                    "min_length": min((r["length"] for r in rs), default=None),
+                    "max_length": max((r["length"] for r in rs), default=None),
+                    "mean_accuracy": scores.get("mean_accuracy"), "scores": scores,
+                    "mean_ce_bits": _mean(r["ce_bits"] for r in rs), "mean_excess_bits": _mean(r["excess_bits"] for r in rs),
+                    "final_loss": run["final_loss"], "n_params": run["n_params"], "duration": run["duration"],
+                    "config": cfg})
+    return out
 
 
-def _compare(rows: list[dict], name: str, plot: Path | None) -> None:
-    """``results --compare``: our best score per task × model beside the published table."""
-    from ..train.compare import compare, plot_comparison
+_RUN_COLUMNS = ("run_id", "name", "status", "error", "task", "kind", "model", "seed", "protocol", "lengths",
+                "min_length", "max_length", "mean_accuracy", "mean_ce_bits", "mean_excess_bits", "final_loss",
+                "n_params", "duration", "config")  # the CSV header of --csv, also when no run is recorded
+
+
+def _write_records(records: list[dict], fmt: str, output: Path | None, columns=_RUN_COLUMNS) -> None:
+    """--json / --csv: to stdout, or atomically to --output. In CSV the per-bin scores are
+    columns of their own (``accuracy_41_500`` …) and the config is one JSON cell."""
+    import sys
+
+    from ..checks import make_dir, write_atomic
+    from ..runs.tables import to_csv, to_json
+
+    if fmt == "csv":
+        records = [{k: v for k, v in r.items() if k != "scores"} | {k: v for k, v in r.get("scores", {}).items()
+                                                                    if k != "mean_accuracy"} for r in records]
+    if fmt == "csv":
+        more = [c for r in records for c in r if c not in columns]
+        columns = [*columns, *dict.fromkeys(more)]
+    text = to_json(records) if fmt == "json" else to_csv(records, list(columns))
+    if output is None:
+        sys.stdout.write(text)
+        return
+    with user_errors():
+        make_dir(output.parent, "--output")
+        write_atomic(output, lambda p: p.write_text(text, encoding="utf-8"))
+    err_console.print(f"wrote {len(records)} records to {output}", highlight=False, soft_wrap=True)
+
+
+def _compare(rows: list[dict], name: str, plot: Path | None, *, show_all: bool = False, fmt: str | None = None,
+             output: Path | None = None, say=console) -> None:
+    """``results --compare``: our best score per task × model beside the published table; only
+    the cells we have runs for unless ``show_all``."""
+    from dataclasses import asdict, fields
+
+    from ..train.compare import Cell, compare, plot_comparison
     from ..train.published import RecognizerTable, published
 
     if isinstance(published(name, "--compare"), RecognizerTable):
-        _compare_recognizers(rows, name, plot)
+        _compare_recognizers(rows, name, plot, show_all=show_all, fmt=fmt, output=output, say=say)
         return
 
     with user_errors():
         comparison = compare(rows, name)
-    table = comparison.table
-    console.print(f"best score (%) on lengths 41–500, ours beside {table.citation(short=True)}", highlight=False,
-                  soft_wrap=True)
-    out = Table()
-    for col in ("", "task", "model", "ours", "paper", "Δ", "n"):
-        out.add_column(col, justify="right" if col in ("ours", "paper", "Δ", "n") else "left", no_wrap=True)
-    extra = {}
-    for c in comparison.encodings:
-        extra.setdefault(c.task, []).append(c)
+    paper = comparison.table
+    cells = [c for c in comparison.cells if show_all or c.runs > 0]
+    encodings = [e for e in comparison.encodings if show_all or e.runs > 0]
+    if fmt is not None:
+        _write_records([asdict(c) | {"difference": c.difference} for c in cells]
+                       + [asdict(e) | {"difference": None} for e in encodings], fmt, output,
+                       [f.name for f in fields(Cell)] + ["difference"])
+    else:
+        console.print(f"best score (%) on lengths 41–500, ours beside {paper.citation(short=True)}", highlight=False,
+                      soft_wrap=True)
+        out = table("", "task", "model", "ours", "paper", "Δ", "n", text=("", "task", "model"))
+        for col in out.columns[:3]:
+            col.no_wrap = True
+        extra = {}
+        for c in encodings:
+            extra.setdefault(c.task, []).append(c)
 
-    def pct(x):
-        return "—" if x is None else f"{x:.1f}"
+        def pct(x):
+            return "—" if x is None else f"{x:.1f}"
 
-    level = None
-    for c in comparison.cells:
-        if level is not None and c.level != level:
-            out.add_section()
-        level = c.level
-        diff = "" if c.difference is None else f"{c.difference:+.1f}"
-        out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs))
-        if c.model == "transformer":
-            for e in extra.get(c.task, []):
-                out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
-    console.print(out)
-    console.print(f"paper: {table.paper}", highlight=False, soft_wrap=True)
-    missing = sum(c.published is None for c in comparison.cells)
-    if missing:
-        console.print(f"{missing} of {len(comparison.cells)} published cells are not available (—): "
-                      f"{table.missing}", highlight=False, soft_wrap=True)
+        level = None
+        for c in cells:
+            if level is not None and c.level != level:
+                out.add_section()
+            level = c.level
+            diff = "" if c.difference is None else f"{c.difference:+.1f}"
+            out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs))
+            if c.model == "transformer":
+                for e in extra.get(c.task, []):
+                    out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
+        console.print(out)
+        console.print(f"paper: {paper.paper}", highlight=False, soft_wrap=True)
+        _unmeasured(len(comparison.cells) - len(cells), len(comparison.cells), show_all)
+        missing = sum(c.published is None for c in cells)
+        if missing:
+            console.print(f"{missing} of {len(cells)} published cells shown are not available (—): "
+                          f"{paper.missing}", highlight=False, soft_wrap=True)
     if plot is not None:
         plot_comparison(comparison, plot)
-        console.print(f"plot written to {plot}")
+        say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
 
 
-def _compare_recognizers(rows: list[dict], name: str, plot: Path | None) -> None:
+def _unmeasured(hidden: int, total: int, show_all: bool) -> None:
+    if hidden and not show_all:
+        console.print(f"{hidden} of {total} published cells have no run of ours (not shown; --all shows them)",
+                      highlight=False, soft_wrap=True)
+
+
+def _compare_recognizers(rows: list[dict], name: str, plot: Path | None, *, show_all: bool = False,
+                         fmt: str | None = None, output: Path | None = None, say=console) -> None:
     """``results --compare flare``: our FLaRe runs beside Butoi et al.'s Table 2."""
-    from ..train.flare_compare import compare_recognizers, plot_recognizers
+    from dataclasses import asdict, fields
+
+    from ..train.flare_compare import RecognizerRow, compare_recognizers, plot_recognizers
     from ..train.published import published
 
-    table = published(name, "--compare")
-    cells = compare_recognizers(rows, table)
-    lengths = sorted({c.test_lengths for c in cells if c.test_lengths})
-    console.print(f"recognition accuracy, ours beside {table.citation(short=True)}: mean over seeds of the best "
-                  f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
-                  "(theirs: Figure 1)", highlight=False, soft_wrap=True)
-    out = Table()
-    for col in ("language", "model", "runs", "ours", "paper", "perfect"):
-        out.add_column(col, justify="right" if col == "runs" else "left", no_wrap=col != "language")
+    paper = published(name, "--compare")
+    every = compare_recognizers(rows, paper)
+    cells = [c for c in every if show_all or c.runs > 0]
+    if fmt is not None:
+        _write_records([asdict(c) for c in cells], fmt, output, [f.name for f in fields(RecognizerRow)])
+    else:
+        lengths = sorted({c.test_lengths for c in cells if c.test_lengths})
+        console.print(f"recognition accuracy, ours beside {paper.citation(short=True)}: mean over seeds of the best "
+                      f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
+                      "(theirs: Figure 1)", highlight=False, soft_wrap=True)
+        out = table("language", "model", "runs", "ours", "paper", "perfect", text=("language", "model", "ours", "paper",
+                                                                                   "perfect"))
+        for col in out.columns[1:]:
+            col.no_wrap = True
 
-    def num(x):
-        return "—" if x is None else f"{x:.2f}"
+        def num(x):
+            return "—" if x is None else f"{x:.2f}"
 
-    def yes(x):
-        return "—" if x is None else ("yes" if x else "no")
+        def yes(x):
+            return "—" if x is None else ("yes" if x else "no")
 
-    level = None
-    for c in cells:
-        if level is not None and c.level != level:
-            out.add_section()
-        level = c.level
-        out.add_row(f"{c.task.removeprefix('flare.')} ({c.level})", c.model, str(c.runs),
-                    f"{num(c.inductive_bias)} / {num(c.expressivity)}",
-                    f"{num(c.published_inductive_bias)} / {num(c.published_expressivity)}",
-                    f"{yes(c.perfect)} / {yes(c.published_perfect)}")
-    console.print(out)
-    console.print(f"paper: {table.paper}", highlight=False, soft_wrap=True)
-    missing = sum(c.published_inductive_bias is None for c in cells)
-    if missing:
-        console.print(f"{missing} of {len(cells)} published scores are not available (—): {table.missing}",
-                      highlight=False, soft_wrap=True)
+        level = None
+        for c in cells:
+            if level is not None and c.level != level:
+                out.add_section()
+            level = c.level
+            out.add_row(f"{c.task.removeprefix('flare.')} ({c.level})", c.model, str(c.runs),
+                        f"{num(c.inductive_bias)} / {num(c.expressivity)}",
+                        f"{num(c.published_inductive_bias)} / {num(c.published_expressivity)}",
+                        f"{yes(c.perfect)} / {yes(c.published_perfect)}")
+        console.print(out)
+        console.print(f"paper: {paper.paper}", highlight=False, soft_wrap=True)
+        _unmeasured(len(every) - len(cells), len(every), show_all)
+        missing = sum(c.published_inductive_bias is None for c in cells)
+        if missing:
+            console.print(f"{missing} of {len(cells)} published scores shown are not available (—): {paper.missing}",
+                          highlight=False, soft_wrap=True)
     if plot is not None:
-        plot_recognizers(cells, table, plot)
-        console.print(f"plot written to {plot}")
+        plot_recognizers(every, paper, plot)  # the figure has a panel place for every cell
+        say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
 
 
 def _plot(rows: list[dict], path: Path) -> None:

@@ -11,14 +11,33 @@ import torch
 
 from ..checks import as_real_array, check_choice, check_float, check_int, check_path, chunk_rows
 from ..cpwl import MaxoutNetwork
+from ..cpwl.hub import net_from_tensors, net_record, net_tensors
 from ..cpwl.maxout import as_points, sample_box
-from ..transformer import ChannelMap, Transformer, load_transformer, read_metadata, save_transformer
+from ..pretrained import (
+    CONFIG_NAME,
+    SOURCE_NET_NAME,
+    WEIGHTS_NAME,
+    PretrainedMixin,
+    read_tensors,
+    record,
+)
+from ..transformer import (
+    ChannelMap,
+    Transformer,
+    load_transformer,
+    metadata_json,
+    read_aux,
+    read_metadata,
+    save_transformer,
+)
+from ..transformer.hub import state, transformer_from_config, transformer_records
 
+SOURCE_NET = "source_net"  # the metadata key and tensor prefix of a compiled model's source network
 _CACHE_BYTES = 8 << 18  # one evaluate chunk's float64 activations, about 2^18 numbers: they stay in cache
 
 
 @dataclass(frozen=True)
-class CompiledModel:
+class CompiledModel(PretrainedMixin):
     """The result of :func:`~expressivity.compile.compile_maxout`.
 
     ``transformer`` reads x ∈ [lo, hi]^d copied to each of the T tokens and returns f(x) at
@@ -36,6 +55,12 @@ class CompiledModel:
     output_error: float  # bound on the output error, ‖A‖_∞·ε_D
     big_m: tuple[float, ...]  # the largest big-M constant used per layer (for the record)
     roundoff_error: float = 0.0  # bound on the float64 round-off of the output (see compile_maxout)
+
+    # save_pretrained / from_pretrained (expressivity.pretrained): config.json's "compiled" is
+    # the compile record, "source_net" (when the model has its net) the record of source_net.safetensors
+    hub_kind = "compiled"
+    hub_keys = frozenset({"compiled", SOURCE_NET})
+    hub_optional = frozenset({SOURCE_NET})
 
     @property
     def channels(self) -> ChannelMap:
@@ -146,8 +171,34 @@ class CompiledModel:
 
     def save(self, path: str | Path) -> None:
         """Weights + config + channel map + compile record, in one safetensors file (the same
-        model gives the same bytes; written atomically)."""
-        save_transformer(self.transformer, path, extra={"compiled": json.dumps(self.metadata(), sort_keys=True)})
+        model gives the same bytes; written atomically). The source network, when the model
+        has it, travels in the same file (float64 tensors ``source_net.layers.k.W`` / ``.b``,
+        ``source_net.readout.A`` / ``.c``; metadata ``source_net``), so ``load_compiled(path)``
+        gives back a model that can be re-measured and re-compiled (e.g. as σ_λ for
+        TransformerLens) without its spec."""
+        extra = {"compiled": json.dumps(self.metadata(), sort_keys=True)}
+        aux = None
+        if self.net is not None:
+            extra[SOURCE_NET] = json.dumps(net_record(self.net), sort_keys=True)
+            aux = {f"{SOURCE_NET}.{k}": v for k, v in net_tensors(self.net).items()}
+        save_transformer(self.transformer, path, extra=extra, aux=aux)
+
+    def _hub_records(self):
+        records = {**transformer_records(self.transformer), "compiled": self.metadata()}
+        files = {WEIGHTS_NAME: state(self.transformer)}
+        if self.net is not None:
+            records[SOURCE_NET] = net_record(self.net)
+            files[SOURCE_NET_NAME] = net_tensors(self.net)
+        return records, files
+
+    @classmethod
+    def _from_hub(cls, config, directory):
+        d = Path(directory)
+        tr = transformer_from_config(config, d)
+        fields = check_record(config["compiled"], d / CONFIG_NAME, tr)
+        return assemble(tr, fields, _hub_source_net(config, d), f"{d / WEIGHTS_NAME}", f"its {SOURCE_NET_NAME}")
+
+
 
 
 _RECORD = ("lo", "hi", "attention", "lam", "layer_errors", "output_error", "big_m")
@@ -204,11 +255,14 @@ def check_record(rec, path, model) -> dict:
 
 
 def load_compiled(path: str | Path, net: MaxoutNetwork | None = None) -> CompiledModel:
-    """Reload a model written by :meth:`CompiledModel.save` (optionally with its source net).
+    """Reload a model written by :meth:`CompiledModel.save`, with its source network: the one
+    saved in the file (``expressivity compile`` saves it) or ``net`` when given (it replaces the
+    saved one; files of older versions hold none).
 
     The file is checked whole (see :func:`~expressivity.transformer.load_transformer`), and so
     is its compile record (domain, attention, λ, error bounds: finite, non-negative, matching
-    the transformer); ``net``, when given, must have the model's input and output sizes."""
+    the transformer); the source network must have the model's input and output sizes and is
+    measured against the model (:meth:`CompiledModel.check_net`)."""
     path = check_path(path, "path")
     if net is not None and not isinstance(net, MaxoutNetwork):
         raise ValueError(f"net must be a MaxoutNetwork or None, got {type(net).__name__}")
@@ -220,7 +274,25 @@ def load_compiled(path: str | Path, net: MaxoutNetwork | None = None) -> Compile
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: metadata 'compiled' is not valid JSON ({exc.msg})") from None
     model = load_transformer(path)
-    return assemble(model, check_record(rec, path, model), net, str(path), "the net given")
+    fields = check_record(rec, path, model)
+    net_name = "the net given"
+    if net is None and SOURCE_NET in meta:
+        tensors = {k.removeprefix(SOURCE_NET + "."): v for k, v in read_aux(path).items()}
+        net = net_from_tensors(metadata_json(meta, SOURCE_NET, path), tensors, f"{path}: metadata", str(path))
+        net_name = "its saved source network"
+    return assemble(model, fields, net, str(path), net_name)
+
+
+def _hub_source_net(config: dict, d: Path) -> MaxoutNetwork | None:
+    """The source network of a compiled hub directory (``source_net`` + its tensors), checked."""
+    rec = config.get(SOURCE_NET)
+    if rec is None:
+        return None
+    where, path = d / CONFIG_NAME, d / SOURCE_NET_NAME
+    record(rec, {"depth", "readout"}, where, SOURCE_NET)
+    if not path.is_file():
+        raise ValueError(f"directory {d} has no {SOURCE_NET_NAME}, which {CONFIG_NAME} says it has (source_net)")
+    return net_from_tensors(rec, read_tensors(path), str(where), str(path))
 
 
 def assemble(transformer: Transformer, fields: dict, net: MaxoutNetwork | None, where: str,

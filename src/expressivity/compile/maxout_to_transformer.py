@@ -212,7 +212,7 @@ def compile_maxout(
         roundoff = r_D + _gamma(2) * h_abs
 
     model = w.transformer(d_mlp=d_mlp, positional="learned", attention=attention,
-                          lam=lam if lam is not None else 1.0, dtype="float64")
+                          lam=lam, dtype="float64")
     big_m = tuple(float(np.maximum(p.U - p.L, np.maximum(np.abs(p.L), np.abs(p.U))).max()) for p in plans)
     return CompiledModel(
         transformer=model, net=net, lo=lo, hi=hi, attention=attention, lam=lam,

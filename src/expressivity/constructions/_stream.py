@@ -45,7 +45,7 @@ def ideal_transformer(w: Weights, layer_norm: bool, eps: float, attention: str =
     (:meth:`~expressivity.transformer.Weights.doubled`) with post-LN(ε)."""
     if layer_norm:
         w = w.doubled()
-    return w.transformer(n_ctx=1 << 16, positional="none", attention=attention, lam=1.0,
+    return w.transformer(n_ctx=1 << 16, positional="none", attention=attention,
                          layer_norm="post" if layer_norm else "none", ln_eps=float(eps), dtype="float64")
 
 

@@ -23,6 +23,7 @@ from torch import Tensor
 
 from ..checks import as_real_array, check_memory, chunk_rows, parse_lengths
 from ..languages import Language
+from ..pretrained import WEIGHTS_NAME, PretrainedMixin, jsonable, record
 from ..transformer import Transformer
 
 AttentionKind = Literal["hardmax", "softmax"]
@@ -59,7 +60,7 @@ class Encoder(Protocol):
 
 
 @dataclass(frozen=True, eq=False)
-class Construction:
+class Construction(PretrainedMixin):
     """A hand-built transformer recognising ``language``.
 
     ``encoder`` maps a list of strings (all of one length) to :class:`Encoded`; the model's
@@ -76,6 +77,49 @@ class Construction:
     info: dict = field(default_factory=dict)  # construction-specific facts (closed forms, sizes)
     n_tokens: Callable[[int], int] | None = field(default=None, repr=False)  # string length n -> T
     max_length: int | None = None  # longest string the construction is built for (None: any)
+
+    # save_pretrained / from_pretrained (expressivity.pretrained): config.json's "construction"
+    # is the registry name and parameters; the encoder is code, rebuilt from the registry
+    hub_kind = "construction"
+    hub_keys = frozenset({"construction"})
+
+    def _hub_records(self):
+        from ..transformer.hub import state, transformer_records
+        from . import REGISTRY
+
+        rec = {"name": self.name, "params": jsonable(self.params, "construction params")}
+        if self.name not in REGISTRY:
+            raise ValueError(f"construction {self.name!r} is not in the registry; it cannot be rebuilt on load")
+        return {**transformer_records(self.transformer), "construction": rec}, {WEIGHTS_NAME: state(self.transformer)}
+
+    @classmethod
+    def _from_hub(cls, config, directory):
+        """Rebuilt from the registry with the saved parameters, then given the saved weights (a
+        registry that builds another config than the saved one is refused)."""
+        import dataclasses
+
+        from ..pretrained import CONFIG_NAME
+        from ..transformer.hub import transformer_from_config
+        from . import REGISTRY
+
+        tr = transformer_from_config(config, directory)
+        where = directory / CONFIG_NAME
+        rec = record(config["construction"], {"name", "params"}, where, "construction")
+        name, params = rec["name"], rec["params"]
+        if not isinstance(name, str) or name not in REGISTRY:
+            raise ValueError(f"{where}: unknown construction {name!r}; choose one of {sorted(REGISTRY)}")
+        if not isinstance(params, dict):
+            raise ValueError(f"{where}: construction.params must be an object, got {type(params).__name__}")
+        try:
+            rebuilt = REGISTRY[name](**params)
+        except TypeError as exc:
+            raise ValueError(f"{where}: construction.params of {name!r}: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"{where}: construction.params: {exc}") from None
+        if rebuilt.transformer.cfg != tr.cfg:
+            raise ValueError(f"{where}: construction {name!r} with {params} builds a different transformer than the "
+                             "saved one (config differs); it was saved by another version")
+        return dataclasses.replace(rebuilt, transformer=tr)
 
     def __post_init__(self) -> None:
         if self.attention != self.transformer.cfg.attention:

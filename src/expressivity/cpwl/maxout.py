@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..checks import as_real_array, check_int, check_memory
+from ..pretrained import PretrainedMixin
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,25 @@ class Bounds:
 
 
 @dataclass(frozen=True)
-class MaxoutNetwork:
+class MaxoutNetwork(PretrainedMixin):
     """x ↦ A·h^(L)(…h^(1)(x)) + c with maxout layers h^(l); read-out optional."""
 
     layers: tuple[MaxoutLayer, ...]
     readout: tuple[np.ndarray, np.ndarray] | None = None
+
+    hub_kind = "network"  # save_pretrained / from_pretrained (cpwl.hub: float64 tensors)
+    hub_keys = frozenset({"network"})
+
+    def _hub_records(self):
+        from .hub import network_records
+
+        return network_records(self)
+
+    @classmethod
+    def _from_hub(cls, config, directory):
+        from .hub import network_from_config
+
+        return network_from_config(config, directory)
 
     # ------------------------------------------------------------------ construction
     @classmethod

@@ -34,6 +34,10 @@ def sequential_steps(mlp, maxout: type | None = None) -> list[tuple[int, str, np
         raise ValueError(f"mlp must be a torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
     steps = []
     for idx, mod in enumerate(mlp):
+        for base in (nn.Linear, nn.ReLU, nn.Identity, nn.Flatten):
+            if isinstance(mod, base) and type(mod) is not base and type(mod).forward is not base.forward:
+                raise ValueError(f"module {idx} ({type(mod).__name__}) subclasses nn.{base.__name__} with its own "
+                                 f"forward: refused, not read as nn.{base.__name__}")
         if isinstance(mod, nn.Linear):
             steps.append((idx, "linear", *linear_weights(mod, f"module {idx} (Linear)")))
         elif isinstance(mod, nn.ReLU):

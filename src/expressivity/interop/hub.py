@@ -1,6 +1,10 @@
-"""The Hugging Face hub layout for every model kind: a directory with ``config.json`` and
-``model.safetensors`` (local directories only; no network, no ``huggingface_hub`` needed).
+"""The hub layout for every model kind: a directory with ``config.json`` and
+``model.safetensors``; local directories need no network and no ``huggingface_hub``, a
+Hugging Face repo id goes through it (extra ``expressivity[hub]``).
 
+Every kind has the methods ``save_pretrained(dir)`` / ``Kind.from_pretrained(dir_or_repo_id)`` /
+``push_to_hub(repo_id)`` (:class:`expressivity.pretrained.PretrainedMixin`, each kind's records
+in its own package); the free functions here are thin wrappers that take any kind:
 ``save_pretrained(model, dir)`` / ``from_pretrained(dir)`` round-trip, to bitwise-identical
 outputs, each kind of model the project has:
 
@@ -22,6 +26,9 @@ kind               what ``config.json`` adds to the transformer's config and cha
                    whole RunConfig (``"run"``), from which ``train.build_model`` rebuilds
                    it; ``"transformer"`` is that transformer's config, or null for the
                    recurrent models
+``network``        a :class:`~expressivity.cpwl.MaxoutNetwork` (a ReLU net is one): its
+                   depth and read-out; ``model.safetensors`` holds its float64 weights
+                   (``transformer`` and ``channels`` are null)
 =================  ========================================================================
 
 ``model.safetensors`` holds exactly the transformer's (for ``run``: the model's) ``state_dict`` (metadata
@@ -41,56 +48,30 @@ weight file).
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
-import json
 from pathlib import Path
 
-import numpy as np
-import torch
-from safetensors.torch import save as safetensors_bytes
-
-from ..checks import check_int, check_path, make_dir, write_atomic, write_bytes_atomic
+from ..checks import check_path
 from ..compile import CompiledModel
-from ..compile.compiled import assemble, check_record
-from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..constructions import Construction
 from ..cpwl import MaxoutNetwork
-from ..languages import REGISTRY as LANGUAGES
-from ..languages import Language
 from ..limits.trained import TrainedModel
-from ..transformer import (
-    Transformer,
-    TransformerConfig,
-    check_finite_weights,
-    load_state,
-    read_metadata,
-)
-from ..transformer.io import channel_map
-from .runs import (
-    TrainedRun,
-    checkpoint_metadata,
-    is_checkpoint,
-    load_run,
-    read_tensors,
-    rebuild,
-    run_config,
-)
+from ..pretrained import CONFIG_NAME, FORMAT, SOURCE_NET_NAME, WEIGHTS_NAME, resolve
+from ..pretrained import read_config as _read_config
+from ..transformer import Transformer, read_metadata
+from .runs import TrainedRun, checkpoint_metadata, is_train_run_dir, load_run
 
-FORMAT = "expressivity.hub/1"
-CONFIG_NAME = "config.json"
-WEIGHTS_NAME = "model.safetensors"
-SOURCE_NET_NAME = "source_net.safetensors"
-KINDS = ("transformer", "compiled", "construction", "trained", "run")
-_COMMON_KEYS = {"format", "kind", "transformer", "channels"}
-_KIND_KEYS = {"transformer": set(), "compiled": {"compiled", "source_net"}, "construction": {"construction"},
-              "trained": {"trained"}, "run": {"run"}}  # the keys save_pretrained writes, per kind
+__all__ = ["CONFIG_NAME", "FORMAT", "KINDS", "SOURCE_NET_NAME", "WEIGHTS_NAME", "from_pretrained", "is_hub_dir",
+           "load_any", "load_saved", "model_kind", "read_config", "save_pretrained", "transformer_of"]
 
-Model = Transformer | CompiledModel | Construction | TrainedModel | TrainedRun
+Model = Transformer | CompiledModel | Construction | TrainedModel | TrainedRun | MaxoutNetwork
+CLASSES: dict[str, type] = {cls.hub_kind: cls for cls in (Transformer, CompiledModel, Construction, TrainedModel,
+                                                           TrainedRun, MaxoutNetwork)}
+KINDS = tuple(CLASSES)
+_KIND_KEYS = {kind: (cls.hub_keys, cls.hub_optional) for kind, cls in CLASSES.items()}
 
 
 def model_kind(model) -> str:
-    """``"transformer"`` | ``"compiled"`` | ``"construction"`` | ``"trained"`` | ``"run"``."""
+    """``"transformer"`` | ``"compiled"`` | ``"construction"`` | ``"trained"`` | ``"run"`` | ``"network"``."""
     if isinstance(model, TrainedRun):
         return "run"
     if isinstance(model, CompiledModel):
@@ -101,9 +82,11 @@ def model_kind(model) -> str:
         return "trained"
     if isinstance(model, Transformer):
         return "transformer"
+    if isinstance(model, MaxoutNetwork):
+        return "network"
     raise ValueError(f"model: cannot save a {type(model).__name__}; expected a Transformer, CompiledModel, "
-                     "Construction, TrainedModel or TrainedRun (a trained model of train.MODELS with its RunConfig: "
-                     "TrainedRun(model, config))")
+                     "Construction, TrainedModel, MaxoutNetwork or TrainedRun (a trained model of train.MODELS "
+                     "with its RunConfig: TrainedRun(model, config))")
 
 
 def transformer_of(model) -> Transformer:
@@ -117,12 +100,16 @@ def transformer_of(model) -> Transformer:
             raise ValueError(f"a {model.kind} model is not a transformer: the ONNX and TransformerLens exports take "
                              "transformers (the hub layout, save_pretrained / --hub, takes every model kind)")
         return model.model
+    if kind == "network":
+        raise ValueError("a MaxoutNetwork is not a transformer: compile it first (compile_maxout(net, domain), "
+                         "or `expressivity compile`), then export the compiled model")
     return model if kind == "transformer" else model.transformer
 
 
-# --------------------------------------------------------------------------- saving
+# --------------------------------------------------------------------------- saving and loading
 def save_pretrained(model: Model, directory: str | Path) -> Path:
-    """Write ``model`` to ``directory`` (created if needed) as config.json + model.safetensors.
+    """Write ``model`` (any kind) to ``directory`` (created if needed) as config.json +
+    model.safetensors: ``model.save_pretrained(directory)``.
 
     Example::
 
@@ -130,111 +117,14 @@ def save_pretrained(model: Model, directory: str | Path) -> Path:
         save_pretrained(cm, "my-model")        # my-model/config.json, model.safetensors, …
         assert (from_pretrained("my-model").evaluate(x) == cm.evaluate(x)).all()
     """
-    kind = model_kind(model)
-    module = model.model if kind == "run" else transformer_of(model)
-    tr = module if isinstance(module, Transformer) else None
-    out = check_path(directory, "directory")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"directory {out} is a file; give a directory for the hub layout")
-    check_finite_weights(module, f"model ({kind})")  # it could not be loaded back
-    config: dict = {
-        "format": FORMAT,
-        "kind": kind,
-        "transformer": tr.cfg.to_dict() if tr is not None else None,
-        "channels": list(tr.channels.names) if tr is not None and tr.channels is not None else None,
-    }
-    source_net = None
-    if kind == "run":
-        config["run"] = model.config.to_dict()
-    elif kind == "compiled":
-        config["compiled"] = model.metadata()
-        if model.net is not None:
-            source_net = _net_tensors(model.net)
-            config["source_net"] = {"depth": model.net.depth, "readout": model.net.readout is not None}
-    elif kind == "construction":
-        config["construction"] = {"name": model.name, "params": _jsonable(model.params, "construction params")}
-        if model.name not in CONSTRUCTIONS:
-            raise ValueError(f"construction {model.name!r} is not in the registry; it cannot be rebuilt on load")
-    elif kind == "trained":
-        config["trained"] = {"language": _language_record(model.language), "kind": model.kind}
-    make_dir(out, "directory")
-    # safetensors' save_file creates its file with mode 0o600; writing its bytes ourselves keeps the umask
-    write_bytes_atomic(out / WEIGHTS_NAME, safetensors_bytes(_state(module), metadata={"format": "pt"}))
-    if source_net is not None:
-        write_bytes_atomic(out / SOURCE_NET_NAME, safetensors_bytes(source_net, metadata={"format": "pt"}))
-    elif (out / SOURCE_NET_NAME).exists():
-        (out / SOURCE_NET_NAME).unlink()  # a stale file from an earlier save would be read back
-    text = json.dumps(config, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-    write_atomic(out / CONFIG_NAME, lambda p: p.write_text(text, encoding="utf-8"))
-    return out
+    model_kind(model)  # a one-line error for anything that is not a model of ours
+    return model.save_pretrained(directory)
 
 
-def _state(module: torch.nn.Module) -> dict[str, torch.Tensor]:
-    return {k: v.detach().contiguous().cpu() for k, v in module.state_dict().items()}
-
-
-def _net_tensors(net: MaxoutNetwork) -> dict[str, torch.Tensor]:
-    t: dict[str, torch.Tensor] = {}
-    for k, layer in enumerate(net.layers):
-        t[f"layers.{k}.W"] = torch.tensor(np.asarray(layer.W, dtype=np.float64))
-        t[f"layers.{k}.b"] = torch.tensor(np.asarray(layer.b, dtype=np.float64))
-    if net.readout is not None:
-        t["readout.A"] = torch.tensor(np.asarray(net.readout[0], dtype=np.float64))
-        t["readout.c"] = torch.tensor(np.asarray(net.readout[1], dtype=np.float64))
-    return t
-
-
-def _jsonable(value, what: str):
-    try:
-        json.dumps(value, sort_keys=True)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} {value!r} are not JSON values; they cannot go into config.json") from None
-    return value
-
-
-def _language_record(lang: Language) -> dict:
-    name = getattr(lang, "name", None)
-    if LANGUAGES.get(name) is not type(lang):
-        raise ValueError(f"language {type(lang).__name__} is not in the language registry; it cannot be saved")
-    names = [p for p in inspect.signature(type(lang).__init__).parameters if p != "self"]
-    params = {p: getattr(lang, p) for p in names if hasattr(lang, p)}
-    return {"name": name, "params": _jsonable(params, "language params")}
-
-
-# --------------------------------------------------------------------------- loading
 def read_config(directory: str | Path) -> dict:
     """The parsed ``config.json`` of a hub directory written by :func:`save_pretrained`: its
     format, kind and keys checked (the records themselves are checked by the loaders)."""
-    d = check_path(directory, "directory")
-    if not d.is_dir():
-        raise ValueError(f"directory {d} does not exist or is not a directory (expected the hub layout: "
-                         f"{CONFIG_NAME} + {WEIGHTS_NAME})")
-    path = d / CONFIG_NAME
-    if not path.is_file():
-        raise ValueError(f"directory {d} has no {CONFIG_NAME}: not a saved model")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc})") from None
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
-    if not isinstance(config, dict) or config.get("format") != FORMAT:
-        got = config.get("format") if isinstance(config, dict) else None
-        raise ValueError(f"{path} was not written by expressivity's save_pretrained "
-                         f"(format {got!r}, expected {FORMAT!r})")
-    kind = config.get("kind")
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(f"{path}: kind must be one of {KINDS}, got {kind!r}")
-    allowed = _COMMON_KEYS | _KIND_KEYS[kind]
-    unknown = sorted(set(config) - allowed)
-    if unknown:
-        raise ValueError(f"{path}: unknown keys {unknown} for kind {kind!r}; allowed: {sorted(allowed)}")
-    required = sorted((_COMMON_KEYS | _KIND_KEYS[kind]) - set(config) - {"source_net"})
-    if required:
-        raise ValueError(f"{path}: missing keys {required} (kind {kind!r})")
-    if not (d / WEIGHTS_NAME).is_file():
-        raise ValueError(f"directory {d} has no {WEIGHTS_NAME}")
-    return config
+    return _read_config(directory, _KIND_KEYS)
 
 
 def is_hub_dir(path: str | Path) -> bool:
@@ -243,54 +133,24 @@ def is_hub_dir(path: str | Path) -> bool:
     return p.is_dir() and (p / CONFIG_NAME).is_file()
 
 
-def from_pretrained(directory: str | Path) -> Model:
-    """Rebuild the model written by :func:`save_pretrained`, of the kind it was saved as.
+def from_pretrained(directory: str | Path, *, revision: str | None = None, cache_dir: str | Path | None = None,
+                    force_download: bool = False, local_files_only: bool = False, token: str | None = None) -> Model:
+    """Rebuild the model written by :func:`save_pretrained`, of the kind it was saved as: a
+    local directory, or a Hugging Face repo id (``org/name``; revision, cache_dir,
+    force_download, local_files_only and token go to huggingface_hub).
 
     An output directory of ``train_run(out_dir=...)`` / ``expressivity train --out`` (its own
     config.json + model.safetensors) loads too, as a :class:`TrainedRun` of any model kind.
     Everything is checked before it is used (see the module docstring)."""
-    d = check_path(directory, "directory")
-    if _is_train_run_dir(d):
+    d = resolve(directory, revision=revision, cache_dir=cache_dir, force_download=force_download,
+                local_files_only=local_files_only, token=token)
+    if is_train_run_dir(d):
         return load_run(d)
+    if (d / "tl_config.json").is_file() and not (d / CONFIG_NAME).is_file():
+        raise ValueError(f"directory {d} is a TransformerLens export (`export --transformer-lens`), not the hub layout: "
+                         "load it with expressivity.interop.transformer_lens.load_transformer_lens(dir)")
     config = read_config(d)
-    where = d / CONFIG_NAME
-    if config["kind"] == "run":
-        run = rebuild(run_config(config["run"], str(where)), read_tensors(d / WEIGHTS_NAME), str(d / WEIGHTS_NAME))
-        built = run.model.cfg.to_dict() if isinstance(run.model, Transformer) else None
-        if config.get("transformer") != built:
-            raise ValueError(f"{where}: its run config builds another transformer than the one saved "
-                             "(config differs); it was saved by another version")
-        return run
-    tr = _transformer(config, d)
-    kind = config["kind"]
-    if kind == "transformer":
-        return tr
-    if kind == "compiled":
-        return _compiled(tr, config, d)
-    if kind == "construction":
-        return _construction(tr, config["construction"], where)
-    return _trained(tr, config["trained"], where)
-
-
-def _transformer(config: dict, d: Path) -> Transformer:
-    """The transformer of ``config.json`` with the checked weights of ``model.safetensors``."""
-    where = d / CONFIG_NAME
-    if not isinstance(config["transformer"], dict):
-        raise ValueError(f"{where}: transformer must be an object of TransformerConfig fields, got "
-                         f"{type(config['transformer']).__name__}")
-    try:
-        cfg = TransformerConfig.from_dict(config["transformer"])
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}: transformer: {exc}") from None
-    channels = config.get("channels")
-    if channels is not None:
-        channels = channel_map(channels, cfg.d_model, f"{where}: channels")
-    try:
-        tr = Transformer(cfg, channels)
-    except ValueError as exc:
-        raise ValueError(f"{where}: transformer: {exc}") from None
-    load_state(tr, read_tensors(d / WEIGHTS_NAME), str(d / WEIGHTS_NAME), what="does not match config.json")
-    return tr.eval()
+    return CLASSES[config["kind"]].from_config(config, d)
 
 
 def load_any(path: str | Path) -> Model:
@@ -319,90 +179,3 @@ def load_saved(path: str | Path) -> CompiledModel | Transformer:
     from ..transformer import load_transformer
 
     return load_transformer(path)
-
-
-def _is_train_run_dir(d: Path) -> bool:
-    """An output directory of ``train_run``: its config.json is the RunConfig, and its
-    model.safetensors carries the run config as metadata (ours carries ``{"format": "pt"}``)."""
-    return (d / CONFIG_NAME).is_file() and is_checkpoint(d)
-
-
-def _record(rec, keys: set[str], where, what: str) -> dict:
-    """``rec`` as a dict holding exactly ``keys`` (one line naming ``where`` and ``what`` else)."""
-    if not isinstance(rec, dict):
-        raise ValueError(f"{where}: {what} must be an object, got {type(rec).__name__}")
-    unknown, missing = sorted(set(rec) - keys), sorted(keys - set(rec))
-    if unknown:
-        raise ValueError(f"{where}: {what} has unknown fields {unknown}; allowed: {sorted(keys)}")
-    if missing:
-        raise ValueError(f"{where}: {what} misses {missing}")
-    return rec
-
-
-def _source_net(config: dict, d: Path) -> MaxoutNetwork | None:
-    """The source network of a compiled hub directory (``source_net`` + its tensors), checked."""
-    rec = config.get("source_net")
-    if rec is None:
-        return None
-    where, path = d / CONFIG_NAME, d / SOURCE_NET_NAME
-    _record(rec, {"depth", "readout"}, where, "source_net")
-    depth = check_int(rec["depth"], f"{where}: source_net.depth", min=1)
-    if not isinstance(rec["readout"], bool):
-        raise ValueError(f"{where}: source_net.readout must be true or false, got {rec['readout']!r}")
-    if not path.is_file():
-        raise ValueError(f"directory {d} has no {SOURCE_NET_NAME}, which {CONFIG_NAME} says it has (source_net)")
-    t = read_tensors(path)
-    names = {f"layers.{k}.{w}" for k in range(depth) for w in "Wb"} | ({"readout.A", "readout.c"} if rec["readout"] else set())
-    missing, extra = sorted(names - set(t)), sorted(set(t) - names)
-    if missing or extra:
-        raise ValueError(f"{path}: does not match source_net in {CONFIG_NAME} (depth {depth}, readout "
-                         f"{rec['readout']}): " + (f"missing {missing[:4]}" if missing else f"unexpected {extra[:4]}"))
-    for key in sorted(t):
-        if t[key].dtype != torch.float64:
-            raise ValueError(f"{path}: tensor {key} has dtype {t[key].dtype}, expected torch.float64")
-    a = {k: v.numpy() for k, v in t.items()}
-    try:
-        return MaxoutNetwork.from_weights([(a[f"layers.{k}.W"], a[f"layers.{k}.b"]) for k in range(depth)],
-                                          (a["readout.A"], a["readout.c"]) if rec["readout"] else None)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-
-
-def _compiled(tr: Transformer, config: dict, d: Path) -> CompiledModel:
-    fields = check_record(config["compiled"], d / CONFIG_NAME, tr)
-    return assemble(tr, fields, _source_net(config, d), f"{d / WEIGHTS_NAME}", f"its {SOURCE_NET_NAME}")
-
-
-def _construction(tr: Transformer, rec, where: Path) -> Construction:
-    rec = _record(rec, {"name", "params"}, where, "construction")
-    name, params = rec["name"], rec["params"]
-    if not isinstance(name, str) or name not in CONSTRUCTIONS:
-        raise ValueError(f"{where}: unknown construction {name!r}; choose one of {sorted(CONSTRUCTIONS)}")
-    if not isinstance(params, dict):
-        raise ValueError(f"{where}: construction.params must be an object, got {type(params).__name__}")
-    try:
-        rebuilt = CONSTRUCTIONS[name](**params)
-    except TypeError as exc:
-        raise ValueError(f"{where}: construction.params of {name!r}: {exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"{where}: construction.params: {exc}") from None
-    if rebuilt.transformer.cfg != tr.cfg:
-        raise ValueError(f"{where}: construction {name!r} with {params} builds a different transformer than the saved "
-                         "one (config differs); it was saved by another version")
-    return dataclasses.replace(rebuilt, transformer=tr)
-
-
-def _trained(tr: Transformer, rec, where: Path) -> TrainedModel:
-    rec = _record(rec, {"language", "kind"}, where, "trained")
-    lang = _record(rec["language"], {"name", "params"}, where, "trained.language")
-    if not isinstance(lang["name"], str) or lang["name"] not in LANGUAGES:
-        raise ValueError(f"{where}: unknown language {lang['name']!r}")
-    if not isinstance(lang["params"], dict):
-        raise ValueError(f"{where}: trained.language.params must be an object, got {type(lang['params']).__name__}")
-    try:
-        language = LANGUAGES[lang["name"]](**lang["params"])
-        return TrainedModel(tr, language, rec["kind"])
-    except TypeError as exc:
-        raise ValueError(f"{where}: trained: {exc}") from None
-    except ValueError as exc:
-        raise ValueError(f"{where}: trained: {exc}") from None

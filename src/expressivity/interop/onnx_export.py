@@ -225,108 +225,148 @@ def export_onnx(model, path: str | Path, allow_zero_eps: bool = False) -> Path:
     onnx = preflight(model, allow_zero_eps)
     out = check_output_path(path, "path")
     tr = transformer_of(model)
-    cfg = tr.cfg
-    dtype = np.float64 if cfg.dtype == "float64" else np.float32
-    g = _Graph(onnx, dtype)
-    h = onnx.helper
-    H, e, d = cfg.n_heads, cfg.d_head, cfg.d_model
-    i64 = np.int64
-
-    shape = g.op("Shape", ["inputs"], "shape")
-    T = g.op("Slice", [shape, g.const([1], "one", i64), g.const([2], "two", i64)], "T")  # (1,) int64
-    zero = lambda: g.shared("zero", [0], i64)
-    if cfg.d_vocab is not None:
-        y = g.op("Gather", [g.const(_np(tr.W_E, dtype), "W_E"), "inputs"], "embed", axis=0)
-        in_info = h.make_tensor_value_info("inputs", onnx.TensorProto.INT64, ["batch", "tokens"])
-    else:
-        y = g.op("MatMul", ["inputs", g.const(_np(tr.W_E, dtype), "W_E")], "embed")
-        in_info = h.make_tensor_value_info("inputs", g.elem, ["batch", "tokens", cfg.d_input])
-    pos = _Positions(g, tr, T)
-    if tr.W_pos is not None:
-        y = g.op("Add", [y, pos.rows(_np(tr.W_pos, dtype), "W_pos")], "resid_pre")
-    elif cfg.positional == "i_over_n":  # p_t = (i/n)·W_frac, i = t + 1, n = T
-        frac = g.op("Div", [g.op("Cast", [pos.index(1)], to=g.elem), g.op("Cast", [T], to=g.elem)], "i_over_n")
-        frac = g.op("Unsqueeze", [frac, g.shared("axis1", [1], i64)])  # (T, 1)
-        y = g.op("Add", [y, g.op("Mul", [frac, g.const(_np(tr.W_frac, dtype), "W_frac")])], "resid_pre")
-
-    mask = None
-    if cfg.causal:
-        tril = np.tril(np.ones((cfg.n_ctx, cfg.n_ctx), dtype=bool))
-        mask = g.op("Slice", [g.const(tril, "tril", bool), g.const([0, 0], "zeros", i64), g.op("Concat", [T, T], axis=0),
-                              g.const([0, 1], "axes01", i64)], "causal")  # (T, T) bool
-    if not cfg.log_length_scaling:
-        scale = g.const(cfg.lam, "lam")
-    else:
-        if cfg.causal:  # query i sees n = i + 1 keys: λ·log(i + 1), a (T, 1) column
-            logn = np.log(np.arange(1, cfg.n_ctx + 1, dtype=np.float64))[:, None] * cfg.lam
-            scale = g.op("Slice", [g.const(logn, "lam_log_n"), zero(), T, zero()], "scale")
-        else:  # every query sees T keys
-            scale = g.op("Mul", [g.const(cfg.lam, "lam"), g.op("Log", [g.op("Cast", [T], to=g.elem)])], "scale")
-    rope = pos.rope() if cfg.positional == "rope" else None
-    alibi = pos.alibi() if cfg.positional == "alibi" else None
-
-    def layer_norm(x: str, ln, hint: str) -> str:
-        return g.op("LayerNormalization", [x, g.const(_np(ln.w, dtype), hint + "_w"), g.const(_np(ln.b, dtype), hint + "_b")],
-                    hint, axis=-1, epsilon=float(cfg.ln_eps))
-
-    def attention(x: str, attn, k: int) -> str:
-        def proj(W, b, hint):  # (B, T, H·e) → (B, H, T, e)
-            Wf = _np(W, dtype).transpose(1, 0, 2).reshape(d, H * e)
-            z = g.op("Add", [g.op("MatMul", [x, g.const(Wf, hint)]), g.const(_np(b, dtype).reshape(-1), hint + "_b")])
-            z = g.op("Reshape", [z, g.const([0, 0, H, e], "heads", i64)])
-            return g.op("Transpose", [z], hint + "_t", perm=[0, 2, 1, 3])
-
-        q, kk, v = proj(attn.W_Q, attn.b_Q, f"b{k}_Q"), proj(attn.W_K, attn.b_K, f"b{k}_K"), proj(attn.W_V, attn.b_V, f"b{k}_V")
-        if rope is not None:
-            q, kk = pos.rotate(q, rope, f"b{k}_Q_rope"), pos.rotate(kk, rope, f"b{k}_K_rope")
-        a = g.op("MatMul", [q, g.op("Transpose", [kk], perm=[0, 1, 3, 2])])  # (B, H, T, T)
-        a = g.op("Mul", [a, scale], f"b{k}_scores")
-        bias = pos.relative(_np(attn.W_rel, dtype), k) if cfg.positional == "relative" else alibi
-        if bias is not None:  # b_h(t, s): (H, T, T)
-            a = g.op("Add", [a, bias], f"b{k}_biased")
-        if mask is not None:
-            a = g.op("Where", [mask, a, g.shared("neg_inf", -math.inf)], f"b{k}_masked")
-        if cfg.attention == "softmax":
-            p = g.op("Softmax", [a], f"b{k}_pattern", axis=-1)
-        else:  # hardmax: one-hot of the maximum, split evenly over ties
-            hit = g.op("Cast", [g.op("Equal", [a, g.op("ReduceMax", [a, g.shared("last", [-1], i64)], keepdims=1)])], to=g.elem)
-            p = g.op("Div", [hit, g.op("ReduceSum", [hit, g.shared("last", [-1], i64)], keepdims=1)], f"b{k}_pattern")
-        z = g.op("Transpose", [g.op("MatMul", [p, v])], perm=[0, 2, 1, 3])  # (B, T, H, e)
-        z = g.op("Reshape", [z, g.const([0, 0, H * e], "flat", i64)], f"b{k}_z")
-        Wo = g.const(_np(attn.W_O, dtype).reshape(H * e, d), f"b{k}_O")
-        return g.op("Add", [g.op("MatMul", [z, Wo]), g.const(_np(attn.b_O, dtype), f"b{k}_O_b")], f"b{k}_attn_out")
-
-    def mlp(x: str, m, k: int) -> str:
-        hid = g.op("Relu", [g.op("Add", [g.op("MatMul", [x, g.const(_np(m.W_in, dtype), f"b{k}_in")]),
-                                         g.const(_np(m.b_in, dtype), f"b{k}_in_b")])])
-        return g.op("Add", [g.op("MatMul", [hid, g.const(_np(m.W_out, dtype), f"b{k}_out")]),
-                            g.const(_np(m.b_out, dtype), f"b{k}_out_b")], f"b{k}_mlp_out")
-
-    def residual(y: str, sublayer, ln, hint: str) -> str:
-        """y + sublayer(LN(y)) (pre-LN), LN(y + sublayer(y)) (post-LN) or y + sublayer(y)."""
-        if cfg.layer_norm == "pre":
-            return g.op("Add", [y, sublayer(layer_norm(y, ln, hint + "_ln"))], hint)
-        y = g.op("Add", [y, sublayer(y)], hint)
-        return layer_norm(y, ln, hint + "_ln") if cfg.layer_norm == "post" else y
-
-    for k, block in enumerate(tr.blocks):
-        ln1, ln2 = (block.ln1, block.ln2) if cfg.layer_norm != "none" else (None, None)
-        y = residual(y, lambda x, b=block, k=k: attention(x, b.attn, k), ln1, f"b{k}_resid_mid")
-        if block.mlp is not None:
-            y = residual(y, lambda x, b=block, k=k: mlp(x, b.mlp, k), ln2, f"b{k}_resid_post")
-    if cfg.layer_norm == "pre":
-        y = layer_norm(y, tr.ln_final, "ln_final")
-    if cfg.d_out is not None:
-        y = g.op("Add", [g.op("MatMul", [y, g.const(_np(tr.W_U, dtype), "W_U")]), g.const(_np(tr.b_U, dtype), "b_U")])
-    g.nodes.append(h.make_node("Identity", [y], ["output"]))
-    out_info = h.make_tensor_value_info("output", g.elem, ["batch", "tokens", cfg.d_out or d])
-    graph = h.make_graph(g.nodes, "expressivity_transformer", [in_info], [out_info], g.inits)
-    onnx_model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="expressivity")
-    onnx_model.ir_version = 10  # readable by onnxruntime >= 1.20
-    onnx_model.doc_string = f"expressivity {model_kind(model)} transformer: {tr.extra_repr()}"
+    onnx_model = _TransformerGraph(onnx, tr).model(f"expressivity {model_kind(model)} transformer: {tr.extra_repr()}")
     onnx.checker.check_model(onnx_model)
     write_bytes_atomic(out, onnx_model.SerializeToString())
     return out
+
+
+class _TransformerGraph:
+    """Our forward as ONNX nodes, op by op: embedding and positions, then per block attention
+    (scores λ·q·k [· log n] + bias, mask, softmax or the hardmax one-hot over ties) and the
+    ReLU FFN, each in its residual (none / pre / post LN), then the final LN and W_U."""
+
+    def __init__(self, onnx, tr: Transformer) -> None:
+        self.onnx, self.tr, self.cfg = onnx, tr, tr.cfg
+        self.dtype = np.float64 if self.cfg.dtype == "float64" else np.float32
+        self.g = _Graph(onnx, self.dtype)
+        shape = self.g.op("Shape", ["inputs"], "shape")
+        self.T = self.g.op("Slice", [shape, self.g.const([1], "one", np.int64), self.g.const([2], "two", np.int64)],
+                           "T")  # (1,) int64
+        self.pos = _Positions(self.g, tr, self.T)
+
+    def _w(self, t) -> np.ndarray:
+        return _np(t, self.dtype)
+
+    def model(self, doc: str):
+        """The whole graph: inputs (B, T) ids or (B, T, d_input) vectors → output (B, T, d_out)."""
+        g, cfg, h = self.g, self.cfg, self.onnx.helper
+        y, in_info = self.embed()
+        self.mask, self.scale = self.causal_mask(), self.score_scale()
+        self.rope = self.pos.rope() if cfg.positional == "rope" else None
+        self.alibi = self.pos.alibi() if cfg.positional == "alibi" else None
+        for k, block in enumerate(self.tr.blocks):
+            ln1, ln2 = (block.ln1, block.ln2) if cfg.layer_norm != "none" else (None, None)
+            y = self.residual(y, lambda x, b=block, k=k: self.attention(x, b.attn, k), ln1, f"b{k}_resid_mid")
+            if block.mlp is not None:
+                y = self.residual(y, lambda x, b=block, k=k: self.mlp(x, b.mlp, k), ln2, f"b{k}_resid_post")
+        if cfg.layer_norm == "pre":
+            y = self.layer_norm(y, self.tr.ln_final, "ln_final")
+        if cfg.d_out is not None:
+            y = g.op("Add", [g.op("MatMul", [y, g.const(self._w(self.tr.W_U), "W_U")]), g.const(self._w(self.tr.b_U), "b_U")])
+        g.nodes.append(h.make_node("Identity", [y], ["output"]))
+        out_info = h.make_tensor_value_info("output", g.elem, ["batch", "tokens", cfg.d_out or cfg.d_model])
+        graph = h.make_graph(g.nodes, "expressivity_transformer", [in_info], [out_info], g.inits)
+        onnx_model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="expressivity")
+        onnx_model.ir_version = 10  # readable by onnxruntime >= 1.20
+        onnx_model.doc_string = doc
+        return onnx_model
+
+    def embed(self) -> tuple[str, object]:
+        """x·W_E (or W_E[ids]) plus the position table / i/n features: the residual y^(0)."""
+        g, tr, cfg, h, T = self.g, self.tr, self.cfg, self.onnx.helper, self.T
+        if cfg.d_vocab is not None:
+            y = g.op("Gather", [g.const(self._w(tr.W_E), "W_E"), "inputs"], "embed", axis=0)
+            in_info = h.make_tensor_value_info("inputs", self.onnx.TensorProto.INT64, ["batch", "tokens"])
+        else:
+            y = g.op("MatMul", ["inputs", g.const(self._w(tr.W_E), "W_E")], "embed")
+            in_info = h.make_tensor_value_info("inputs", g.elem, ["batch", "tokens", cfg.d_input])
+        if tr.W_pos is not None:
+            y = g.op("Add", [y, self.pos.rows(self._w(tr.W_pos), "W_pos")], "resid_pre")
+        elif cfg.positional == "i_over_n":  # p_t = (i/n)·W_frac, i = t + 1, n = T
+            frac = g.op("Div", [g.op("Cast", [self.pos.index(1)], to=g.elem), g.op("Cast", [T], to=g.elem)], "i_over_n")
+            frac = g.op("Unsqueeze", [frac, g.shared("axis1", [1], np.int64)])  # (T, 1)
+            y = g.op("Add", [y, g.op("Mul", [frac, g.const(self._w(tr.W_frac), "W_frac")])], "resid_pre")
+        return y, in_info
+
+    def causal_mask(self) -> str | None:
+        """(T, T) bool: query i sees keys j ≤ i (None when bidirectional)."""
+        if not self.cfg.causal:
+            return None
+        g, n, i64 = self.g, self.cfg.n_ctx, np.int64
+        tril = np.tril(np.ones((n, n), dtype=bool))
+        return g.op("Slice", [g.const(tril, "tril", bool), g.const([0, 0], "zeros", i64),
+                              g.op("Concat", [self.T, self.T], axis=0), g.const([0, 1], "axes01", i64)], "causal")
+
+    def score_scale(self) -> str:
+        """λ, or λ·log n per query with log-length scaling (n = the keys it sees)."""
+        g, cfg, T = self.g, self.cfg, self.T
+        if not cfg.log_length_scaling:
+            return g.const(cfg.score_scale, "lam")
+        if cfg.causal:  # query i sees n = i + 1 keys: λ·log(i + 1), a (T, 1) column
+            logn = np.log(np.arange(1, cfg.n_ctx + 1, dtype=np.float64))[:, None] * cfg.score_scale
+            table = g.const(logn, "lam_log_n")
+            zero = g.shared("zero", [0], np.int64)
+            return g.op("Slice", [table, zero, T, zero], "scale")
+        # every query sees T keys
+        return g.op("Mul", [g.const(cfg.score_scale, "lam"), g.op("Log", [g.op("Cast", [T], to=g.elem)])], "scale")
+
+    def layer_norm(self, x: str, ln, hint: str) -> str:
+        return self.g.op("LayerNormalization", [x, self.g.const(self._w(ln.w), hint + "_w"),
+                                                self.g.const(self._w(ln.b), hint + "_b")],
+                         hint, axis=-1, epsilon=float(self.cfg.ln_eps))
+
+    def _heads(self, x: str, W, b, hint: str) -> str:
+        """(B, T, d) → (B, H, T, e): x·W^h + b^h for every head."""
+        g, H, e, d = self.g, self.cfg.n_heads, self.cfg.d_head, self.cfg.d_model
+        Wf = self._w(W).transpose(1, 0, 2).reshape(d, H * e)
+        z = g.op("Add", [g.op("MatMul", [x, g.const(Wf, hint)]), g.const(self._w(b).reshape(-1), hint + "_b")])
+        z = g.op("Reshape", [z, g.const([0, 0, H, e], "heads", np.int64)])
+        return g.op("Transpose", [z], hint + "_t", perm=[0, 2, 1, 3])
+
+    def pattern(self, a: str, k: int) -> str:
+        """Attention weights of the logits a: softmax, or hardmax (one-hot of the maximum, split
+        evenly over ties)."""
+        g = self.g
+        if self.cfg.attention == "softmax":
+            return g.op("Softmax", [a], f"b{k}_pattern", axis=-1)
+        last = g.shared("last", [-1], np.int64)
+        hit = g.op("Cast", [g.op("Equal", [a, g.op("ReduceMax", [a, last], keepdims=1)])], to=g.elem)
+        return g.op("Div", [hit, g.op("ReduceSum", [hit, last], keepdims=1)], f"b{k}_pattern")
+
+    def attention(self, x: str, attn, k: int) -> str:
+        g, cfg = self.g, self.cfg
+        H, e, d = cfg.n_heads, cfg.d_head, cfg.d_model
+        q, kk, v = (self._heads(x, attn.W_Q, attn.b_Q, f"b{k}_Q"), self._heads(x, attn.W_K, attn.b_K, f"b{k}_K"),
+                    self._heads(x, attn.W_V, attn.b_V, f"b{k}_V"))
+        if self.rope is not None:
+            q, kk = self.pos.rotate(q, self.rope, f"b{k}_Q_rope"), self.pos.rotate(kk, self.rope, f"b{k}_K_rope")
+        a = g.op("MatMul", [q, g.op("Transpose", [kk], perm=[0, 1, 3, 2])])  # (B, H, T, T)
+        a = g.op("Mul", [a, self.scale], f"b{k}_scores")
+        bias = self.pos.relative(self._w(attn.W_rel), k) if cfg.positional == "relative" else self.alibi
+        if bias is not None:  # b_h(t, s): (H, T, T)
+            a = g.op("Add", [a, bias], f"b{k}_biased")
+        if self.mask is not None:
+            a = g.op("Where", [self.mask, a, g.shared("neg_inf", -math.inf)], f"b{k}_masked")
+        z = g.op("Transpose", [g.op("MatMul", [self.pattern(a, k), v])], perm=[0, 2, 1, 3])  # (B, T, H, e)
+        z = g.op("Reshape", [z, g.const([0, 0, H * e], "flat", np.int64)], f"b{k}_z")
+        Wo = g.const(self._w(attn.W_O).reshape(H * e, d), f"b{k}_O")
+        return g.op("Add", [g.op("MatMul", [z, Wo]), g.const(self._w(attn.b_O), f"b{k}_O_b")], f"b{k}_attn_out")
+
+    def mlp(self, x: str, m, k: int) -> str:
+        g = self.g
+        hid = g.op("Relu", [g.op("Add", [g.op("MatMul", [x, g.const(self._w(m.W_in), f"b{k}_in")]),
+                                         g.const(self._w(m.b_in), f"b{k}_in_b")])])
+        return g.op("Add", [g.op("MatMul", [hid, g.const(self._w(m.W_out), f"b{k}_out")]),
+                            g.const(self._w(m.b_out), f"b{k}_out_b")], f"b{k}_mlp_out")
+
+    def residual(self, y: str, sublayer, ln, hint: str) -> str:
+        """y + sublayer(LN(y)) (pre-LN), LN(y + sublayer(y)) (post-LN) or y + sublayer(y)."""
+        g = self.g
+        if self.cfg.layer_norm == "pre":
+            return g.op("Add", [y, sublayer(self.layer_norm(y, ln, hint + "_ln"))], hint)
+        y = g.op("Add", [y, sublayer(y)], hint)
+        return self.layer_norm(y, ln, hint + "_ln") if self.cfg.layer_norm == "post" else y
 
 
 def sample_inputs(model, n_inputs: int, seed: int = 0) -> torch.Tensor:

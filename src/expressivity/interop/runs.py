@@ -27,22 +27,56 @@ from torch import nn
 from ..checks import check_path
 from ..constructions.base import Encoder
 from ..limits.trained import read_checkpoint, rebuild_model, run_config, run_encoder
+from ..pretrained import CONFIG_NAME, PretrainedMixin, resolve
 from ..train import RunConfig
-from ..transformer import read_tensors
+from ..transformer import Transformer, read_tensors
 from ..transformer import safetensors_metadata as checkpoint_metadata
+from ..transformer.hub import state, transformer_records
 
-__all__ = ["TrainedRun", "checkpoint_metadata", "is_checkpoint", "load_run", "read_tensors", "rebuild",
-           "run_config"]
+__all__ = ["TrainedRun", "checkpoint_metadata", "is_checkpoint", "is_train_run_dir", "load_run", "read_tensors",
+           "rebuild", "run_config"]
 
 WEIGHTS_NAME = "model.safetensors"
 
 
 @dataclass(frozen=True, eq=False)
-class TrainedRun:
+class TrainedRun(PretrainedMixin):
     """``model`` (built by ``train.build_model``) and the ``config`` it was trained with."""
 
     model: nn.Module
     config: RunConfig
+
+    # save_pretrained / from_pretrained (expressivity.pretrained): config.json's "run" is the
+    # whole RunConfig; "transformer" that transformer's config, or null for the recurrent models
+    hub_kind = "run"
+    hub_keys = frozenset({"run"})
+
+    def _hub_records(self):
+        tr = self.model if isinstance(self.model, Transformer) else None
+        return {**transformer_records(tr), "run": self.config.to_dict()}, {WEIGHTS_NAME: state(self.model)}
+
+    @classmethod
+    def _from_hub(cls, config, directory):
+        where = directory / CONFIG_NAME
+        run = rebuild(run_config(config["run"], str(where)), read_tensors(directory / WEIGHTS_NAME),
+                      str(directory / WEIGHTS_NAME))
+        built = run.model.cfg.to_dict() if isinstance(run.model, Transformer) else None
+        if config.get("transformer") != built:
+            raise ValueError(f"{where}: its run config builds another transformer than the one saved "
+                             "(config differs); it was saved by another version")
+        return run
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *, revision: str | None = None, cache_dir=None,
+                        force_download: bool = False, local_files_only: bool = False,
+                        token: str | None = None) -> TrainedRun:
+        """A run saved by :meth:`save_pretrained` (kind ``run``) — or a training output
+        directory (``expressivity train --out``), read by :func:`load_run`."""
+        d = resolve(pretrained_model_name_or_path, revision=revision, cache_dir=cache_dir,
+                    force_download=force_download, local_files_only=local_files_only, token=token)
+        if is_train_run_dir(d):
+            return load_run(d)
+        return super().from_pretrained(d)
 
     def __post_init__(self) -> None:
         if not isinstance(self.config, RunConfig):
@@ -91,6 +125,12 @@ def is_checkpoint(path: str | Path) -> bool:
         return "run_config" in checkpoint_metadata(f)
     except ValueError:
         return False
+
+
+def is_train_run_dir(d: Path) -> bool:
+    """An output directory of ``train_run``: its config.json is the RunConfig, and its
+    model.safetensors carries the run config as metadata (the hub layout's carries ``{"format": "pt"}``)."""
+    return (Path(d) / CONFIG_NAME).is_file() and is_checkpoint(d)
 
 
 def load_run(path: str | Path) -> TrainedRun:

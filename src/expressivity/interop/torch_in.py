@@ -7,6 +7,13 @@ layer shapes (by default beside them: ``net.pt`` → ``net.json``)::
      "domain": {"lo": -1, "hi": 1}}
 
 ``{"linear": [in, out]}`` is ``nn.Linear(in, out)`` (``"bias": false`` for none);
+``{"conv2d": [in, out, kernel], "stride": 1, "padding": 0, "dilation": 1, "groups": 1}`` is
+``nn.Conv2d`` (``conv1d``, ``conv3d`` alike; ``"bias": false`` for none), ``{"batchnorm2d": C}``
+``nn.BatchNorm2d(C)`` (1d/3d alike; its running statistics are in the weights),
+``{"maxpool2d": kernel, "stride": …, "padding": …}`` / ``{"avgpool2d": …}`` the pools (1d/3d
+alike), ``{"leaky_relu": slope}``, ``{"hardtanh": [lo, hi]}``, ``"relu6"`` and ``"flatten"``
+the modules of those names — a conv net for ``regions`` (traced; not for ``compile``), whose
+input shape without the batch goes in a top-level ``"input_shape": [C, H, W]``;
 ``{"maxout": [in, out, rank]}`` is our :class:`Maxout` module, h_i = max_{j<rank} (W_ij·x +
 b_ij) (weight (out, rank, in), bias (out, rank)); ``"relu"`` and ``"identity"`` have no
 weights. The Sequential's state-dict keys are then ``"0.weight"``, ``"0.bias"``,
@@ -124,9 +131,9 @@ def read_layers(path: str | Path) -> tuple[list, tuple[np.ndarray, np.ndarray] |
         raise ValueError(f"layers file {p} is not valid JSON ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("layers"), list) or not data["layers"]:
         raise ValueError(f"layers file {p}: expected an object with a non-empty 'layers' list")
-    unknown = sorted(set(data) - {"layers", "domain"})
+    unknown = sorted(set(data) - {"layers", "domain", "input_shape"})
     if unknown:
-        raise ValueError(f"layers file {p}: unknown fields {unknown} (allowed: layers, domain)")
+        raise ValueError(f"layers file {p}: unknown fields {unknown} (allowed: layers, domain, input_shape)")
     domain = None
     if data.get("domain") is not None:
         dom = data["domain"]
@@ -154,28 +161,97 @@ def build_sequential(layers: list, dtype: torch.dtype = torch.float64) -> nn.Seq
             raise ValueError(f"layers[{i}]: {kind} has {shape[0]} inputs but the previous layer has {width} outputs")
         return shape
 
+    weighted = False
     for i, entry in enumerate(layers):
         if entry == "relu":
             mods.append(nn.ReLU())
         elif entry == "identity":
             mods.append(nn.Identity())
+        elif entry in ("flatten", "relu6"):
+            mods.append(nn.Flatten() if entry == "flatten" else nn.ReLU6())
+        elif isinstance(entry, dict) and any(k in _CONV_LIKE for k in entry):
+            mods.append(_conv_like(i, entry, dtype))
+            weighted = weighted or any(k.startswith("conv") for k in entry)
+            width = None  # the flattened width after a conv or pool: not tracked
         elif isinstance(entry, dict) and "linear" in entry and set(entry) <= {"linear", "bias"}:
             shape = shape_of(i, entry, "linear", "in, out")
             bias = entry.get("bias", True)
             if not isinstance(bias, bool):
                 raise ValueError(f"layers[{i}]: bias must be true or false, got {bias!r}")
             mods.append(nn.Linear(shape[0], shape[1], bias=bias, dtype=dtype))
-            width = shape[1]
+            width, weighted = shape[1], True
         elif isinstance(entry, dict) and set(entry) == {"maxout"}:
             shape = shape_of(i, entry, "maxout", "in, out, rank")
             mods.append(Maxout(*shape, dtype=dtype))
-            width = shape[1]
+            width, weighted = shape[1], True
         else:
             raise ValueError(f"layers[{i}]: expected {{\"linear\": [in, out]}}, {{\"maxout\": [in, out, rank]}}, "
-                             f"\"relu\" or \"identity\", got {entry!r}")
-    if width is None:
-        raise ValueError("layers: no linear or maxout layer (input dimension unknown)")
+                             f"{{\"conv2d\": [in, out, kernel]}}, a pool or batchnorm entry, \"relu\", \"relu6\", "
+                             f"\"flatten\" or \"identity\", got {entry!r}")
+    if not weighted:
+        raise ValueError("layers: no linear, maxout or conv layer (input dimension unknown)")
     return nn.Sequential(*mods)
+
+
+_CONV_LIKE = ("conv1d", "conv2d", "conv3d", "batchnorm1d", "batchnorm2d", "batchnorm3d", "maxpool1d", "maxpool2d",
+              "maxpool3d", "avgpool1d", "avgpool2d", "avgpool3d", "leaky_relu", "hardtanh")
+_CONV_OPTIONS = {"conv": ("stride", "padding", "dilation", "groups", "bias"), "batchnorm": (),
+                 "maxpool": ("stride", "padding", "dilation"), "avgpool": ("stride", "padding"), "leaky_relu": (),
+                 "hardtanh": ()}
+
+
+def _conv_like(i: int, entry: dict, dtype) -> nn.Module:
+    """One conv / batchnorm / pool / leaky_relu / hardtanh entry of a layers list → its module."""
+    kinds = [k for k in entry if k in _CONV_LIKE]
+    if len(kinds) != 1:
+        raise ValueError(f"layers[{i}]: one layer per entry, got {kinds}")
+    kind = kinds[0]
+    family = kind.rstrip("123d") if kind[-2:] in ("1d", "2d", "3d") else kind
+    allowed = _CONV_OPTIONS[family]
+    extra = sorted(set(entry) - {kind, *allowed})
+    if extra:
+        raise ValueError(f"layers[{i}]: unknown fields {extra} for {kind} (allowed: {', '.join(allowed) or 'none'})")
+
+    def ints(v, what, n=None):
+        vals = v if isinstance(v, list) else [v]
+        if (not vals or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 0 for k in vals)
+                or (n is not None and len(vals) != n)):
+            raise ValueError(f"layers[{i}]: {kind} {what} must be {'[' + ', '.join(['int'] * n) + ']' if n else 'a non-negative int or list'}, got {v!r}")
+        return v
+
+    opts = {k: (entry[k] if k == "bias" else tuple(entry[k]) if isinstance(entry[k], list) else entry[k])
+            for k in allowed if k in entry}
+    for k, v in opts.items():
+        if k == "bias":
+            if not isinstance(v, bool):
+                raise ValueError(f"layers[{i}]: bias must be true or false, got {v!r}")
+        else:
+            ints(list(v) if isinstance(v, tuple) else v, k)
+    try:
+        if family == "conv":
+            cin, cout, k = ints(entry[kind], "shape", 3)
+            return getattr(nn, "Conv" + kind[-2:])(cin, cout, k, dtype=dtype, **opts)
+        if family == "batchnorm":
+            return getattr(nn, "BatchNorm" + kind[-2:])(ints(entry[kind], "channels"), dtype=dtype)
+        if family in ("maxpool", "avgpool"):
+            cls = getattr(nn, ("MaxPool" if family == "maxpool" else "AvgPool") + kind[-2:])
+            return cls(ints(entry[kind], "kernel"), **opts)
+        if family == "leaky_relu":
+            slope = entry[kind]
+            if not isinstance(slope, (int, float)) or isinstance(slope, bool) or not np.isfinite(slope):
+                raise ValueError(f"layers[{i}]: leaky_relu needs a finite slope, got {slope!r}")
+            return nn.LeakyReLU(float(slope))
+        lohi = entry[kind]
+        if (not isinstance(lohi, list) or len(lohi) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                                    and np.isfinite(v) for v in lohi) or lohi[0] >= lohi[1]):
+            raise ValueError(f"layers[{i}]: hardtanh needs [lo, hi] with lo < hi, got {lohi!r}")
+        return nn.Hardtanh(float(lohi[0]), float(lohi[1]))
+    except ValueError as exc:
+        if str(exc).startswith(f"layers[{i}]"):
+            raise
+        raise ValueError(f"layers[{i}]: {kind} {entry!r} is not a valid module ({' '.join(str(exc).split())[:120]})") from None
+    except (TypeError, RuntimeError) as exc:  # torch's own argument checks (groups not dividing in, …)
+        raise ValueError(f"layers[{i}]: {kind} {entry!r} is not a valid module ({' '.join(str(exc).split())[:120]})") from None
 
 
 def load_sequential(weights: str | Path, layers: str | Path | None = None,
@@ -198,11 +274,20 @@ def load_sequential(weights: str | Path, layers: str | Path | None = None,
         if tuple(value.shape) != tuple(want[key].shape):
             raise ValueError(f"weights file {weights}: {key} has shape {tuple(value.shape)}, "
                              f"{layers_path} says {tuple(want[key].shape)}")
+        if key.endswith("num_batches_tracked") and not value.is_floating_point() and not value.is_complex():
+            continue  # BatchNorm's step counter (an int)
         if value.is_complex() or not value.is_floating_point():
             raise ValueError(f"weights file {weights}: {key} must hold real floats, got {value.dtype}")
         as_real_array(value, f"weights {key}")  # NaN / inf refused
     with torch.no_grad():
-        mlp.load_state_dict({k: v.to(torch.float64) for k, v in state.items()}, strict=True)
+        mlp.load_state_dict({k: v if k.endswith("num_batches_tracked") else v.to(torch.float64)
+                             for k, v in state.items()}, strict=True)
+    shape = json.loads(layers_path.read_text(encoding="utf-8")).get("input_shape")
+    if shape is not None:
+        if (not isinstance(shape, list) or not shape
+                or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in shape)):
+            raise ValueError(f"layers file {layers_path}: input_shape must be a list of positive ints, got {shape!r}")
+        mlp.input_shape = tuple(shape)  # read by regions.lower_torch when no input_shape is given
     return mlp.eval(), domain
 
 
@@ -272,6 +357,10 @@ def layers_of(mlp: nn.Sequential) -> list:
         raise ValueError(f"model must be a torch.nn.Sequential of Linear/ReLU, got {type(mlp).__name__}")
     out: list = []
     for i, mod in enumerate(mlp):
+        for base in (nn.Linear, nn.ReLU, nn.Identity, Maxout):
+            if isinstance(mod, base) and type(mod) is not base and type(mod).forward is not base.forward:
+                raise ValueError(f"model: module {i} ({type(mod).__name__}) subclasses {base.__name__} with its own "
+                                 f"forward: its weights alone do not say what it computes; refused")
         if isinstance(mod, nn.Linear):
             entry: dict = {"linear": [mod.in_features, mod.out_features]}
             if mod.bias is None:
@@ -283,21 +372,60 @@ def layers_of(mlp: nn.Sequential) -> list:
             out.append("relu")
         elif isinstance(mod, nn.Identity):
             out.append("identity")
+        elif type(mod) in (nn.Flatten, nn.ReLU6):
+            if type(mod) is nn.Flatten and (mod.start_dim, mod.end_dim) != (1, -1):
+                raise ValueError(f"model: module {i} (Flatten) must flatten dims 1..-1 to be saved")
+            out.append("flatten" if type(mod) is nn.Flatten else "relu6")
+        elif type(mod) is nn.LeakyReLU:
+            out.append({"leaky_relu": float(mod.negative_slope)})
+        elif type(mod) is nn.Hardtanh:
+            out.append({"hardtanh": [float(mod.min_val), float(mod.max_val)]})
+        elif type(mod) in (nn.Conv1d, nn.Conv2d, nn.Conv3d):
+            if mod.padding_mode != "zeros" or isinstance(mod.padding, str) or len(set(mod.kernel_size)) != 1:
+                raise ValueError(f"model: module {i} ({type(mod).__name__}) needs a square kernel, number padding "
+                                 "and padding_mode='zeros' to be saved")
+            entry = {type(mod).__name__.lower(): [mod.in_channels, mod.out_channels, mod.kernel_size[0]],
+                     "stride": list(mod.stride), "padding": list(mod.padding), "dilation": list(mod.dilation),
+                     "groups": mod.groups}
+            if mod.bias is None:
+                entry["bias"] = False
+            out.append(entry)
+        elif type(mod) in (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d):
+            if not (mod.affine and mod.track_running_stats):
+                raise ValueError(f"model: module {i} ({type(mod).__name__}) must have affine=True and running "
+                                 "statistics to be saved")
+            out.append({type(mod).__name__.lower(): mod.num_features})
+        elif type(mod) in (nn.MaxPool1d, nn.MaxPool2d, nn.MaxPool3d, nn.AvgPool1d, nn.AvgPool2d, nn.AvgPool3d):
+            name = type(mod).__name__.lower()
+            if getattr(mod, "ceil_mode", False) or not isinstance(mod.kernel_size, int):
+                raise ValueError(f"model: module {i} ({type(mod).__name__}) needs an int kernel and ceil_mode=False "
+                                 "to be saved")
+            entry = {name: mod.kernel_size, "stride": mod.stride, "padding": mod.padding}
+            if name.startswith("max"):
+                entry["dilation"] = mod.dilation
+            out.append(entry)
         else:
-            raise ValueError(f"model: module {i} ({type(mod).__name__}) is not Linear, ReLU, Maxout or Identity")
+            raise ValueError(f"model: module {i} ({type(mod).__name__}) is not Linear, ReLU, Maxout, Identity or a "
+                             "conv-net module (Conv, BatchNorm, MaxPool, AvgPool, Flatten, LeakyReLU, ReLU6, Hardtanh)")
     return out
 
 
 def save_sequential(mlp: nn.Sequential, weights: str | Path, domain: tuple | None = None,
-                    layers: str | Path | None = None) -> tuple[Path, Path]:
+                    layers: str | Path | None = None, input_shape: tuple | None = None) -> tuple[Path, Path]:
     """Write ``mlp.state_dict()`` to ``weights`` (.pt or .safetensors) and its layers JSON
-    (default beside it); returns both paths."""
+    (default beside it; ``input_shape``: one input's shape, e.g. (1, 8, 8) for a conv net);
+    returns both paths."""
     entries = layers_of(mlp)
     w = Path(weights)
     if w.suffix not in SUFFIXES:
         raise ValueError(f"weights: expected a path ending in {', '.join(SUFFIXES)}, got {w.name}")
     lpath = Path(layers) if layers is not None else default_layers_path(w)
     doc: dict = {"layers": entries}
+    if input_shape is not None:
+        shape = [int(k) for k in input_shape]
+        if not shape or any(k < 1 for k in shape) or shape != list(input_shape):
+            raise ValueError(f"input_shape must be a tuple of positive ints, got {input_shape!r}")
+        doc["input_shape"] = shape
     if domain is not None:
         lo, hi = domain
         doc["domain"] = {"lo": np.asarray(lo, dtype=np.float64).tolist(), "hi": np.asarray(hi, dtype=np.float64).tolist()}

@@ -25,6 +25,15 @@ Chiang & Cholak constructions): TL's native model embeds token ids only, so
 every block. Hooks map by :data:`HOOKS` (our ``hook_embed`` is TL's
 ``blocks.0.hook_resid_pre``: TL's own ``hook_embed`` excludes the positions).
 
+Saved for TransformerLens (:func:`save_transformer_lens`, ``expressivity export MODEL
+--transformer-lens DIR``): TransformerLens 4.3 has no load-from-directory path for a native
+model, so the directory holds what its ``boot_native`` + ``load_state_dict`` take —
+``tl_config.json`` (the ``TransformerBridgeConfig`` fields, ``dtype`` as a name) and
+``model.safetensors`` (the native state dict) — beside ``expressivity.json`` (our record: n_ctx,
+λ, error bound, hook names, input kind) and ``source.safetensors`` (the model the bridge
+computes, for :func:`load_transformer_lens`; ``W_E`` there is the input map of a
+continuous-input model). :data:`LOAD_WITH_TL` is the plain TransformerLens load.
+
 Refused, with a one-line reason: post-LN (TL's native blocks are pre-LN), log-length
 scaling (no such option), and hardmax without ``lam`` (TL has no hardmax). A hardmax
 *compiled* model with ``lam`` is recompiled with σ_λ from its source network and exported
@@ -34,14 +43,33 @@ with that model's ``error_bound()``; other hardmax models have no bound and are 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
+from safetensors.torch import save as safetensors_bytes
 
-from ..checks import check_choice, check_float, check_int, check_memory
-from ..compile import CompiledModel, compile_maxout
-from ..transformer import Transformer, check_finite_weights
+from ..checks import (
+    check_choice,
+    check_float,
+    check_int,
+    check_memory,
+    check_path,
+    make_dir,
+    write_atomic,
+    write_bytes_atomic,
+)
+from ..compile import CompiledModel, compile_maxout, load_compiled
+from ..transformer import (
+    Transformer,
+    check_finite_weights,
+    load_transformer,
+    read_metadata,
+    read_tensors,
+    save_transformer,
+)
 from ..transformer import positions as P
 from ._optional import need
 from .hub import model_kind, transformer_of
@@ -70,6 +98,11 @@ class TLExport:
     error_bound: float  # sup |bridge − model given|: 0 for softmax models; error_bound() after hardmax → σ_λ
     lam: float | None  # λ of σ_λ when a hardmax model was exported as softmax
     hooks: dict[str, str] = field(default_factory=dict)  # our hook name → TL's
+    compiled: CompiledModel | None = None  # the compiled model whose transformer this is (with its source net)
+
+    def save(self, directory: str | Path) -> Path:
+        """:func:`save_transformer_lens` of this export."""
+        return save_transformer_lens(self, directory)
 
     def tl_input(self, inputs: torch.Tensor) -> torch.Tensor:
         """What the bridge reads for our ``inputs``: token ids as they are, or x·W_E."""
@@ -111,17 +144,21 @@ def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = Non
     bound = 0.0
     if tr.cfg.attention == "hardmax":
         if lam is None:
-            raise ValueError("TransformerLens has no hardmax attention: pass lam=… (--lam) to export the model as "
-                             "softmax σ_λ (compiled models: with the bound error_bound()), or export to ONNX, "
-                             "which keeps hardmax exact")
+            raise ValueError("TransformerLens has no hardmax attention: pass lam=… (shell: expressivity export MODEL "
+                             "--transformer-lens DIR --lam LAM) to export a compiled model as softmax σ_λ with the "
+                             "bound error_bound(), or export to ONNX, which keeps hardmax exact")
         if not isinstance(model, CompiledModel):
             raise ValueError(f"TransformerLens has no hardmax attention, and a hardmax {kind} has no softmax error "
                              "bound; only compiled models (error_bound()) can be exported as σ_λ")
         if model.net is None:
             raise ValueError("a hardmax compiled model is exported as softmax by recompiling its source network "
-                             "with σ_λ; this one was loaded without it (load it with its spec, or from the hub layout)")
+                             "with σ_λ, and this one has none (a file written before `expressivity compile` saved "
+                             "the network with the model): compile it again from its spec, or load it with the "
+                             "spec: load_compiled(path, net=load_source(SPEC)[0]) "
+                             "(from expressivity.interop.torch_in import load_source)")
         soft = compile_maxout(model.net, domain=(model.lo, model.hi), attention="softmax", lam=lam)
         tr, bound = soft.transformer, soft.error_bound()
+        model = soft
     elif lam is not None:
         raise ValueError(f"lam applies to hardmax models only; this model is softmax with λ = {tr.cfg.lam:g}")
     if dtype is not None and check_choice(dtype, "dtype", ("float64", "float32")) != tr.cfg.dtype:
@@ -132,7 +169,9 @@ def to_transformer_lens(model, lam: float | None = None, n_ctx: int | None = Non
     check_memory(tr.cfg.n_layers * n_ctx * n_ctx, "TransformerLens's causal masks (n_layers × n_ctx² bytes)",
                  hint="pass a smaller n_ctx")
     bridge = _boot(tr, n_ctx)
-    return TLExport(bridge, tr, float(bound), float(lam) if lam is not None else None, hook_names(tr.cfg.n_layers, tr.cfg.d_mlp > 0))
+    compiled = model if isinstance(model, CompiledModel) and model.transformer is tr else None
+    return TLExport(bridge, tr, float(bound), float(lam) if lam is not None else None,
+                    hook_names(tr.cfg.n_layers, tr.cfg.d_mlp > 0), compiled)
 
 
 def _cast(tr: Transformer, dtype: str) -> Transformer:
@@ -171,32 +210,41 @@ def _check_expressible(tr: Transformer) -> None:
                          "attention divides by one fixed attn_scale")
 
 
+def _fold(cfg) -> float:
+    """2 when TL would see attn_scale = 1 with d_head > 1 (it refuses that as "unscaled"):
+    W_Q, b_Q and attn_scale are then doubled, which is exact; else 1."""
+    return 2.0 if cfg.d_head > 1 and math.isclose(1.0 / cfg.lam, 1.0, abs_tol=1e-9) else 1.0
+
+
+def bridge_config(tr: Transformer, n_ctx: int) -> dict:
+    """The ``TransformerBridgeConfig`` fields of the native model that computes ``tr`` (JSON
+    values: ``dtype`` is its name, ``"float64"`` | ``"float32"``)."""
+    cfg = tr.cfg
+    d = cfg.d_model
+    return dict(
+        n_layers=cfg.n_layers, d_model=d, d_head=cfg.d_head, n_heads=cfg.n_heads, n_ctx=n_ctx,
+        d_vocab=cfg.d_vocab if cfg.d_vocab is not None else 1,
+        d_vocab_out=cfg.d_out if cfg.d_out is not None else d,
+        d_mlp=cfg.d_mlp if cfg.d_mlp > 0 else None, attn_only=cfg.d_mlp == 0, act_fn="relu",
+        normalization_type="LN" if cfg.layer_norm == "pre" else None, eps=cfg.ln_eps,
+        attention_dir="causal" if cfg.causal else "bidirectional",
+        use_attn_scale=True, attn_scale=_fold(cfg) / cfg.lam, positional_embedding_type=TL_POSITIONS[cfg.positional],
+        rotary_dim=cfg.d_head if cfg.positional == "rope" else None, rotary_base=P.ROPE_BASE,
+        init_weights=False, dtype=cfg.dtype,
+    )
+
+
 def _boot(tr: Transformer, n_ctx: int):
     _check_expressible(tr)
     need("transformer_lens")
     from transformer_lens import TransformerBridgeConfig
     from transformer_lens.model_bridge import TransformerBridge
 
-    cfg = tr.cfg
-    H, e, d = cfg.n_heads, cfg.d_head, cfg.d_model
-    fold = 1.0
-    if e > 1 and math.isclose(1.0 / cfg.lam, 1.0, abs_tol=1e-9):
-        fold = 2.0  # TL refuses attn_scale = 1 for d_head > 1; doubling W_Q and attn_scale is exact
-    tl_cfg = TransformerBridgeConfig(
-        n_layers=cfg.n_layers, d_model=d, d_head=e, n_heads=H, n_ctx=n_ctx,
-        d_vocab=cfg.d_vocab if cfg.d_vocab is not None else 1,
-        d_vocab_out=cfg.d_out if cfg.d_out is not None else d,
-        d_mlp=cfg.d_mlp if cfg.d_mlp > 0 else None, attn_only=cfg.d_mlp == 0, act_fn="relu",
-        normalization_type="LN" if cfg.layer_norm == "pre" else None, eps=cfg.ln_eps,
-        attention_dir="causal" if cfg.causal else "bidirectional",
-        use_attn_scale=True, attn_scale=fold / cfg.lam, positional_embedding_type=TL_POSITIONS[cfg.positional],
-        rotary_dim=e if cfg.positional == "rope" else None, rotary_base=P.ROPE_BASE,
-        init_weights=False, dtype=tr.dtype,
-    )
+    tl_cfg = TransformerBridgeConfig(**{**bridge_config(tr, n_ctx), "dtype": tr.dtype})
     bridge = TransformerBridge.boot_native(tl_cfg, dtype=tr.dtype)
-    if cfg.positional == "rope":
-        _exact_rotary(bridge.original_model.rotary, n_ctx, e, tr.dtype)
-    state = _native_state(tr, fold, n_ctx)
+    if tr.cfg.positional == "rope":
+        _exact_rotary(bridge.original_model.rotary, n_ctx, tr.cfg.d_head, tr.dtype)
+    state = _native_state(tr, _fold(tr.cfg), n_ctx)
     result = bridge.load_state_dict(state, strict=False)
     _check_loaded(bridge, state, result.unexpected_keys)
     bridge.eval()
@@ -270,3 +318,119 @@ def _native_state(tr: Transformer, fold: float, n_ctx: int) -> dict[str, torch.T
             s["head.weight"] = torch.eye(d, dtype=dt)
             s["head.bias"] = torch.zeros(d, dtype=dt)
     return s
+
+
+# --------------------------------------------------------------------------- saved for TransformerLens
+TL_FORMAT = "expressivity.transformer_lens/1"
+TL_CONFIG_NAME = "tl_config.json"  # TransformerBridgeConfig fields
+TL_WEIGHTS_NAME = "model.safetensors"  # the native model's state dict
+TL_RECORD_NAME = "expressivity.json"  # our record: n_ctx, λ, error bound, hooks, input kind
+TL_SOURCE_NAME = "source.safetensors"  # the model the bridge computes (ours; a compiled one with its net)
+TL_FILES = (TL_CONFIG_NAME, TL_WEIGHTS_NAME, TL_RECORD_NAME, TL_SOURCE_NAME)
+_TL_RECORD_KEYS = {"format", "n_ctx", "lam", "error_bound", "input", "hooks"}
+
+LOAD_WITH_TL = '''import json, torch
+from safetensors.torch import load_file
+from transformer_lens import TransformerBridgeConfig
+from transformer_lens.model_bridge import TransformerBridge
+
+spec = json.load(open("DIR/tl_config.json")); dtype = getattr(torch, spec["dtype"])
+bridge = TransformerBridge.boot_native(TransformerBridgeConfig(**{**spec, "dtype": dtype}), dtype=dtype)
+bridge.load_state_dict(load_file("DIR/model.safetensors"), strict=False)'''
+"""The plain TransformerLens load of a :func:`save_transformer_lens` directory ``DIR`` (no
+expressivity needed). Continuous-input models read ``inputs_embeds = x @ W_E`` with ``W_E =
+load_file("DIR/source.safetensors")["W_E"]``; with RoPE, TL's own float32 rotary tables stay
+(:func:`load_transformer_lens` replaces them with exact float64 ones)."""
+
+
+def save_transformer_lens(export: TLExport, directory: str | Path) -> Path:
+    """Write ``export`` (from :func:`to_transformer_lens`) to ``directory`` for TransformerLens.
+
+    TransformerLens 4.3 has no load-from-directory for a native model; the directory holds
+    what ``TransformerBridge.boot_native`` and ``bridge.load_state_dict`` take
+    (``tl_config.json``, ``model.safetensors``: :data:`LOAD_WITH_TL`), our record
+    (``expressivity.json``) and the model the bridge computes (``source.safetensors``; a
+    compiled model with its source network), which :func:`load_transformer_lens` checks the
+    TransformerLens files against. Deterministic bytes, atomic writes."""
+    if not isinstance(export, TLExport):
+        raise ValueError(f"export must be a TLExport (from to_transformer_lens), got {type(export).__name__}")
+    out = check_path(directory, "directory")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"directory {out} is a file; give a directory for the TransformerLens export")
+    tr = export.transformer
+    n_ctx = int(export.bridge.cfg.n_ctx)
+    record = {"format": TL_FORMAT, "n_ctx": n_ctx, "lam": export.lam, "error_bound": export.error_bound,
+              "input": "token_ids" if tr.cfg.d_vocab is not None else "inputs_embeds", "hooks": export.hooks}
+    state = {k: v.contiguous() for k, v in _native_state(tr, _fold(tr.cfg), n_ctx).items()}
+    make_dir(out, "directory")
+    write_bytes_atomic(out / TL_WEIGHTS_NAME, safetensors_bytes(state, metadata={"format": "pt"}))
+    if export.compiled is not None:
+        export.compiled.save(out / TL_SOURCE_NAME)
+    else:
+        save_transformer(tr, out / TL_SOURCE_NAME)
+    for name, value in ((TL_CONFIG_NAME, bridge_config(tr, n_ctx)), (TL_RECORD_NAME, record)):
+        text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        write_atomic(out / name, lambda p, text=text: p.write_text(text, encoding="utf-8"))
+    return out
+
+
+def _read_json(path: Path):
+    if not path.is_file():
+        raise ValueError(f"directory {path.parent} has no {path.name}: not a TransformerLens export "
+                         f"(expected {', '.join(TL_FILES)})")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+
+
+def load_transformer_lens(directory: str | Path) -> TLExport:
+    """The :class:`TLExport` saved by :func:`save_transformer_lens`, every file checked: the
+    record's fields, the source model (as ``load_compiled`` / ``load_transformer`` check it;
+    a compiled one is measured against its source network), λ and the error bound re-derived
+    from it, and ``tl_config.json`` / ``model.safetensors`` equal to what that model exports
+    to (an edited TransformerLens file is refused, not loaded). RoPE tables are exact."""
+    d = check_path(directory, "directory")
+    if not d.is_dir():
+        raise ValueError(f"directory {d} does not exist or is not a directory (expected a TransformerLens export)")
+    rec = _read_json(d / TL_RECORD_NAME)
+    where = d / TL_RECORD_NAME
+    if not isinstance(rec, dict) or rec.get("format") != TL_FORMAT:
+        got = rec.get("format") if isinstance(rec, dict) else None
+        raise ValueError(f"{where} was not written by save_transformer_lens (format {got!r}, expected {TL_FORMAT!r})")
+    if set(rec) != _TL_RECORD_KEYS:
+        raise ValueError(f"{where}: expected exactly the keys {sorted(_TL_RECORD_KEYS)}, got {sorted(rec)}")
+    source = d / TL_SOURCE_NAME
+    if not source.is_file():
+        raise ValueError(f"directory {d} has no {TL_SOURCE_NAME}")
+    compiled = load_compiled(source) if "compiled" in read_metadata(source) else None
+    tr = compiled.transformer if compiled is not None else load_transformer(source)
+    n_ctx = check_int(rec["n_ctx"], f"{where}: n_ctx", min=1, max=tr.cfg.n_ctx)
+    lam, bound = rec["lam"], check_float(rec["error_bound"], f"{where}: error_bound", min=0.0)
+    if lam is not None:  # a hardmax compiled model exported as σ_λ: the bound is its compile's
+        lam = check_float(lam, f"{where}: lam", min=0.0, min_open=True)
+        if compiled is None or compiled.attention != "softmax" or compiled.lam != lam or compiled.net is None:
+            raise ValueError(f"{where}: lam {lam:g} says a compiled model recompiled as σ_λ, but {TL_SOURCE_NAME} "
+                             "is not that compiled model with its source network")
+        want = compiled.error_bound()
+    else:
+        want = 0.0
+    if not math.isclose(bound, want, rel_tol=1e-12, abs_tol=0.0):
+        raise ValueError(f"{where}: error_bound {bound:.6g} is not the {want:.6g} its source model gives "
+                         "(the record was edited)")
+    hooks = hook_names(tr.cfg.n_layers, tr.cfg.d_mlp > 0)
+    if rec["hooks"] != hooks or rec["input"] != ("token_ids" if tr.cfg.d_vocab is not None else "inputs_embeds"):
+        raise ValueError(f"{where}: hooks or input do not match the source model {TL_SOURCE_NAME}")
+    if _read_json(d / TL_CONFIG_NAME) != json.loads(json.dumps(bridge_config(tr, n_ctx))):
+        raise ValueError(f"{d / TL_CONFIG_NAME}: is not the TransformerBridgeConfig of {TL_SOURCE_NAME} "
+                         "(edited, or written by another version)")
+    if not (d / TL_WEIGHTS_NAME).is_file():
+        raise ValueError(f"directory {d} has no {TL_WEIGHTS_NAME}")
+    saved, state = read_tensors(d / TL_WEIGHTS_NAME), _native_state(tr, _fold(tr.cfg), n_ctx)
+    differ = sorted(set(saved) ^ set(state)) or [k for k in sorted(state) if saved[k].dtype != state[k].dtype
+                                                 or not torch.equal(saved[k], state[k])]
+    if differ:
+        raise ValueError(f"{d / TL_WEIGHTS_NAME}: tensor(s) {differ[:3]} are not the weights of {TL_SOURCE_NAME} "
+                         "(edited, or written by another version)")
+    check_memory(tr.cfg.n_layers * n_ctx * n_ctx, "TransformerLens's causal masks (n_layers × n_ctx² bytes)")
+    return TLExport(_boot(tr, n_ctx), tr, float(bound), lam, hooks, compiled)

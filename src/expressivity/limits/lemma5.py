@@ -109,31 +109,9 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
     one of ``flip_positions`` (default: all) for a pair (a, b) in ``flip_pairs``;
     D = max ‖emb[a, t] − emb[b, t]‖. ``readout``: the position whose output is read.
     """
-    if not isinstance(model, Transformer):
-        raise ValueError(f"model: lemma5_bound needs a Transformer (a construction's .transformer), "
-                         f"got {type(model).__name__}")
+    emb, flip_pairs, pos, readout = _checked_inputs(model, emb, flip_pairs, flip_positions, readout)
     cfg = model.cfg
-    require_position_table(cfg, "lemma5_bound")
-    if not flip_pairs:
-        raise ValueError("lemma5_bound: flip_pairs must name at least one (symbol, symbol') pair")
-    emb = torch.as_tensor(as_real_array(emb, "emb", ndim=3, shape=(None, None, cfg.d_model)))
-    V = emb.shape[0]
-    try:
-        pairs = [(int(a), int(b)) for a, b in flip_pairs]
-    except (TypeError, ValueError):
-        raise ValueError(f"flip_pairs must be (symbol, symbol') index pairs, got {flip_pairs!r:.60}") from None
-    if any(not (0 <= a < V and 0 <= b < V) for a, b in pairs):
-        raise ValueError(f"flip_pairs: symbol indices must lie in [0, {V}) (rows of emb), got {pairs!r:.60}")
-    flip_pairs = pairs
-    readout = check_int(readout, "readout")
-    n = emb.shape[1]
-    if n < 2 or (cfg.positional != "none" and n > cfg.n_ctx):
-        raise ValueError(f"lemma5_bound: n must lie in [2, n_ctx={cfg.n_ctx}], got {n}")
-    H, L, d = cfg.n_heads, cfg.n_layers, cfg.d_model
-    pos = torch.arange(n) if flip_positions is None else torch.as_tensor(flip_positions)
-    if pos.dtype.is_floating_point or pos.dtype == torch.bool or pos.dim() != 1 or (pos.numel() and (
-            int(pos.min()) < 0 or int(pos.max()) >= n)):
-        raise ValueError(f"flip_positions must be integer positions in [0, {n}) (columns of emb)")
+    n, H, L, d = emb.shape[1], cfg.n_heads, cfg.n_layers, cfg.d_model
     a_idx = torch.tensor([a for a, _ in flip_pairs])
     b_idx = torch.tensor([b for _, b in flip_pairs])
     D = float(torch.linalg.vector_norm(emb[a_idx][:, pos] - emb[b_idx][:, pos], dim=-1).max())
@@ -150,58 +128,101 @@ def lemma5_bound(model: Transformer, emb: torch.Tensor, flip_pairs: list[tuple[i
     delta = D  # δ: flipped position
     others, reads, flips, Rs, A_all = [], [], [], [R], []
     lips: dict = {}
-
     for k, block in enumerate(model.blocks):
         ln1 = _LN(block.ln1, d) if cfg.layer_norm != "none" else None
         ln2 = _LN(block.ln2, d) if cfg.layer_norm != "none" else None
-        # ---- attention sublayer
-        if cfg.layer_norm == "pre":
-            R_u, eps_u, delta_u = ln1.R, ln1.lip * eps, min(ln1.lip * delta, 2 * ln1.R)
-        else:
-            R_u, eps_u, delta_u = R, eps, delta
         spread = _first_layer_spread(model, block, emb, n) if k == 0 else None
-        d_other, d_flip, R_att, A_k = _attention_step(block.attn, cfg, R_u, eps_u, delta_u, m, s, spread)
+        eps, delta, R, A_k = _attention_half(block.attn, cfg, ln1, eps, delta, R, m, s, spread, lips, k)
         A_all.append(A_k)
-        eps, R = eps + d_other, R + R_att
-        delta = min(delta + d_flip, 2 * R)
-        if cfg.layer_norm == "post":
-            eps, delta, R = ln1.lip * eps, min(ln1.lip * delta, 2 * ln1.R), ln1.R
-            lips[f"blocks.{k}.ln1"] = ln1.lip
-        # ---- FFN sublayer
         if block.mlp is not None:
-            if cfg.layer_norm == "pre":
-                R_u, eps_u, delta_u = ln2.R, ln2.lip * eps, min(ln2.lip * delta, 2 * ln2.R)
-                lips[f"blocks.{k}.ln1"], lips[f"blocks.{k}.ln2"] = ln1.lip, ln2.lip
-            else:
-                R_u, eps_u, delta_u = R, eps, delta
-            mlp = block.mlp
-            w_in, w_out = _norm2(mlp.W_in), _norm2(mlp.W_out)
-            lip = w_in * w_out
-            lips[f"blocks.{k}.mlp"] = lip
-            R_mlp = w_out * (w_in * R_u + _norm2(mlp.b_in)) + _norm2(mlp.b_out)
-            eps, R = eps + lip * eps_u, R + R_mlp
-            delta = min(delta + lip * delta_u, 2 * R)
-            if cfg.layer_norm == "post":
-                eps, delta, R = ln2.lip * eps, min(ln2.lip * delta, 2 * ln2.R), ln2.R
-                lips[f"blocks.{k}.ln2"] = ln2.lip
+            eps, delta, R = _ffn_half(block.mlp, cfg, ln1, ln2, eps, delta, R, lips, k)
         others.append(float(eps.max()))
         reads.append(float(eps[r]))
         flips.append(delta)
         Rs.append(R)
-
-    out_bound = None
-    if cfg.d_out is not None:
-        lip_final = 1.0
-        if cfg.layer_norm == "pre":
-            fin = _LN(model.ln_final, d)
-            lip_final = fin.lip
-            lips["ln_final"] = fin.lip
-        out_bound = _norm2(model.W_U) * lip_final * float(eps[r])
     return Lemma5Bound(
         n=n, applicable=True, reason="", D=D, H=H, L=L,
         other=np.array(others), readout=np.array(reads), flipped=np.array(flips),
-        output=out_bound, A=np.array(A_all), residual_norm=np.array(Rs), lipschitz=lips,
+        output=_output_bound(model, float(eps[r]), lips), A=np.array(A_all), residual_norm=np.array(Rs),
+        lipschitz=lips,
     )
+
+
+def _checked_inputs(model, emb, flip_pairs, flip_positions, readout):
+    """lemma5_bound's arguments checked: (emb as a real (V', n, d) tensor, the pairs as ints
+    indexing its rows, the flip positions as an integer tensor of its columns, readout an int)."""
+    if not isinstance(model, Transformer):
+        raise ValueError(f"model: lemma5_bound needs a Transformer (a construction's .transformer), "
+                         f"got {type(model).__name__}")
+    cfg = model.cfg
+    require_position_table(cfg, "lemma5_bound")
+    if not flip_pairs:
+        raise ValueError("lemma5_bound: flip_pairs must name at least one (symbol, symbol') pair")
+    emb = torch.as_tensor(as_real_array(emb, "emb", ndim=3, shape=(None, None, cfg.d_model)))
+    V = emb.shape[0]
+    try:
+        pairs = [(int(a), int(b)) for a, b in flip_pairs]
+    except (TypeError, ValueError):
+        raise ValueError(f"flip_pairs must be (symbol, symbol') index pairs, got {flip_pairs!r:.60}") from None
+    if any(not (0 <= a < V and 0 <= b < V) for a, b in pairs):
+        raise ValueError(f"flip_pairs: symbol indices must lie in [0, {V}) (rows of emb), got {pairs!r:.60}")
+    readout = check_int(readout, "readout")
+    n = emb.shape[1]
+    if n < 2 or (cfg.positional != "none" and n > cfg.n_ctx):
+        raise ValueError(f"lemma5_bound: n must lie in [2, n_ctx={cfg.n_ctx}], got {n}")
+    pos = torch.arange(n) if flip_positions is None else torch.as_tensor(flip_positions)
+    if pos.dtype.is_floating_point or pos.dtype == torch.bool or pos.dim() != 1 or (pos.numel() and (
+            int(pos.min()) < 0 or int(pos.max()) >= n)):
+        raise ValueError(f"flip_positions must be integer positions in [0, {n}) (columns of emb)")
+    return emb, pairs, pos, readout
+
+
+def _attention_half(attn, cfg, ln1, eps, delta, R, m, s, spread, lips, k):
+    """The attention sublayer of block k (with its LN): (ε, δ, R, A_k) after it."""
+    if cfg.layer_norm == "pre":
+        R_u, eps_u, delta_u = ln1.R, ln1.lip * eps, min(ln1.lip * delta, 2 * ln1.R)
+    else:
+        R_u, eps_u, delta_u = R, eps, delta
+    d_other, d_flip, R_att, A_k = _attention_step(attn, cfg, R_u, eps_u, delta_u, m, s, spread)
+    eps, R = eps + d_other, R + R_att
+    delta = min(delta + d_flip, 2 * R)
+    if cfg.layer_norm == "post":
+        eps, delta, R = ln1.lip * eps, min(ln1.lip * delta, 2 * ln1.R), ln1.R
+        lips[f"blocks.{k}.ln1"] = ln1.lip
+    return eps, delta, R, A_k
+
+
+def _ffn_half(mlp, cfg, ln1, ln2, eps, delta, R, lips, k):
+    """The FFN sublayer of block k (with its LN): (ε, δ, R) after it; its Lipschitz constant
+    ‖W_in‖·‖W_out‖ goes to ``lips``."""
+    if cfg.layer_norm == "pre":
+        R_u, eps_u, delta_u = ln2.R, ln2.lip * eps, min(ln2.lip * delta, 2 * ln2.R)
+        lips[f"blocks.{k}.ln1"], lips[f"blocks.{k}.ln2"] = ln1.lip, ln2.lip
+    else:
+        R_u, eps_u, delta_u = R, eps, delta
+    w_in, w_out = _norm2(mlp.W_in), _norm2(mlp.W_out)
+    lip = w_in * w_out
+    lips[f"blocks.{k}.mlp"] = lip
+    R_mlp = w_out * (w_in * R_u + _norm2(mlp.b_in)) + _norm2(mlp.b_out)
+    eps, R = eps + lip * eps_u, R + R_mlp
+    delta = min(delta + lip * delta_u, 2 * R)
+    if cfg.layer_norm == "post":
+        eps, delta, R = ln2.lip * eps, min(ln2.lip * delta, 2 * ln2.R), ln2.R
+        lips[f"blocks.{k}.ln2"] = ln2.lip
+    return eps, delta, R
+
+
+def _output_bound(model: Transformer, eps_read: float, lips: dict) -> float | None:
+    """‖W_U‖·Lip(ln_final)·ε at the read position (None without an unembedding)."""
+    cfg = model.cfg
+    if cfg.d_out is None:
+        return None
+    lip_final = 1.0
+    if cfg.layer_norm == "pre":
+        fin = _LN(model.ln_final, cfg.d_model)
+        lip_final = fin.lip
+        lips["ln_final"] = fin.lip
+    return _norm2(model.W_U) * lip_final * eps_read
 
 
 def _first_layer_spread(model: Transformer, block, emb: torch.Tensor, n: int) -> np.ndarray:
@@ -241,7 +262,7 @@ def _attention_step(attn, cfg, R: float, eps: np.ndarray, delta: float, m: np.nd
     ``spread`` (H, n), if given, bounds max − min of the logits a query sees (before
     log-length scaling), replacing 2A in the weight bound w_j = 1/(1 + (m_j − 1)e^{−spread}).
     """
-    lam = float(cfg.lam)
+    lam = float(cfg.score_scale)
     E = np.maximum.accumulate(eps) if cfg.causal else np.full_like(eps, eps.max())  # (n,)
     E_max = float(E.max())
     s_max = float(s.max())

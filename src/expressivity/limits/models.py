@@ -19,12 +19,19 @@ from ..transformer import Transformer, TransformerConfig, load_transformer, safe
 
 
 def random_transformer(seed: int = 0, attention: str = "softmax", layer_norm: str = "none", eps: float = 1e-5,
-                       lam: float = 0.1, causal: bool = False, n_ctx: int = 129, vocab: int = 2) -> Transformer:
-    """The ``random`` model: seeded weights, ``n_ctx`` positions, ``vocab`` token ids."""
+                       lam: float | None = None, causal: bool = False, n_ctx: int = 129,
+                       vocab: int = 2) -> Transformer:
+    """The ``random`` model: seeded weights, ``n_ctx`` positions, ``vocab`` token ids; λ (softmax
+    only) defaults to 0.1."""
     check_choice(attention, "--attention", ("softmax", "hardmax"))
     check_choice(layer_norm, "--layer-norm", ("none", "pre", "post"))
     check_float(eps, "--eps", min=0.0)
-    check_float(lam, "--lam", min=0.0, min_open=True)
+    if lam is not None:
+        check_float(lam, "--lam", min=0.0, min_open=True)
+        if attention == "hardmax":
+            raise ValueError("--lam applies to softmax attention only (hardmax's argmax is the same for every λ)")
+    elif attention == "softmax":
+        lam = 0.1
     check_int(seed, "--seed", min=0)
     check_memory(3 * 4.0 * n_ctx * 16, f"the random model's positional table ({n_ctx} positions)",
                  hint="use smaller --lengths (or --n)")

@@ -45,9 +45,7 @@ def require_hard_attention(t: Transformer, what: str) -> None:
 
 def hardmax_copy(t: Transformer) -> Transformer:
     """The same weights evaluated with hardmax attention."""
-    from dataclasses import replace
-    cfg = replace(t.cfg, attention="hardmax")
-    out = Transformer(cfg, t.channels)
+    out = Transformer(t.cfg.as_hardmax(), t.channels)
     out.load_state_dict(t.state_dict())
     return out
 

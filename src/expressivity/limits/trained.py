@@ -18,6 +18,7 @@ token ids. Recurrent models have no transformer and are refused.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,20 +26,48 @@ import torch
 from torch import nn
 
 from ..constructions.base import Encoded, Encoder
+from ..languages import REGISTRY as LANGUAGES
 from ..languages import Language, Vocab, get_language
 from ..languages.tasks import bos_tokens, cls_tokens
+from ..pretrained import CONFIG_NAME, WEIGHTS_NAME, PretrainedMixin, jsonable, record
 from ..train import RunConfig, recognizers
 from ..train.models.construction import construction_name, get_construction
 from ..transformer import Transformer, load_state, metadata_json, read_tensors, safetensors_metadata
+from ..transformer.hub import state, transformer_from_config, transformer_records
 
 
 @dataclass(frozen=True, eq=False)
-class TrainedModel:
+class TrainedModel(PretrainedMixin):
     """A trained checkpoint as an :class:`~expressivity.constructions.base.Encoder`."""
 
     transformer: Transformer
     language: Language
     kind: str = "recognition"  # recognition | next_symbol
+
+    # save_pretrained / from_pretrained (expressivity.pretrained): config.json's "trained" is
+    # the language (registry name and parameters) and the read-out kind
+    hub_kind = "trained"
+    hub_keys = frozenset({"trained"})
+
+    def _hub_records(self):
+        rec = {"language": language_record(self.language), "kind": self.kind}
+        return {**transformer_records(self.transformer), "trained": rec}, {WEIGHTS_NAME: state(self.transformer)}
+
+    @classmethod
+    def _from_hub(cls, config, directory):
+        tr = transformer_from_config(config, directory)
+        where = directory / CONFIG_NAME
+        rec = record(config["trained"], {"language", "kind"}, where, "trained")
+        lang = record(rec["language"], {"name", "params"}, where, "trained.language")
+        if not isinstance(lang["name"], str) or lang["name"] not in LANGUAGES:
+            raise ValueError(f"{where}: unknown language {lang['name']!r}")
+        if not isinstance(lang["params"], dict):
+            raise ValueError(f"{where}: trained.language.params must be an object, got "
+                             f"{type(lang['params']).__name__}")
+        try:
+            return cls(tr, LANGUAGES[lang["name"]](**lang["params"]), rec["kind"])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: trained: {exc}") from None
 
     def __post_init__(self) -> None:
         if self.kind not in ("recognition", "next_symbol"):
@@ -53,6 +82,16 @@ class TrainedModel:
         B, n = ids.shape
         x = (cls_tokens if self.kind == "recognition" else bos_tokens)(Vocab(self.language.alphabet), ids)
         return Encoded(torch.as_tensor(x, dtype=torch.long), None, torch.full((B,), n, dtype=torch.long))
+
+
+def language_record(lang: Language) -> dict:
+    """A registered language as JSON: its registry name and constructor parameters."""
+    name = getattr(lang, "name", None)
+    if LANGUAGES.get(name) is not type(lang):
+        raise ValueError(f"language {type(lang).__name__} is not in the language registry; it cannot be saved")
+    names = [p for p in inspect.signature(type(lang).__init__).parameters if p != "self"]
+    params = {p: getattr(lang, p) for p in names if hasattr(lang, p)}
+    return {"name": name, "params": jsonable(params, "language params")}
 
 
 def run_config(data, where: str) -> RunConfig:

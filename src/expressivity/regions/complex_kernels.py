@@ -252,6 +252,146 @@ def _append_cell(pool, npool, side, nside, zer, nzer, new, nnew):
 
 
 @njit(cache=True, nogil=True)
+def _sign_words(store, V, gcol, B, eps):
+    """Per vertex, bit j of pw (nw) says g_j > eps[j] (g_j < −eps[j]): (pw, nw) of shape (V,)."""
+    one = np.uint64(1)
+    pw = np.zeros(V, np.uint64)
+    nw = np.zeros(V, np.uint64)
+    for v in range(V):
+        p_ = np.uint64(0)
+        n_ = np.uint64(0)
+        for j in range(B):
+            x = store[v, gcol + j]
+            if x > eps[j]:
+                p_ |= one << np.uint64(j)
+            elif x < -eps[j]:
+                n_ |= one << np.uint64(j)
+        pw[v] = p_
+        nw[v] = n_
+    return pw, nw
+
+
+@njit(cache=True, nogil=True)
+def _mixed_cells(pw, nw, cs, cl, pool, C):
+    """Bit j of mixed[c]: cell c has vertices of both strict signs of g_j (only those g_j can
+    cut it, or a cell cut from it); also the longest cell's vertex count."""
+    mixed = np.empty(C, np.uint64)
+    maxlen = 1
+    for c in range(C):
+        p_ = np.uint64(0)
+        n_ = np.uint64(0)
+        for q in range(cs[c], cs[c] + cl[c]):
+            p_ |= pw[pool[q]]
+            n_ |= nw[pool[q]]
+        mixed[c] = p_ & n_
+        maxlen = max(maxlen, cl[c])
+    return mixed, maxlen
+
+
+@njit(cache=True, nogil=True)
+def _zero_set_sizes(Z, V):
+    """|Z(v)| per vertex, with room to grow: (2V,)."""
+    pc = np.empty(2 * V, np.int64)
+    for v in range(V):
+        t = 0
+        for w in range(Z.shape[1]):
+            t += _popcount(Z[v, w])
+        pc[v] = t
+    return pc
+
+
+@njit(cache=True, nogil=True)
+def _column_signs(store, Z, pc, V, col, e, word, mask, sgn):
+    """sgn[v] = sign of g at vertex v with |g| ≤ e as 0; vertices on the cut get its zero bit."""
+    for v in range(V):  # one sequential pass; cells then read the small sign array
+        x = store[v, col]
+        if x > e:
+            sgn[v] = 1
+        elif x < -e:
+            sgn[v] = -1
+        else:
+            sgn[v] = 0
+            if not (Z[v, word] & mask):
+                Z[v, word] |= mask
+                pc[v] += 1
+
+
+@njit(cache=True, nogil=True)
+def _edge_vertex(store, Z, pc, V, a, b, col, common, word, mask):
+    """Append the vertex where g (column col) crosses 0 on edge (a, b): every field interpolated at
+    t = g_a / (g_a − g_b), column col set to 0, zero set common = Z(a) ∩ Z(b) plus the cut's bit."""
+    store = _grow_rows(store, V, V + 1)
+    Z = _grow_rows(Z, V, V + 1)
+    pc = _grow1(pc, V, V + 1)
+    ga, gb = store[a, col], store[b, col]
+    t = ga / (ga - gb)
+    for r in range(store.shape[1]):
+        store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
+    store[V, col] = 0.0
+    cnt = 1
+    for w in range(Z.shape[1]):
+        Z[V, w] = common[w]
+        cnt += _popcount(common[w])
+    Z[V, word] |= mask
+    pc[V] = cnt
+    return store, Z, pc
+
+
+@njit(cache=True, nogil=True)
+def _split_by_sign(pool, lo, n, sgn, pos, neg, zer):
+    """The cell pool[lo : lo + n]'s vertices by sign into pos, neg, zer: their counts."""
+    npos = 0
+    nneg = 0
+    nzer = 0
+    for q in range(lo, lo + n):
+        v = pool[q]
+        sv = sgn[v]
+        if sv > 0:
+            pos[npos] = v
+            npos += 1
+        elif sv < 0:
+            neg[nneg] = v
+            nneg += 1
+        else:
+            zer[nzer] = v
+            nzer += 1
+    return npos, nneg, nzer
+
+
+@njit(cache=True, nogil=True)
+def _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg, nneg, zer, nzer, new, nnew):
+    """Cell c keeps its id for {g ≥ 0 vertices, new}; cell C becomes {g ≤ 0 vertices, new}, with
+    c's block-start ancestor (both appended to the pool): (pool, cs, cl, origin, npool)."""
+    need = npos + nneg + 2 * (nzer + nnew)
+    pool = _grow1(pool, npool, npool + need)
+    cs = _grow1(cs, C, C + 1)
+    cl = _grow1(cl, C, C + 1)
+    origin = _grow1(origin, C, C + 1)
+    cs[c] = npool
+    npool = _append_cell(pool, npool, pos, npos, zer, nzer, new, nnew)  # P⁺
+    cl[c] = npool - cs[c]
+    cs[C] = npool
+    npool = _append_cell(pool, npool, neg, nneg, zer, nzer, new, nnew)  # P⁻
+    cl[C] = npool - cs[C]
+    origin[C] = origin[c]
+    return pool, cs, cl, origin, npool
+
+
+@njit(cache=True, nogil=True)
+def _compact_pool(pool, cs, cl, C, npool, garbage):
+    """Drop the pool's dead entries (cells kept in order): (pool, npool)."""
+    out = np.empty(npool - garbage + 64, np.int64)
+    at = 0
+    for c in range(C):
+        s0 = cs[c]
+        cs[c] = at
+        for q in range(s0, s0 + cl[c]):
+            out[at] = pool[q]
+            at += 1
+    return out, at
+
+
+@njit(cache=True, nogil=True)
 def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, max_rows):
     """Cut the complex along the B ≤ 64 functions g_j = store[:, gcol + j], one after the other
     (hyperplane plane0 + j), each affine on every cell of the complex at the block's start.
@@ -269,31 +409,9 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     would exceed ``max_rows`` rows (the caller refuses; the complex is unusable then).
     """
     W = Z.shape[1]
-    ncol = store.shape[1]
     one = np.uint64(1)
-    pw = np.zeros(V, np.uint64)
-    nw = np.zeros(V, np.uint64)
-    for v in range(V):
-        p_ = np.uint64(0)
-        n_ = np.uint64(0)
-        for j in range(B):
-            x = store[v, gcol + j]
-            if x > eps[j]:
-                p_ |= one << np.uint64(j)
-            elif x < -eps[j]:
-                n_ |= one << np.uint64(j)
-        pw[v] = p_
-        nw[v] = n_
-    mixed = np.empty(C, np.uint64)
-    maxlen = 1
-    for c in range(C):
-        p_ = np.uint64(0)
-        n_ = np.uint64(0)
-        for q in range(cs[c], cs[c] + cl[c]):
-            p_ |= pw[pool[q]]
-            n_ |= nw[pool[q]]
-        mixed[c] = p_ & n_
-        maxlen = max(maxlen, cl[c])
+    pw, nw = _sign_words(store, V, gcol, B, eps)
+    mixed, maxlen = _mixed_cells(pw, nw, cs, cl, pool, C)
     origin = np.arange(max(C, 16), dtype=np.int64)
     pos = np.empty(maxlen, np.int64)
     neg = np.empty(maxlen, np.int64)
@@ -301,12 +419,7 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     new = np.empty(maxlen, np.int64)
     common = np.empty(W, np.uint64)
     sgn = np.empty(2 * V, np.int8)
-    pc = np.empty(2 * V, np.int64)  # |Z(v)|
-    for v in range(V):
-        t = 0
-        for w in range(W):
-            t += _popcount(Z[v, w])
-        pc[v] = t
+    pc = _zero_set_sizes(Z, V)
     ea = np.empty(256, np.int64)
     eb = np.empty(256, np.int64)
     tkey = np.empty(1024, np.int64)
@@ -319,23 +432,12 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
         word = h // 64
         mask = one << np.uint64(h % 64)
         col = gcol + j
-        e = eps[j]
         bit = one << np.uint64(j)
         gen = j + 1
         n_made = 0
         if len(sgn) < V:
             sgn = np.empty(2 * V, np.int8)
-        for v in range(V):  # one sequential pass; cells then read the small sign array
-            x = store[v, col]
-            if x > e:
-                sgn[v] = 1
-            elif x < -e:
-                sgn[v] = -1
-            else:
-                sgn[v] = 0
-                if not (Z[v, word] & mask):
-                    Z[v, word] |= mask
-                    pc[v] += 1
+        _column_signs(store, Z, pc, V, col, eps[j], word, mask, sgn)
         stride = np.int64(V + 1)
         C0 = C
         for c in range(C0):
@@ -347,21 +449,7 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                 pos = np.empty(2 * n, np.int64)
                 neg = np.empty(2 * n, np.int64)
                 zer = np.empty(2 * n, np.int64)
-            npos = 0
-            nneg = 0
-            nzer = 0
-            for q in range(lo, lo + n):
-                v = pool[q]
-                sv = sgn[v]
-                if sv > 0:
-                    pos[npos] = v
-                    npos += 1
-                elif sv < 0:
-                    neg[nneg] = v
-                    nneg += 1
-                else:
-                    zer[nzer] = v
-                    nzer += 1
+            npos, nneg, nzer = _split_by_sign(pool, lo, n, sgn, pos, neg, zer)
             if npos == 0 or nneg == 0:
                 continue
             n_cut += 1
@@ -377,23 +465,10 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                     common[w] = Z[a, w] & Z[b, w]
                 key = min(a, b) * stride + max(a, b)
                 vid = _h_find(tkey, tval, tgen, gen, key)
-                if vid < 0:
+                if vid < 0:  # a new vertex, made once per edge and shared by the cells on it
                     if V + 1 > max_rows:
                         return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
-                    store = _grow_rows(store, V, V + 1)
-                    Z = _grow_rows(Z, V, V + 1)
-                    pc = _grow1(pc, V, V + 1)
-                    ga, gb = store[a, col], store[b, col]
-                    t = ga / (ga - gb)
-                    for r in range(ncol):
-                        store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
-                    store[V, col] = 0.0
-                    cnt = 1
-                    for w in range(W):
-                        Z[V, w] = common[w]
-                        cnt += _popcount(common[w])
-                    Z[V, word] |= mask
-                    pc[V] = cnt
+                    store, Z, pc = _edge_vertex(store, Z, pc, V, a, b, col, common, word, mask)
                     vid = V
                     V += 1
                     if 2 * (n_made + 1) > len(tkey):
@@ -404,31 +479,12 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                     new = _grow1(new, nnew, nnew + 1)
                 new[nnew] = vid
                 nnew += 1
-            need = npos + nneg + 2 * (nzer + nnew)
-            pool = _grow1(pool, npool, npool + need)
-            cs = _grow1(cs, C, C + 1)
-            cl = _grow1(cl, C, C + 1)
-            origin = _grow1(origin, C, C + 1)
+            pool, cs, cl, origin, npool = _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg, nneg,
+                                                      zer, nzer, new, nnew)
             garbage += n
-            cs[c] = npool
-            npool = _append_cell(pool, npool, pos, npos, zer, nzer, new, nnew)  # P⁺
-            cl[c] = npool - cs[c]
-            cs[C] = npool
-            npool = _append_cell(pool, npool, neg, nneg, zer, nzer, new, nnew)  # P⁻
-            cl[C] = npool - cs[C]
-            origin[C] = origin[c]
             C += 1
-        if 2 * garbage > npool:  # compact the pool (cells in order)
-            out = np.empty(npool - garbage + 64, np.int64)
-            at = 0
-            for c in range(C):
-                s0 = cs[c]
-                cs[c] = at
-                for q in range(s0, s0 + cl[c]):
-                    out[at] = pool[q]
-                    at += 1
-            pool = out
-            npool = at
+        if 2 * garbage > npool:
+            pool, npool = _compact_pool(pool, cs, cl, C, npool, garbage)
             garbage = 0
     return store, Z, V, cs, cl, pool, npool, C, n_cut, 0
 

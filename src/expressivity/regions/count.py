@@ -184,6 +184,8 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
     """
     if method not in ("subdivide", "lp"):
         raise ValueError(f"method must be 'subdivide' or 'lp', got {method!r}")
+    if getattr(domain, "input_shape", None) is not None and "input_shape" not in lower_kw:
+        lower_kw["input_shape"] = domain.input_shape  # a plane through inputs knows their shape
     prog = lower(model, **lower_kw)
     check_compile_domain(prog, domain)
     counter = next((COUNTERS[t] for t in type(domain).__mro__ if t in COUNTERS), None)
@@ -209,15 +211,15 @@ def check_compile_domain(prog, domain) -> None:
     """Refuse a counting domain that leaves the box a compiled model was compiled on.
 
     A compiled transformer equals its source network only on its compile domain [lo, hi]
-    (``Program.meta["compile_domain"]``, set by :func:`lower` for compiled models); outside it
+    (``Program.compile_domain``, set by :func:`lower` for compiled models); outside it
     the big-M gadgets are not exact, so a count there would describe neither the net nor the
     construction. The domains are convex and so is the box, so checking ``domain.corners``
     (segment ends, polygon vertices, box corners) suffices. Same slack as ``CompiledModel.evaluate``.
     """
-    box = prog.meta.get("compile_domain") if isinstance(getattr(prog, "meta", None), dict) else None
+    box = getattr(prog, "compile_domain", None)
     if box is None:
         return
-    lo, hi = box
+    lo, hi = box.lo, box.hi
     pts = domain.corners(len(lo)) if callable(getattr(domain, "corners", None)) else None
     if pts is None or pts.shape[1] != len(lo):
         return  # dimension mismatch: reported by the counter

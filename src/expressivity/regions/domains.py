@@ -3,12 +3,14 @@
 * ``Segment(a, b)``: x(t) = a + t (b − a), t ∈ [0, 1].
 * ``Plane(origin, u, v, bounds)``: x(α, β) = origin + α u + β v with (α, β) in a rectangle
   ``bounds = (α_lo, α_hi, β_lo, β_hi)`` or a convex polygon given as a (k, 2) vertex list.
+  ``Plane.through(x1, x2, x3)``: the plane through three inputs of any shape (x1 at (0, 0), x2 at
+  (1, 0), x3 at (α₃, β₃) with β₃ > 0, axes orthogonal and of equal length |x2 − x1|).
 * ``Box(lo, hi)``: the full input space [lo, hi] (small input dimension).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,6 +67,10 @@ class Plane:
     u: np.ndarray
     v: np.ndarray
     bounds: object = (-1.0, 1.0, -1.0, 1.0)
+    input_shape: tuple | None = field(default=None, compare=False)
+    """The shape of one model input (``Plane.through``; the counters lower torch modules with it)."""
+    marks: np.ndarray | None = field(default=None, compare=False, repr=False)
+    """(k, 2) (α, β) points to mark in pictures (``Plane.through``: the three inputs)."""
 
     def __post_init__(self):
         for name in ("origin", "u", "v"):
@@ -76,6 +82,18 @@ class Plane:
         if s[-1] <= 1e-12 * max(s[0], 1e-300):
             raise ValueError("Plane is degenerate: u and v are collinear (or zero)")
         object.__setattr__(self, "bounds", _polygon(self.bounds))
+        if self.input_shape is not None:
+            shape = self.input_shape
+            ok = isinstance(shape, (tuple, list)) and len(shape) > 0 and all(
+                isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 1 for k in shape)
+            if not ok or int(np.prod(shape)) != self.dim:
+                raise ValueError(f"Plane.input_shape must be positive ints whose product is the dimension {self.dim}, "
+                                 f"got {shape!r}")
+            object.__setattr__(self, "input_shape", tuple(int(k) for k in shape))
+        if self.marks is not None:
+            object.__setattr__(self, "marks", _arr(np.array(self.marks, dtype=np.float64), "Plane.marks", 2))
+            if self.marks.shape[1] != 2:
+                raise ValueError(f"Plane.marks must be (k, 2) (α, β) points, got shape {self.marks.shape}")
 
     @property
     def dim(self) -> int:
@@ -94,6 +112,50 @@ class Plane:
     def corners(self, in_dim: int) -> np.ndarray:
         """The polygon's vertices in the input space."""
         return self.points(self.polygon)
+
+    @classmethod
+    def through(cls, x1, x2, x3, margin: float = 0.25) -> Plane:
+        """The plane through three inputs of one shape (e.g. (C, H, W) images; flattened in
+        C-order): origin x1, u = x2 − x1, v ⊥ u with |v| = |u| in the plane of x3, so x1, x2, x3
+        sit at (0, 0), (1, 0), (α₃, β₃); bounds: their bounding box widened by ``margin`` × its
+        size on every side. The three points travel as ``marks``, their shape as ``input_shape``."""
+        arrs = []
+        for i, x in enumerate((x1, x2, x3), 1):
+            if np.iscomplexobj(x):
+                raise ValueError(f"Plane.through: x{i} must be real, got complex numbers")
+            try:
+                a = np.array(x, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"Plane.through: x{i} is not a numeric array") from None
+            if a.size == 0:
+                raise ValueError(f"Plane.through: x{i} is empty")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"Plane.through: x{i} contains NaN or inf")
+            arrs.append(a)
+        shapes = [a.shape for a in arrs]
+        if len(set(shapes)) != 1:
+            raise ValueError(f"Plane.through: the three inputs must have one shape, got {', '.join(map(str, shapes))}")
+        if not (isinstance(margin, (int, float)) and np.isfinite(margin) and margin >= 0):
+            raise ValueError(f"Plane.through: margin must be a finite number ≥ 0, got {margin!r}")
+        p1, p2, p3 = (a.reshape(-1) for a in arrs)
+        u, w = p2 - p1, p3 - p1
+        uu = float(u @ u)
+        scale = max(np.abs(arrs[0]).max(), np.abs(arrs[1]).max(), np.abs(arrs[2]).max(), 1e-300)
+        if np.sqrt(uu) <= 1e-12 * scale:
+            raise ValueError("Plane.through: x1 and x2 coincide; give three points that span a plane")
+        alpha3 = float(w @ u) / uu
+        w_perp = w - alpha3 * u
+        norm = float(np.linalg.norm(w_perp))
+        if norm <= 1e-9 * max(np.sqrt(uu), float(np.linalg.norm(w))):
+            raise ValueError("Plane.through: the three inputs are collinear (or two coincide); they span no plane")
+        beta3 = norm / np.sqrt(uu)
+        v = w_perp / beta3
+        marks = np.array([[0.0, 0.0], [1.0, 0.0], [alpha3, beta3]])
+        lo, hi = marks.min(0), marks.max(0)
+        pad = margin * (hi - lo).max()
+        bounds = (lo[0] - pad, hi[0] + pad, lo[1] - pad, hi[1] + pad)
+        marks.setflags(write=False)
+        return cls(p1, u, v, bounds, input_shape=tuple(int(s) for s in arrs[0].shape), marks=marks)
 
     @classmethod
     def square(cls, size: float = 1.0, dim: int = 2) -> Plane:

@@ -198,14 +198,37 @@ Step = EmbedStep | AffineStep | ReluStep | MaxStep | SelectStep | SaveStep | Add
 ACTIVATIONS = (ReluStep, MaxStep, SelectStep)  # the steps that cut the domain
 
 
+@dataclass(frozen=True, eq=False)
+class CompileDomain:
+    """The box [lo, hi] ⊂ R^d a compiled model was compiled on: there (only) the transformer
+    equals its source network, so the counters refuse to count outside it."""
+
+    lo: np.ndarray  # (d,) float64
+    hi: np.ndarray  # (d,) float64
+
+    def __post_init__(self) -> None:
+        lo = np.array(self.lo, dtype=np.float64).reshape(-1)
+        hi = np.array(self.hi, dtype=np.float64).reshape(-1)
+        if lo.shape != hi.shape or not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))) or np.any(lo >= hi):
+            raise ValueError(f"CompileDomain: need finite lo < hi of one shape, got lo {lo.tolist()}, hi {hi.tolist()}")
+        lo.setflags(write=False)
+        hi.setflags(write=False)
+        object.__setattr__(self, "lo", lo)
+        object.__setattr__(self, "hi", hi)
+
+
 @dataclass(frozen=True)
 class Program:
-    """x ∈ R^in_dim ↦ output, through ``ops`` (first op: Embed; last op: Read)."""
+    """x ∈ R^in_dim ↦ output, through ``ops`` (first op: Embed; last op: Read).
+
+    ``compile_domain``: for a compiled model, the box it equals its source network on
+    (:class:`CompileDomain`; None for every other model)."""
 
     in_dim: int
     ops: tuple
     name: str = "program"
     meta: dict = field(default_factory=dict, compare=False)
+    compile_domain: CompileDomain | None = field(default=None, compare=False)
 
     def __post_init__(self):
         if not self.ops or not isinstance(self.ops[0], Embed):
@@ -214,6 +237,13 @@ class Program:
             raise ValueError("Program.ops must end with a Read")
         if self.ops[0].E.shape[0] != self.in_dim:
             raise ValueError(f"Embed reads {self.ops[0].E.shape[0]} inputs but in_dim = {self.in_dim}")
+        if self.compile_domain is not None:
+            if not isinstance(self.compile_domain, CompileDomain):
+                raise ValueError(f"Program.compile_domain must be a CompileDomain or None, got "
+                                 f"{type(self.compile_domain).__name__}")
+            if self.compile_domain.lo.shape != (self.in_dim,):
+                raise ValueError(f"Program.compile_domain has {self.compile_domain.lo.size} coordinates but "
+                                 f"in_dim = {self.in_dim}")
 
     @property
     def n_tokens(self) -> int:

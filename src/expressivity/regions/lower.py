@@ -5,22 +5,26 @@ Linear/ReLU, an :class:`~expressivity.cpwl.MaxoutNetwork`, a hardmax
 :class:`~expressivity.transformer.Transformer` with continuous input (x copied to every one of
 ``n_tokens`` tokens, output at every token unless ``tokens`` is given) or a compiled model
 (anything with ``.transformer`` and ``.n_tokens``; output read at token 0, like ``CompiledModel.evaluate``;
-its compile box travels as ``Program.meta["compile_domain"] = (lo, hi)``).
+its compile box travels as ``Program.compile_domain``, a :class:`~.ir.CompileDomain`).
 Anything not piecewise linear (GELU, softmax attention, layer norm, token-id input) raises
 one ValueError naming the part.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..cpwl import MaxoutNetwork
 from ..cpwl.relu import sequential_steps
-from .ir import Affine, Embed, GroupMax, Hardmax, Program, Read, ReLU, Residual
+from .ir import Affine, CompileDomain, Embed, GroupMax, Hardmax, Program, Read, ReLU, Residual
 
 
-def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = None) -> Program:
-    """Any supported model → :class:`Program`."""
+def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = None,
+          input_shape: tuple[int, ...] | None = None) -> Program:
+    """Any supported model → :class:`Program`. ``input_shape``: the shape of one input of a torch
+    module (without the batch dimension; used by :func:`~.lower_torch.lower_module` only)."""
     if isinstance(model, Program):
         return model
     if isinstance(model, MaxoutNetwork):
@@ -30,20 +34,25 @@ def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = N
                                  tokens if tokens is not None else (0,), name="compiled transformer")
         # the transformer equals its source net only on the compile domain: counters refuse
         # to count outside it (see count.check_compile_domain)
-        prog.meta["compile_domain"] = (np.asarray(model.lo, dtype=np.float64), np.asarray(model.hi, dtype=np.float64))
-        return prog
+        return replace(prog, compile_domain=CompileDomain(model.lo, model.hi))
     try:
         from torch import nn
     except ImportError:  # pragma: no cover
         nn = None
-    if nn is not None and isinstance(model, nn.Sequential):
-        return lower_sequential(model)
+    if nn is not None and isinstance(model, nn.Sequential) and all(
+            type(m) in (nn.Linear, nn.ReLU, nn.Identity, nn.Flatten) for m in model) and any(
+            type(m) is nn.Linear for m in model):
+        return lower_sequential(model)  # the plain MLP: read directly
     from ..transformer import Transformer
 
     if isinstance(model, Transformer):
         return lower_transformer(model, n_tokens, tokens)
+    if nn is not None and isinstance(model, nn.Module):
+        from .lower_torch import lower_module
+
+        return lower_module(model, input_shape)
     raise ValueError(
-        f"cannot lower {type(model).__name__}: expected nn.Sequential (Linear/ReLU), MaxoutNetwork, "
+        f"cannot lower {type(model).__name__}: expected a torch nn.Module (traced), MaxoutNetwork, "
         "a hardmax Transformer, a compiled model or a regions Program"
     )
 
@@ -125,7 +134,7 @@ def lower_transformer(model, n_tokens: int | None = None, tokens: tuple[int, ...
     for blk in model.blocks:
         a = blk.attn
         ops.append(Residual((Hardmax(np_(a.W_Q), np_(a.b_Q), np_(a.W_K), np_(a.b_K), np_(a.W_V),
-                                     np_(a.b_V), np_(a.W_O), np_(a.b_O), float(cfg.lam), bool(cfg.causal)),)))
+                                     np_(a.b_V), np_(a.W_O), np_(a.b_O), float(cfg.score_scale), bool(cfg.causal)),)))
         if blk.mlp is not None:
             ml = blk.mlp
             ops.append(Residual((Affine(np_(ml.W_in), np_(ml.b_in)), ReLU(),

@@ -12,7 +12,7 @@ from .result import Regions
 
 
 def plot_regions(model, plane: Plane, path, color_by: str = "linear", regions: Regions | None = None,
-                 title: str | None = None, dpi: int = 150, **lower_kw) -> Regions:
+                 title: str | None = None, dpi: int = 150, mark_labels=None, **lower_kw) -> Regions:
     """Count ``model``'s regions on ``plane`` and write a PNG to ``path``.
 
     ``color_by``: "linear" (merged linear regions; activation-region edges inside one linear
@@ -59,6 +59,15 @@ def plot_regions(model, plane: Plane, path, color_by: str = "linear", regions: R
     ax.add_collection(LineCollection(seg[thin], colors="k", linewidths=0.15, alpha=0.5))
     poly = plane.polygon
     ax.add_collection(LineCollection([np.vstack([poly, poly[:1]])], colors="k", linewidths=1.0))
+    if plane.marks is not None:  # Plane.through: the inputs it passes through
+        mk = np.asarray(plane.marks)
+        ax.scatter(mk[:, 0], mk[:, 1], s=36, c="white", edgecolors="k", linewidths=1.0, zorder=3)
+        labels = list(mark_labels) if mark_labels is not None else [f"x{i}" for i in range(1, len(mk) + 1)]
+        if len(labels) != len(mk):
+            raise ValueError(f"mark_labels: {len(mk)} labels needed, got {len(labels)}")
+        for text, (a, b) in zip(labels, mk):
+            ax.annotate(str(text), (a, b), xytext=(6, 6), textcoords="offset points", fontsize=10, zorder=4,
+                        fontweight="bold", bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "k", "lw": 0.5})
     ax.set_xlim(poly[:, 0].min(), poly[:, 0].max())
     ax.set_ylim(poly[:, 1].min(), poly[:, 1].max())
     ax.set_aspect("equal")

@@ -175,7 +175,7 @@ def hard_attention(ctx: Context) -> Measurement:
     n_red = ctx.pick({"test": 32, "quick": 64, "standard": 96, "full": 128})
     cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=2, d_out=1,
                             n_ctx=max(max(ns), n_red) + 1, positional="learned", attention="hardmax",
-                            lam=1.0, layer_norm="none", dtype="float64")
+                            layer_norm="none", dtype="float64")
     model = Transformer(cfg)
     model.reset_parameters(ctx.seed)
     rows = dependence_under_restriction(model, ns, C=0.5, seed=ctx.seed,

@@ -16,6 +16,7 @@ next run measures the missing units again.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -35,6 +36,8 @@ DEFAULT_DB = Path("runs") / "results.sqlite"  # the one results store (also `tra
 # can deadlock a child, and children forked from a server that preloaded the areas measured
 # regions.depth 3× slower than fresh ones. The price is the imports, ≈ 3 s per unit.
 _START = "spawn"
+
+log = logging.getLogger(__name__)  # one INFO line per finished unit and per judged claim
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,12 @@ class _Plan:
         spec, local = self.owner[o.unit.key]
         self.pending -= 1
         self.done_s.append(o.seconds)
+        name = f"{spec.id}/{local}" if local else spec.id
+        left = f"; {self.pending} unit{'s' * (self.pending != 1)} to go" if self.pending else ""
+        if o.status == "done":
+            log.info("unit %s done in %.1f s%s", name, o.seconds, left)
+        else:
+            log.warning("unit %s %s after %.1f s: %s%s", name, o.status.replace("_", " "), o.seconds, _why(o), left)
         if not local:  # a whole claim
             if self.store is not None:
                 self.store.put_unit(o.unit.key, spec.id, self.size, o.status, None, o.error or None, o.seconds)
@@ -196,11 +205,18 @@ class _Plan:
         self._finish(spec, claim, fig)
 
     def _finish(self, spec: ClaimSpec, claim: Claim, fig: bytes | None) -> None:
+        log.log(logging.WARNING if claim.status in ("violated", "incomplete") else logging.INFO,
+                "claim %s %s in %.1f s: %s", spec.id, claim.status, claim.seconds, _one_line(claim.measured))
         self.results[spec.id] = (claim, fig)
         self.computed.append(spec.id)
         if self.store is not None:
             self.store.put(spec, claim, fig)
         self.event("done", spec, 1.0, claim)
+
+
+def _one_line(text: Any, limit: int = 120) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _why(o: Outcome) -> str:
@@ -263,6 +279,7 @@ def reproduce(
                 claim, fig = hit
                 plan.results[spec.id] = (replace(claim, reused=True), fig)
                 reused.append(spec.id)
+                log.info("claim %s %s (reused from %s)", spec.id, claim.status, db)
                 plan.event("done", spec, 1.0, plan.results[spec.id][0])
             else:
                 plan.add(spec, specs is not None)
@@ -270,6 +287,7 @@ def reproduce(
 
         def on_start(unit: Unit) -> None:
             spec = plan.owner[unit.key][0]
+            log.debug("unit %s started", unit.key)
             if spec.id not in started:
                 started.add(spec.id)
                 plan.event("start", spec)
@@ -279,6 +297,10 @@ def reproduce(
             if not local:
                 plan.event("progress", spec, fraction)
 
+        if plan.units:
+            n, c = len(plan.units), len(chosen) - len(reused)
+            log.info("%d unit%s to run for %d claim%s (%s backend, size %s)", n, "s" * (n != 1), c, "s" * (c != 1),
+                     backend, size)
         run_units(plan.units, backend=backend, workers=workers, address=address, timeout=timeout,
                   on_start=on_start, on_done=plan.on_done, on_progress=on_progress,
                   start=_START)

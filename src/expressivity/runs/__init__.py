@@ -14,11 +14,14 @@ processes, Ray and SQLite, never what a unit computes.
 * :mod:`.driver` — :func:`run_units`: a list of :class:`Unit` → local process pool | Ray tasks,
   per-unit timeout on both, results handed to the driver process as they finish.
 * :mod:`.procs` — children that die with their parent.
+* :mod:`.tables` — the store as flat records, CSV, JSON; :func:`to_pandas` (the ``pandas`` extra).
+* :mod:`.sinks` — where a training run also logs its numbers: TensorBoard, Weights & Biases.
 """
 
 from .driver import BACKENDS, Outcome, Unit, check_address, report_progress, run_units
 from .store import Store, VersionMismatch
+from .tables import records, to_pandas
 from .version import build_info, code_version, machine_info
 
 __all__ = ["BACKENDS", "Outcome", "Store", "Unit", "VersionMismatch", "build_info", "check_address", "code_version",
-           "machine_info", "report_progress", "run_units"]
+           "machine_info", "records", "report_progress", "run_units", "to_pandas"]

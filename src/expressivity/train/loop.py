@@ -41,10 +41,11 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -54,6 +55,7 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 
 from .. import checks
+from ..runs.sinks import Sink, log_to
 from ..transformer import Transformer, load_state, save_transformer
 from ..transformer.io import write_safetensors
 from . import bracket_distance, recognizers
@@ -62,6 +64,8 @@ from .models import memory_cells
 from .models.construction import construction_name, get_construction
 from .models.stack_rnn import STACK_CELL
 from .models.tape_rnn import TAPE_CELL
+
+log = logging.getLogger(__name__)
 
 LOG2E = 1.0 / math.log(2.0)
 
@@ -94,7 +98,7 @@ def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor, mask: torch.T
 def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
               on_step: Callable[[int, float], None] | None = None,
               on_eval: Callable[[int, int], None] | None = None, *, restart: bool = False,
-              fit: bool = False) -> RunResult:
+              fit: bool = False, sinks: Sequence[Sink] = ()) -> RunResult:
     """Train one run and evaluate it per test length (see the module docstring).
 
     ``on_step(step, loss)`` is called after every optimiser step, ``on_eval(done, total)``
@@ -102,7 +106,9 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     discard a checkpoint of this run in ``out_dir`` (e.g. a corrupt one) and start afresh.
     ``fit``: also evaluate the trained model the same way at every training length (fresh
     strings): does it fit its training range? The rows go to ``result.extra["train_range"]``,
-    not to the metrics (nor the store's results).
+    not to the metrics (nor the store's results). ``sinks`` (:mod:`expressivity.runs.sinks`,
+    e.g. TensorBoard) get the loss every ``max(1, steps // 100)`` steps and each test length's
+    metrics at the last step; the caller opens and closes them.
     """
     if not isinstance(cfg, RunConfig):
         raise ValueError(f"cfg must be a RunConfig, got {type(cfg).__name__}")
@@ -110,6 +116,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
         if fn is not None and not callable(fn):
             raise ValueError(f"{name} must be callable, got {type(fn).__name__}")
     restart, fit = checks.check_bool(restart, "restart"), checks.check_bool(fit, "fit")
+    sinks = _check_sinks(sinks)
     t0 = time.perf_counter()
     out = None if out_dir is None else checks.check_output_path(out_dir, "out_dir", kind="dir")
     task = cfg.make_task()
@@ -131,6 +138,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
 
     model.train()
     diverged_at = None
+    log_every = max(1, cfg.steps // 100)
     for step in range(start, cfg.steps):
         n = int(rng.choice(train_lengths))
         batch = task.sample_batch(rng, cfg.batch_size, n)
@@ -151,6 +159,9 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
         losses.append(value)
         if on_step is not None:
             on_step(step + 1, losses[-1])
+        if (step + 1) % log_every == 0 or step + 1 == cfg.steps:
+            log.debug("%s step %d/%d loss %.4f", cfg.run_id, step + 1, cfg.steps, value)
+            log_to(sinks, step + 1, {"train/loss": value})
         if out is not None and ((step + 1) % cfg.checkpoint_every == 0 or step + 1 == cfg.steps):
             _save_checkpoint(out, cfg, model, opt, rng, step + 1, losses)
 
@@ -163,6 +174,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
                 {"status": "diverged", "diverged_at": diverged_at, "loss": str(losses[-1])}, indent=1)))
         return result
     metrics = evaluate_lengths(model, cfg, task, on_length=on_eval)
+    _log_metrics(sinks, cfg, metrics)
     extra = {}
     if fit:
         extra["train_range"] = evaluate_lengths(model, replace(cfg, test_lengths=tuple(train_lengths)), task)
@@ -172,6 +184,35 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     if out is not None:
         checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(list(metrics), indent=1)))
     return result
+
+
+def _check_sinks(sinks) -> tuple:
+    if sinks is None:
+        return ()
+    if not isinstance(sinks, (list, tuple)):
+        raise ValueError(f"sinks must be a list of sinks (expressivity.runs.sinks), got {type(sinks).__name__}")
+    bad = [type(s).__name__ for s in sinks if not isinstance(s, Sink)]
+    if bad:
+        raise ValueError(f"sinks: each needs log(step, scalars) and close(), got {sorted(set(bad))}")
+    return tuple(sinks)
+
+
+_LOGGED = ("accuracy", "ce_bits", "excess_bits")
+
+
+def _log_metrics(sinks, cfg: RunConfig, metrics) -> None:
+    """Each test length's metrics, and their means, at the last step."""
+    for m in metrics:
+        log.debug("%s n=%d accuracy %s ce_bits %s", cfg.run_id, m["length"], m["accuracy"], m["ce_bits"])
+    if not sinks:
+        return
+    scalars: dict[str, float] = {}
+    for key in _LOGGED:
+        vals = [m[key] for m in metrics if m.get(key) is not None and math.isfinite(m[key])]
+        scalars.update({f"{key}/n={m['length']}": m[key] for m in metrics if m.get(key) is not None})
+        if vals:
+            scalars[f"eval/mean_{key}"] = float(np.mean(vals))
+    log_to(sinks, cfg.steps, scalars)
 
 
 def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:

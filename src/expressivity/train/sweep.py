@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -46,6 +47,7 @@ import yaml
 
 from .. import checks
 from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
+from ..runs.sinks import check_sinks, close_sinks, open_sinks
 from .budget import estimate_seconds
 from .config import RunConfig
 from .loop import train_run
@@ -55,6 +57,8 @@ from .store import ResultStore
 _TOP_KEYS = {"preset", "base", "grid", "runs"}
 MAX_RUNS = 20_000  # runs of one sweep file: sized before anything is expanded (each run is minutes or more)
 MAX_FILE_BYTES = 2 * 2**20  # a sweep file's size, checked before it is parsed
+
+log = logging.getLogger(__name__)  # one INFO line per finished run
 
 
 @dataclass
@@ -262,8 +266,9 @@ def select_runs(configs: list[RunConfig], only: dict | None = None,
 
 
 def _run_one(cfg_dict: dict, out_dir: str | None, run_fn: Callable | None, threads: int = 1,
-             restart: bool = False):
-    """Unit body: train one config (its RunResult; an exception is the unit's error)."""
+             restart: bool = False, sinks: tuple[str, ...] = ()):
+    """Unit body: train one config (its RunResult; an exception is the unit's error). ``sinks``:
+    specs of :mod:`expressivity.runs.sinks`, opened here, in the worker, one per run."""
     import torch
 
     torch.set_num_threads(threads)
@@ -271,20 +276,26 @@ def _run_one(cfg_dict: dict, out_dir: str | None, run_fn: Callable | None, threa
     out = None if out_dir is None else str(Path(out_dir) / cfg.run_id)
     if run_fn is not None:
         return run_fn(cfg, out)
-    return train_run(cfg, out, restart=restart)
+    opened = open_sinks(sinks, cfg.run_id, cfg.to_dict(), group="sweep")
+    try:
+        return train_run(cfg, out, restart=restart, sinks=opened)
+    finally:
+        close_sinks(opened)
 
 
 def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", workers: int | None = None,
               address: str | None = None, out_dir: str | Path | None = None, run_fn: Callable | None = None,
               retry_errors: bool = False, on_event: Callable[[str, RunConfig, Any], None] | None = None,
-              restart: bool = False, timeout: float | None = None, reset_db: bool = False) -> SweepSummary:
+              restart: bool = False, timeout: float | None = None, reset_db: bool = False,
+              sinks: list[str] | tuple[str, ...] = ()) -> SweepSummary:
     """Run every config not yet finished in ``db``; record each as it finishes.
 
     ``restart``: the runs started now ignore (and replace) their checkpoints under
     ``out_dir`` — with ``retry_errors``, the way to redo runs whose checkpoint was corrupt.
     ``timeout``: seconds per run (both backends); a run stopped by it is recorded as
     ``timed_out`` (retried with ``retry_errors``). ``reset_db``: a ``db`` of another code
-    version is set aside instead of refused."""
+    version is set aside instead of refused. ``sinks``: where each run also logs its loss and
+    metrics, e.g. ``["tensorboard:runs/tb"]`` (:mod:`expressivity.runs.sinks`)."""
     checks.check_choice(backend, "backend", BACKENDS)
     retry_errors, restart, reset_db = (checks.check_bool(v, n) for v, n in
                                        ((retry_errors, "retry_errors"), (restart, "restart"), (reset_db, "reset_db")))
@@ -301,6 +312,7 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
         raise ValueError("on_event must be callable")
     if out_dir is not None:
         checks.check_output_path(out_dir, "out_dir", kind="dir")
+    sinks = tuple(check_sinks(list(sinks or ()), "sinks"))
     if backend == "ray":
         check_address(address)  # before the store is touched: a wrong address fails at once
     store = ResultStore(db, reset=reset_db)
@@ -313,8 +325,12 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
             if c.run_id in finished and on_event:
                 on_event("skipped", c, None)
         out = None if out_dir is None else str(out_dir)
-        units = [Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart), group="sweep") for c in todo]
+        units = [Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart, sinks), group="sweep") for c in todo]
         by_key = {c.run_id: c for c in todo}
+        if summary.skipped:
+            log.info("%d of %d runs already in %s: skipped", summary.skipped, len(configs), db)
+        if todo:
+            log.info("%d runs to train (%s backend)", len(todo), backend)
 
         def record(outcome: Outcome) -> None:
             cfg, payload, status = by_key[outcome.unit.key], outcome.value, outcome.status
@@ -332,6 +348,13 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
                 store.record_error(cfg, payload, status)
                 summary.errors += 1
                 summary.error_messages.append(f"{cfg.label()}: {payload.splitlines()[0]}")
+            left = len(todo) - summary.done - summary.diverged - summary.errors
+            more = f"; {left} to go" if left else ""
+            if status == "done":
+                log.info("run %s done in %.1f s (score %.3f)%s", cfg.label(), outcome.seconds,
+                         getattr(payload, "score", float("nan")), more)
+            else:
+                log.warning("run %s %s after %.1f s%s", cfg.label(), status.replace("_", " "), outcome.seconds, more)
             if on_event:
                 on_event(status, cfg, payload)
 

@@ -13,6 +13,7 @@ from ..checks import check_float, check_int
 from .positions import POSITIONALS
 
 Attention = Literal["hardmax", "softmax"]
+SCORE_BIAS = ("alibi", "relative")  # position encodings that add a bias b_h(t, s) to λ·q·k
 LayerNormPlacement = Literal["none", "pre", "post"]
 Positional = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
 DType = Literal["float32", "float64"]
@@ -37,7 +38,10 @@ class TransformerConfig:
     n_ctx: int = 1024  # positions available to the learned positional embedding
     positional: Positional = "learned"  # learned W_pos | sinusoidal | none | relative | rope | alibi | i_over_n (positions.py)
     attention: Attention = "softmax"  # hardmax (even split over tied maxima) | softmax σ_λ
-    lam: float = 1.0  # λ: logits are λ·(q·k) (use 1/sqrt(d_head) for the usual scaling)
+    # λ: logits are λ·(q·k) (use 1/sqrt(d_head) for the usual scaling). softmax: > 0, default 1.0.
+    # hardmax: None — argmax over λ·(q·k) is the same for every λ > 0 — except with a score bias
+    # (alibi, relative: λ·q·k + b), where λ weighs q·k against the bias (default 1.0 there too)
+    lam: float | None = None
     log_length_scaling: bool = False  # multiply logits by log n, n = keys a query sees
     causal: bool = False  # position i attends to j <= i only
     layer_norm: LayerNormPlacement = "none"  # none | pre (with a final LN) | post
@@ -55,7 +59,7 @@ class TransformerConfig:
             for name in ("d_vocab", "d_input", "d_out"):
                 if getattr(self, name) is not None:
                     put(name, check_int(getattr(self, name), f"TransformerConfig.{name}", min=1))
-            put("lam", check_float(self.lam, "TransformerConfig.lam (λ)", min=0.0, min_open=True))
+            put("lam", self._checked_lam())
             put("ln_eps", check_float(self.ln_eps, "TransformerConfig.ln_eps", min=0.0))
         except ValueError as exc:  # "must be >= 1" reads better as "a positive int" here
             raise ValueError(str(exc).replace("must be an integer", "must be a positive int")) from None
@@ -74,6 +78,29 @@ class TransformerConfig:
         for name in ("log_length_scaling", "causal"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"TransformerConfig.{name} must be true or false, got {getattr(self, name)!r}")
+
+    def _checked_lam(self) -> float | None:
+        scale_free = self.attention == "hardmax" and self.positional not in SCORE_BIAS
+        if self.lam is None:
+            return None if scale_free else 1.0
+        if scale_free:
+            raise ValueError(f"TransformerConfig.lam: hardmax attention has no λ (the argmax of λ·(q·k) is the same "
+                             f"for every λ > 0, with positional={self.positional!r} adding no score bias); leave "
+                             f"lam None, got {self.lam!r}")
+        return check_float(self.lam, "TransformerConfig.lam (λ)", min=0.0, min_open=True)
+
+    @property
+    def score_scale(self) -> float:
+        """The factor of q·k in the logits: λ, or 1 for hardmax without λ (where any λ > 0 gives
+        the same attention)."""
+        return 1.0 if self.lam is None else self.lam
+
+    def as_hardmax(self) -> TransformerConfig:
+        """This config with hardmax attention: λ is kept where a score bias makes it matter
+        (alibi, relative) and dropped (None) elsewhere."""
+        from dataclasses import replace
+
+        return replace(self, attention="hardmax", lam=self.lam if self.positional in SCORE_BIAS else None)
 
     def n_params(self) -> int:
         """Number of parameters of the model this config describes (before building it)."""
@@ -103,6 +130,9 @@ class TransformerConfig:
                     if f.default is MISSING and f.default_factory is MISSING}
         if required - set(data):
             raise ValueError(f"TransformerConfig: missing fields {sorted(required - set(data))}")
+        if (data.get("attention") == "hardmax" and data.get("positional", "learned") not in SCORE_BIAS
+                and data.get("lam") == 1.0 and type(data.get("lam")) is float):
+            data = {**data, "lam": None}  # files written before hardmax lost its λ carry the old default 1.0
         return cls(**data)
 
 

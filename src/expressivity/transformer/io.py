@@ -21,11 +21,13 @@ import torch
 from safetensors import safe_open
 
 from ..checks import check_bool, check_output_path, check_path, write_atomic
+from ..pretrained import first_line, read_tensors  # noqa: F401  (read_tensors: re-exported, its home is pretrained)
 from .channels import ChannelMap
 from .config import TransformerConfig
 from .model import Transformer
 
 FORMAT = "expressivity.transformer/1"
+AUX_KEY = "aux_tensors"  # metadata: JSON list of the tensors that are not the model's (save_transformer's aux)
 
 _ST_DTYPES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
               torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
@@ -63,9 +65,13 @@ def write_safetensors(tensors: dict[str, torch.Tensor], path: str | Path, metada
 
 
 def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str] | None = None, *,
-                     finite: bool = True) -> None:
+                     finite: bool = True, aux: dict[str, torch.Tensor] | None = None) -> None:
     """Write ``model`` to ``path``; ``extra`` is stored as further string metadata. A NaN or
-    inf weight is refused unless ``finite=False`` (the file could not be loaded back without it)."""
+    inf weight is refused unless ``finite=False`` (the file could not be loaded back without it).
+
+    ``aux``: further tensors that travel in the same file but are not the model's (e.g. a
+    compiled model's source network); their names go to the metadata entry ``aux_tensors``,
+    :func:`load_transformer` skips exactly those and :func:`read_aux` reads them back."""
     if not isinstance(model, Transformer):
         raise ValueError(f"model must be a Transformer, got {type(model).__name__}")
     path = check_output_path(path, "path")
@@ -75,12 +81,18 @@ def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str]
         raise ValueError(f"extra must be a dict of string keys and values, got {type(extra).__name__}")
     tensors = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
     meta = {"format": FORMAT, "config": json.dumps(model.cfg.to_dict(), sort_keys=True)}
+    if aux:
+        clash = sorted(set(aux) & set(tensors))
+        if clash or not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in aux.items()):
+            raise ValueError(f"aux must map new tensor names to tensors (clashing with the model's: {clash[:3]})")
+        tensors.update({k: v.detach().contiguous().cpu() for k, v in aux.items()})
+        meta[AUX_KEY] = json.dumps(sorted(aux))
     if model.channels is not None:
         meta["channels"] = model.channels.to_json()
     for key, value in (extra or {}).items():
         if not isinstance(value, str):
             raise ValueError(f"metadata value for {key!r} must be a string (use json.dumps)")
-        if key in ("format", "config", "channels"):
+        if key in ("format", "config", "channels", AUX_KEY):
             raise ValueError(f"metadata key {key!r} is reserved")
         meta[key] = value
     write_safetensors(tensors, path, meta)
@@ -91,15 +103,6 @@ def safetensors_metadata(path: str | Path) -> dict[str, str]:
     try:
         with safe_open(str(path), framework="pt") as f:
             return dict(f.metadata() or {})
-    except Exception as exc:  # safetensors raises its own error types
-        raise ValueError(f"{path} is not a safetensors file: {_first_line(exc)}") from None
-
-
-def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
-    """Every tensor of a safetensors file (name → tensor), or a one-line error."""
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            return {k: f.get_tensor(k) for k in f.keys()}
     except Exception as exc:  # safetensors raises its own error types
         raise ValueError(f"{path} is not a safetensors file: {_first_line(exc)}") from None
 
@@ -117,9 +120,7 @@ def read_metadata(path: str | Path) -> dict[str, str]:
     return meta
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
+_first_line = first_line
 
 
 def metadata_json(meta: dict, key: str, path: str | Path):
@@ -160,10 +161,14 @@ def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     want = model.state_dict()
+    aux = aux_names(meta, path)
     state = {}
     try:
         with safe_open(str(path), framework="pt") as f:
             keys = set(f.keys())
+            if aux - keys:
+                raise ValueError(f"{path}: metadata {AUX_KEY!r} lists tensor(s) the file lacks: {sorted(aux - keys)[:5]}")
+            keys -= aux
             missing, extra = sorted(set(want) - keys), sorted(keys - set(want))
             if missing:
                 raise ValueError(f"{path}: missing tensor(s) {', '.join(missing[:5])}" + (" …" if len(missing) > 5 else ""))
@@ -188,6 +193,35 @@ def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
     with torch.no_grad():
         model.load_state_dict(state, strict=True)
     return model
+
+
+def aux_names(meta: dict[str, str], path: str | Path) -> set[str]:
+    """The names listed by metadata ``aux_tensors`` (empty when absent), checked to be a list
+    of strings."""
+    if AUX_KEY not in meta:
+        return set()
+    names = metadata_json(meta, AUX_KEY, path)
+    if not (isinstance(names, list) and all(isinstance(n, str) for n in names)):
+        raise ValueError(f"{path}: metadata {AUX_KEY!r} must be a JSON list of tensor names")
+    return set(names)
+
+
+def read_aux(path: str | Path) -> dict[str, torch.Tensor]:
+    """The ``aux`` tensors written by :func:`save_transformer` ({} when the file has none)."""
+    path = check_path(path, "path")
+    names = aux_names(read_metadata(path), path)
+    if not names:
+        return {}
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            lacking = sorted(names - set(f.keys()))
+            if lacking:
+                raise ValueError(f"{path}: metadata {AUX_KEY!r} lists tensor(s) the file lacks: {lacking[:5]}")
+            return {k: f.get_tensor(k) for k in sorted(names)}
+    except ValueError:
+        raise
+    except Exception as exc:  # truncated or corrupt data
+        raise ValueError(f"{path}: cannot read the tensors (truncated or corrupt file: {_first_line(exc)})") from None
 
 
 def channel_map(names, d_model: int, where: str) -> ChannelMap:

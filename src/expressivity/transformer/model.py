@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..checks import check_memory
+from ..pretrained import WEIGHTS_NAME, PretrainedMixin
 from . import positions as P
 from .channels import ChannelMap
 from .config import TransformerConfig
@@ -120,11 +121,11 @@ class Attention(nn.Module):
     def _scale(self, T: int, allowed: Tensor | None, dtype: torch.dtype, device) -> float | Tensor:
         """λ, or λ·log n per query (n = number of keys it sees) with log-length scaling."""
         if not self.cfg.log_length_scaling:
-            return self.cfg.lam
+            return self.cfg.score_scale
         if allowed is None:
-            return self.cfg.lam * math.log(T)
+            return self.cfg.score_scale * math.log(T)
         n_keys = allowed.sum(-1, keepdim=True).clamp(min=1).to(dtype)  # (B|1, 1, T, 1)
-        return self.cfg.lam * self.length_factor(n_keys)
+        return self.cfg.score_scale * self.length_factor(n_keys)
 
     def scores(self, y: Tensor, key_mask: Tensor | None = None) -> Tensor:
         """Logits a_ij = λ·s_i·q_i·k_j + b_h(i, j), shape (B, H, T, T), of the sublayer input y
@@ -142,9 +143,9 @@ class Attention(nn.Module):
         (..., P), the keys query p sees; s = 1 when ``n_keys`` is None. No RoPE rotation, no
         position bias and no mask: for models whose positions are a table W_pos
         (positions.require_position_table) and callers that mask themselves."""
-        scale = self.cfg.lam
+        scale = self.cfg.score_scale
         if n_keys is not None and self.cfg.log_length_scaling:
-            scale = self.cfg.lam * self.length_factor(n_keys)[..., None]
+            scale = self.cfg.score_scale * self.length_factor(n_keys)[..., None]
         return self._logits(q, k, None, scale)
 
     def heads_out(self, z: Tensor) -> Tensor:
@@ -307,11 +308,13 @@ class Block(nn.Module):
         return y
 
 
-class Transformer(nn.Module):
+class Transformer(nn.Module, PretrainedMixin):
     """The project's transformer; see the module docstring for the math.
 
     ``channels`` optionally names every residual dimension (compiled and hand-built models).
     """
+
+    hub_kind = "transformer"  # save_pretrained / from_pretrained (expressivity.pretrained)
 
     def __init__(self, cfg: TransformerConfig, channels: ChannelMap | None = None) -> None:
         super().__init__()
@@ -486,4 +489,17 @@ class Transformer(nn.Module):
     def extra_repr(self) -> str:
         c = self.cfg
         return (f"d_model={c.d_model}, n_layers={c.n_layers}, n_heads={c.n_heads}, d_head={c.d_head}, "
-                f"d_mlp={c.d_mlp}, attention={c.attention}, λ={c.lam}, layer_norm={c.layer_norm}")
+                f"d_mlp={c.d_mlp}, attention={c.attention}" + (f", λ={c.lam}" if c.lam is not None else "")
+                + f", layer_norm={c.layer_norm}")
+
+    # ------------------------------------------------------------------ hub layout
+    def _hub_records(self):
+        from .hub import state, transformer_records
+
+        return transformer_records(self), {WEIGHTS_NAME: state(self)}
+
+    @classmethod
+    def _from_hub(cls, config, directory):
+        from .hub import transformer_from_config
+
+        return transformer_from_config(config, directory)

@@ -1,0 +1,95 @@
+"""Options that several commands share: one declaration and one help text each.
+
+A command takes them as typed parameters, e.g. ``seed: Seed = 0`` or ``db: Db = DEFAULT_DB``
+(the default stays in the command's signature, since it differs between commands). Choices
+are ``Literal`` types, so ``--help`` lists them and a wrong value is refused by the parser.
+The choice lists mirror the library's (``tests/test_cli_options.py`` checks that they agree;
+the CLI does not import the library at start-up, which would import torch).
+
+``--quiet`` / ``--verbose`` are not declared per command: :func:`verbosity_params` builds them
+once and the app's group adds them to every command (and to ``expressivity`` itself).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal, get_args, get_origin
+
+import typer
+
+DEFAULT_DB = Path("runs/results.sqlite")  # the one results store (the library's default too)
+
+# ---------------------------------------------------------------------------------- choices
+BackendName = Literal["local", "ray"]
+SizeName = Literal["test", "quick", "standard", "full"]
+AttentionName = Literal["hardmax", "softmax"]
+LayerNormName = Literal["none", "pre", "post"]
+ModelName = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]
+KindName = Literal["recognition", "next_symbol", "classification", "transduction"]
+PositionalName = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
+PresetName = Literal["deletang", "bhattamishra", "yao", "flare", "quick"]
+ColorBy = Literal["linear", "activation"]
+
+
+
+def choices_of(annotation) -> tuple[str, ...]:
+    """The values of a ``Literal`` choice type (also inside ``X | None`` and ``Annotated``)."""
+    if get_origin(annotation) is Literal:
+        return tuple(get_args(annotation))
+    return tuple(c for a in get_args(annotation) for c in choices_of(a))
+
+
+# ---------------------------------------------------------------------------------- the store
+Db = Annotated[Path, typer.Option("--db", help="the SQLite results store (training runs and their per-length "
+                                  "results, report units and claims); finished work in it is not redone")]
+ResetDb = Annotated[bool, typer.Option("--reset-db", help="if --db holds results of another code version, set it "
+                                       "aside (renamed with that version) and start a fresh one")]
+
+# ---------------------------------------------------------------------------------- running many units
+Backend = Annotated[BackendName, typer.Option("--backend", help="where the units run: a local process pool or "
+                                              "Ray tasks")]
+Address = Annotated[str | None, typer.Option("--address", help="Ray cluster: 'auto' or the head's host:port "
+                                             "(default: a private local Ray instance; needs --backend ray)")]
+Workers = Annotated[int | None, typer.Option("--workers", help="units run at once (default: the number of CPUs)")]
+Timeout = Annotated[float | None, typer.Option("--timeout", help="stop a unit after this many seconds (both "
+                                               "backends); it is recorded as timed out (a report's unit is measured again "
+                                               "next time, a sweep's run with --retry-errors)")]
+Log = Annotated[list[str], typer.Option("--log", help="also log the training loss and the per-length metrics to "
+                                        "tensorboard:DIR (one subdirectory per run; extra 'tensorboard') or wandb "
+                                        "/ wandb:PROJECT (extra 'wandb'; WANDB_MODE=offline works); repeatable")]
+
+# ---------------------------------------------------------------------------------- measuring
+Seed = Annotated[int, typer.Option("--seed", help="random seed (model init, sampled strings and points)")]
+Param = Annotated[list[str], typer.Option("--param", "-p", help="construction parameter KEY=VALUE, e.g. k=2 "
+                                          "(repeatable)")]
+Lengths = Annotated[str, typer.Option("--lengths", help="lengths n: a list 8,16,32 or a range 8-12")]
+Plot = Annotated[Path | None, typer.Option("--plot", help="also draw the command's figure into this PNG file")]
+Layers = Annotated[Path | None, typer.Option("--layers", help="layer shapes JSON of torch weights (default: beside "
+                                             "them, net.pt -> net.json)")]
+
+# ---------------------------------------------------------------------------------- results out
+Output = Annotated[Path | None, typer.Option("--output", "-o", help="write --json / --csv to this file instead "
+                                             "of stdout")]
+
+
+# ---------------------------------------------------------------------------------- every command
+QUIET_HELP = "print only results, warnings and errors: no progress bars, no per-unit lines"
+VERBOSE_HELP = "also print debug lines (each unit started, training loss, each test length)"
+
+
+def verbosity_params(callback) -> list:
+    """``--quiet/-q`` and ``--verbose/-v`` as click parameters of typer's own kind, for the app's
+    group to add to every command. ``callback(ctx, param, value)`` receives each flag; they do
+    not reach the command's function."""
+    probe = typer.Typer(add_completion=False)
+
+    @probe.command()
+    def _flags(quiet: Annotated[bool, typer.Option("--quiet", "-q", help=QUIET_HELP)] = False,
+               verbose: Annotated[bool, typer.Option("--verbose", "-v", help=VERBOSE_HELP)] = False) -> None:
+        """(never called: it only declares the two flags)"""
+
+    params = typer.main.get_command(probe).params
+    for p in params:
+        p.expose_value = False
+        p.callback = callback
+    return params
