@@ -114,9 +114,10 @@ def test_channel_map_names_every_role_and_survives_save_load(tmp_path):
     cm = compile_maxout(net, domain=(-1.0, 1.0))
     ch = cm.channels
     assert len(ch.group("x")) == 3 and len(ch.group("onehot")) == 3
-    assert len(ch.group("z")) == 4 and len(ch.group("h")) == 4 and "one" in ch
+    # every layer has channels of its own: z^(l) (pieces), h^(l) (outputs)
+    assert [len(ch.group(g)) for g in ("z1", "z2", "h1", "h2")] == [4, 2, 4, 2] and "one" in ch
     text = str(ch)
-    for label in ("x[0..2]", "onehot[0..2]", "one", "z[0..3]", "h[0..3]"):
+    for label in ("x[0..2]", "onehot[0..2]", "one", "z1[0..3]", "z2[0..1]", "h1[0..3]", "h2[0..1]"):
         assert label in text
     # the weights are written by name: the embedding sends x[k] to channel "x[k]"
     assert cm.transformer.W_E[1, ch.index("x[1]")] == 1.0
@@ -202,6 +203,29 @@ def test_hardmax_stays_exact_at_depth_10():
     err = np.abs(cm.evaluate(x) - net(x)).max()
     assert err <= EXACT and err <= 2 * cm.roundoff_error
     assert cm.n_blocks == 11 and cm.output_error == 0.0
+
+
+@pytest.mark.parametrize("layer", [0, 1, 2])
+@pytest.mark.parametrize("a", [1e-8, 1e-5, 1e5, 1e8])
+def test_hardmax_stays_exact_relative_to_a_rescaled_layer(layer, a):
+    """Layer ``layer``'s weights and biases × a, the next layer's weights × 1/a: the same f, and
+    the compiled transformer keeps float64 precision relative to f. Each layer writes its own
+    channels; when a layer's pieces were written as z_old + (u − z_old), the error was
+    2^−53·|z_old| — 4e-8·max|f| at a = 1e-8 on the last layer, 2e-8 at a = 1e8 on the first."""
+    net = MaxoutNetwork.random(4, [3, 3, 3], 3, seed=193)
+    layers = [(lay.W.copy(), lay.b.copy()) for lay in net.layers]
+    A, c = net.readout
+    layers[layer] = (a * layers[layer][0], a * layers[layer][1])
+    if layer + 1 < len(layers):
+        layers[layer + 1] = (layers[layer + 1][0] / a, layers[layer + 1][1])
+    else:
+        A = A / a
+    net2 = MaxoutNetwork.from_weights(layers, (A, c))
+    x = np.random.default_rng(1).uniform(-1, 1, (2000, 4))
+    assert np.allclose(net2(x), net(x), rtol=1e-9, atol=1e-9 * np.abs(net(x)).max())
+    cm = compile_maxout(net2, domain=(-1.0, 1.0))
+    err = np.abs(cm.evaluate(x) - net2(x)).max()
+    assert err <= 1e-13 * np.abs(net2(x)).max() and err <= 2 * cm.roundoff_error, (err, cm.roundoff_error)
 
 
 def test_verify_uses_a_relative_tolerance_for_large_outputs(tmp_path):

@@ -6,7 +6,7 @@ activation and linear region counts are unchanged by
 
 * f → f + c, |c| up to 1e12 (the output bias);
 * f → a·f, a in [1e-12, 1e12] (the read-out);
-* a hidden layer's weights and biases × a > 0, the next layer's weights × 1/a;
+* a hidden layer's weights and biases × a, a in [1e-8, 1e8], the next layer's weights × 1/a;
 * permuting a hidden layer's units (and, for maxout, the pieces of each unit);
 * an affine change of input coordinates x' = M x + v with the domain mapped along;
 
@@ -15,6 +15,8 @@ compared with the counts of the unmodified net and, on small 3-D nets, with the 
 lists (a ReLU unit is rank 2 with a zero piece) with a read-out, so one set of transforms
 serves all three families.
 """
+
+import functools
 
 import numpy as np
 import pytest
@@ -215,6 +217,31 @@ def test_exact_counts_are_invariant(family, sym, seed, data):
     if family == "compiled" and gadgets(m2) != gadgets(m):
         got, ref = [c[1] for c in got], [c[1] for c in ref]
     assert got == ref, (sym, family)
+
+
+@functools.cache
+def _compiled_counts(seed: int, layer: int | None = None, a: float = 1.0) -> tuple[list, int]:
+    net = random_net("compiled", seed, widths=(3, 3))
+    if layer is not None:
+        net = rescaled(net, layer, a)
+    doms = domains()
+    m = model("compiled", net, doms)
+    return counts(m, doms), gadgets(m)
+
+
+@pytest.mark.parametrize("seed, layer, a", [(193, 1, 1e-8), (193, 1, 1e-7), (0, 1, 1e-8), (1, 1, 1e-7),
+                                            (2, 1, 1e-8), (2, 1, 1e5), (2, 1, 1e8), (193, 0, 1e8)])
+def test_compiled_counts_do_not_move_when_a_layer_is_rescaled(seed, layer, a):
+    """The rescalings that moved compiled counts (issue 20): at a ≤ 1e-7 linear counts fell
+    (seed 193: [(3,3),(6,6),(10,10),(5,5)] → [(3,2),(6,4),(10,9),(5,2)]) or a mesh invariant
+    broke; at a ≥ 1e5 (other gadgets, so linear counts only) seed 2's box had 61 linear regions
+    for 60. The compiler wrote each layer's pieces as z_old + (u − z_old) in shared channels:
+    its rounding, 2^−53·|z_old|, did not scale with the rescaled layer."""
+    ref, g_ref = _compiled_counts(seed)
+    got, g_got = _compiled_counts(seed, layer, a)
+    if g_got != g_ref:
+        got, ref = [c[1] for c in got], [c[1] for c in ref]
+    assert got == ref
 
 
 @pytest.mark.parametrize("family", ["relu", "maxout", "compiled"])

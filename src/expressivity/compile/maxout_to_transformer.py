@@ -1,23 +1,28 @@
 """Maxout network → Transformer: token-wise shift + max by attention (paper 1, Thm 3.1/3.2).
 
 Tokens t = 0..T−1 with T = max_l p_l; token t stands for piece π_l(t) = t mod p_l of every
-unit of layer l. Residual channels: x[0..d−1] | onehot[0..T−1] | one | z[0..m−1] | h[0..m−1].
+unit of layer l. Residual channels: x[0..d−1] | onehot[0..T−1] | one | z1[0..m_1−1] … zD |
+h1[0..m_1−1] … hD: every layer writes its pieces z^(l) and outputs h^(l) into channels of its
+own, which are exactly 0 until then. So no layer computes its values as a difference against
+an earlier layer's content (z_new = z_old + (u − z_old) rounds to 2^−53·|z_old|, which does not
+scale with the layer: a layer rescaled by 10^−8 against its neighbours lost 8 digits), and every
+value's float64 error is relative to the magnitudes it is computed from.
 
 * Token-wise shift (FFN = token-wise affine map). With s = Σ_{t: π(t)=j} onehot[t] ∈ {0, 1},
   1 − s = Σ_{t: π(t)≠j} onehot[t], and interval bounds L ≤ u ≤ U:
       one-sided:  u·s = ReLU(u − L − (U − L)(1 − s)) + L·s     (1 hidden unit; L·s = L·ReLU(s)
                   is linear in the one-hot channels: one shared unit per token)
       two-sided:  u·s = ReLU(u − M(1 − s)) − ReLU(−u − M(1 − s)),  M = max(|L|, |U|)  (2 units)
-  The shared FFN of block l−1 writes z_{i,t} = w_{i,π(t)}·h^(l−1) + b_{i,π(t)} on token t,
-  subtracting the channel's old content inside u (so no clearing pass is needed):
-  u_ij = w_ij·h + b_ij − z_i. The one-sided form is cheaper (m_l·p_l + T hidden units) but on
-  the active token it adds and removes L, costing ≈ 2^−52·|L| of precision; pieces whose bound
-  exceeds 10^4 (deep or wide nets, where interval bounds are loose) use the two-sided form, whose
-  active-token arithmetic never touches the bounds. Writing 1 − s as a sum of one-hot channels
-  (rather than M·s − M) keeps M out of the active token's sum as well.
-* Max by attention. Head i: constant query (channel ``one``), key = z_i, value = z_i − h_i,
-  output added to h_i. Hardmax gives h_i = max_t z_{i,t} on every token (ties average equal
-  values); σ_λ gives a value within (T − 1)/(e·λ) below it.
+  The shared FFN of block l−1 writes z^(l)_{i,t} = w_{i,π(t)}·h^(l−1) + b_{i,π(t)} on token t
+  into the (zero) channel z^(l)_i: u_ij = w_ij·h + b_ij. The one-sided form is cheaper (m_l·p_l
+  + T hidden units) but on the active token it adds and removes L, costing ≈ 2^−52·|L| of
+  precision (L is u's own lower bound, so this is relative to the piece's range); pieces whose
+  bound exceeds 10^4 (deep or wide nets, where interval bounds are loose) use the two-sided form,
+  whose active-token arithmetic never touches the bounds. Writing 1 − s as a sum of one-hot
+  channels (rather than M·s − M) keeps M out of the active token's sum as well.
+* Max by attention. Head i: constant query (channel ``one``), key = value = z^(l)_i, output
+  added to the (zero) channel h^(l)_i. Hardmax gives h_i = max_t z_{i,t} on every token (ties
+  average equal values); σ_λ gives a value within (T − 1)/(e·λ) below it.
 * Blocks: block 0 = FFN only (layer 1's pieces); block l = attention (h^(l)) + FFN (layer
   l+1's pieces); the last FFN is zero. Depth D → D + 1 blocks. Read-out y = A h^(D) + c is
   the unembedding W_U.
@@ -41,14 +46,16 @@ from ..cpwl.maxout import affine_bounds
 from ..transformer import ChannelMap, Weights
 from .compiled import CompiledModel
 
-_M_SAFETY_REL = 1e-6  # slack on every interval bound: relative …
-_M_SAFETY_ABS = 1e-9  # … and absolute
+_M_SAFETY_REL = 1e-6  # slack on every interval bound: relative to the bound …
+_M_SAFETY_LAYER = 1e-9  # … and to the layer's largest bound (a piece whose bounds are ≈ 0)
 _ONE_SIDED_MAX = 1e4  # pieces with max(|L|, |U|) above this use the precise two-sided gadget
 
 
-def channel_map(d: int, T: int, m: int) -> ChannelMap:
-    """x[0..d−1], onehot[0..T−1], one, z[0..m−1], h[0..m−1]."""
-    return ChannelMap.build(("x", d), ("onehot", T), ("one!", 1), ("z", m), ("h", m))
+def channel_map(d: int, T: int, widths) -> ChannelMap:
+    """x[0..d−1], onehot[0..T−1], one, z1[0..m_1−1] … zD[0..m_D−1], h1[0..m_1−1] … hD."""
+    widths = tuple(widths)
+    return ChannelMap.build(("x", d), ("onehot", T), ("one!", 1), *((f"z{l + 1}", m) for l, m in enumerate(widths)),
+                            *((f"h{l + 1}", m) for l, m in enumerate(widths)))
 
 
 @dataclass(frozen=True)
@@ -79,20 +86,17 @@ def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float,
     """Interval bounds (widened by the σ_λ errors ε_l) and gadget choice for every layer, the
     σ_λ errors ε_l, the float64 round-off bound r_D of the last layer and a bound on |h^(D)| (see
     :func:`compile_maxout`)."""
-    m = max(net.widths)
     T = max(net.ranks)
-    z_lo, z_hi = np.zeros(m), np.zeros(m)  # interval of every z channel's content, all tokens
     in_lo, in_hi, eps = lo, hi, 0.0
     plans, errors = [], []
     rnd = 0.0  # round-off bound on the current layer's outputs h^(l)
     for layer in net.layers:
         Wl, bl = layer.W, layer.b  # (m_l, p_l, d_l), (m_l, p_l)
         m_l, p_l, _ = Wl.shape
-        pre_lo, pre_hi = affine_bounds(Wl, bl, in_lo, in_hi)
-        L = pre_lo - z_hi[:m_l, None]  # u = w·h + b − z_old ≥ L
-        U = pre_hi - z_lo[:m_l, None]
-        slack = _M_SAFETY_ABS + _M_SAFETY_REL * np.maximum(np.abs(L), np.abs(U))
-        L, U = L - slack, U + slack
+        pre_lo, pre_hi = affine_bounds(Wl, bl, in_lo, in_hi)  # L ≤ u = w·h + b ≤ U
+        size = np.maximum(np.abs(pre_lo), np.abs(pre_hi))
+        slack = _M_SAFETY_REL * size + _M_SAFETY_LAYER * float(size.max(initial=0.0))
+        L, U = pre_lo - slack, pre_hi + slack
         two = np.maximum(np.abs(L), np.abs(U)) > _ONE_SIDED_MAX
         width = np.where(two, 2, 1).ravel()
         start = np.concatenate([[0], np.cumsum(width)[:-1]]).reshape(m_l, p_l)
@@ -102,14 +106,12 @@ def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float,
         # round-off of this layer on the active token (the only one whose sums are not clipped
         # to an exact 0): Σ|terms| of the FFN's dot products, then the attention's values
         in_abs = np.maximum(np.abs(in_lo), np.abs(in_hi))
-        z_abs = np.maximum(np.abs(z_lo[:m_l]), np.abs(z_hi[:m_l]))[:, None]
-        terms = np.abs(Wl) @ in_abs + np.abs(bl) + 2 * np.abs(L) * ~two + 2 * z_abs
+        terms = np.abs(Wl) @ in_abs + np.abs(bl) + 2 * np.abs(L) * ~two
         Z = max(float(np.abs(pre_lo).max()), float(np.abs(pre_hi).max()), float(in_abs.max())) + eps
         rho = _gamma(Wl.shape[2] + 8) * float(terms.max()) + _gamma(T + 8) * 2 * Z
         if softmax:
             rho += 8 * (T - 1) * _U * Z  # σ_λ weights of near-tied tokens under rounded logits
         rnd = w_l1 * rnd + rho  # r_l = L_l r_{l−1} + ρ_l
-        z_lo[:m_l], z_hi[:m_l] = pre_lo.min(axis=1), pre_hi.max(axis=1)
         eps = w_l1 * eps + delta  # ε_l = L_l ε_{l−1} + (T − 1)/(eλ)
         errors.append(eps)
         in_lo, in_hi = pre_lo.max(axis=1) - eps, pre_hi.max(axis=1) + eps
@@ -174,9 +176,9 @@ def compile_maxout(
     plans, layer_errors, r_D, h_abs = _plan(net, lo, hi, delta, softmax=attention == "softmax")
     one_sided = any(not p.two.all() for p in plans)
     n_tok_units = T if one_sided else 0
-    ch = channel_map(d, T, m)
+    ch = channel_map(d, T, net.widths)
     d_mlp = max(p.n_cols for p in plans) + n_tok_units
-    _check_size(d, T, m, D, d_mlp, net.out_dim)
+    _check_size(d, T, m, sum(net.widths), D, d_mlp, net.out_dim)
     w = Weights(ch, n_layers=D + 1, n_heads=m, d_input=d, n_ctx=T, d_out=net.out_dim)
 
     # embedding: x → x channels; positions → onehot[t] and the constant channel
@@ -188,15 +190,15 @@ def compile_maxout(
 
     in_channels = w.rows("x")
     for l, (layer, plan) in enumerate(zip(net.layers, plans)):
-        _write_ffn(w, l, d_mlp, layer.W, layer.b, plan, in_channels, T, n_tok_units)
-        # block l+1 attention: head i computes h_i = max_t z_{i,t} (value z_i − h_i overwrites h_i)
+        _write_ffn(w, l, d_mlp, layer.W, layer.b, plan, in_channels, w.rows(f"z{l + 1}"), T, n_tok_units)
+        # block l+1 attention: head i writes h^(l)_i = max_t z^(l)_{i,t} into its zero channel
         for i in range(layer.width):
-            z, h = f"z[{i}]", f"h[{i}]"
-            w.head(l + 1, i, query={"one": 1.0}, key={z: 1.0}, value={z: 1.0, h: -1.0}, out={h: 1.0})
-        in_channels = w.rows("h")[: layer.width]
+            z, h = f"z{l + 1}[{i}]", f"h{l + 1}[{i}]"
+            w.head(l + 1, i, query={"one": 1.0}, key={z: 1.0}, value={z: 1.0}, out={h: 1.0})
+        in_channels = w.rows(f"h{l + 1}")
 
     # read-out: W_U reads h^(D)
-    hD = ch.names_of("h")[: net.layers[-1].width]
+    hD = ch.names_of(f"h{D}")
     if net.readout is not None:
         A, cvec = net.readout
         for o in range(net.out_dim):
@@ -219,36 +221,35 @@ def compile_maxout(
     )
 
 
-def _check_size(d: int, T: int, m: int, D: int, d_mlp: int, out: int) -> None:
+def _check_size(d: int, T: int, m: int, n_units: int, D: int, d_mlp: int, out: int) -> None:
     """Refuse a compiled transformer that does not fit in memory, before building it: the
     dense float64 weights are held about three times (weight plan, model, its random init)."""
-    d_model = d + T + 1 + 2 * m
+    d_model = d + T + 1 + 2 * n_units  # n_units = Σ_l m_l: channels z^(l), h^(l) per layer
     n = d * d_model + T * d_model + (D + 1) * (4 * m * d_model + 3 * m + d_model + 2 * d_model * d_mlp + d_mlp + d_model)
     n += d_model * out + out
     check_memory(3 * 8 * n, f"the compiled transformer ({D + 1} blocks, d_model {d_model}, d_mlp {d_mlp}, "
                  f"{n:.3g} dense parameters)", hint="compile a narrower network (fewer units per layer or a lower rank)")
 
 
-def _write_ffn(w: Weights, layer: int, d_mlp: int, Wl, bl, plan: _LayerPlan, in_channels, T: int,
+def _write_ffn(w: Weights, layer: int, d_mlp: int, Wl, bl, plan: _LayerPlan, in_channels, z_idx, T: int,
                n_tok_units: int) -> None:
     """FFN of block ``layer`` writing z_{i,t} = w_{i,π(t)}·h + b_{i,π(t)} (gadgets of the module
-    docstring), vectorised on a slab of ``d_mlp`` units over the channels x|h (read), z, onehot."""
+    docstring) into the channels ``z_idx``, vectorised on a slab of ``d_mlp`` units over the
+    channels x|h (read), z (written), onehot."""
     m_l, p_l, _ = Wl.shape
     Win, b_in, Wout = w.mlp_columns(layer, d_mlp)
-    z_idx, oh_idx = w.rows("z"), w.rows("onehot")
+    oh_idx = w.rows("onehot")
     i_idx = np.broadcast_to(np.arange(m_l)[:, None], (m_l, p_l))
     zi = z_idx[i_idx]  # (m_l, p_l): the z channel of unit i
     two, a = plan.two, plan.col_a
     M = np.where(two, np.maximum(np.abs(plan.L), np.abs(plan.U)), plan.U - plan.L)
     # column a: +u (one-sided: shifted by −L)
     Win[in_channels[:, None, None], a[None]] = np.moveaxis(Wl, 2, 0)
-    Win[zi, a] = -1.0
     b_in[a] = np.where(two, bl, bl - plan.L)
     Wout[a, zi] = 1.0
     # column b (two-sided only): −u
     b, ib, jb = plan.col_b[two], i_idx[two], np.nonzero(two)[1]
     Win[in_channels[:, None], b[None]] = -np.moveaxis(Wl[ib, jb], 1, 0)
-    Win[zi[two], b] = 1.0
     b_in[b] = -bl[two]
     Wout[b, zi[two]] = -1.0
     # −M(1 − s_j) = −M Σ_{t: π(t) ≠ j} onehot[t]: exactly 0 on the active token

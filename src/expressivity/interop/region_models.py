@@ -43,7 +43,8 @@ def region_model(path: str | Path, compile_it: bool = False, layers: str | Path 
         kind = data["type"]
         label = {"sawtooth": f"{data.get('q', 2)}^{data.get('L', 1)}", "tent": f"2^{data.get('L', 1)}"}.get(kind, "")
         what = f"{label} ≈ {pieces:.3g}" if label else f"{pieces:.3g}"
-        width = max(net.widths) * max(net.ranks) if not compile_it else 4 * max(net.widths) + max(net.ranks)
+        width = (max(net.widths) * max(net.ranks) if not compile_it  # compiled: z^(l), h^(l) per layer
+                 else 2 * sum(net.widths) + 2 * max(net.widths) + max(net.ranks))
         check_pieces_memory(pieces, width, f"counting the {what} linear regions of {path.name}",
                             hint="use a smaller family (L, q or widths)")
     return compile_maxout(net, domain=domain) if compile_it else net
