@@ -327,7 +327,7 @@ def _spec(level: str, title: str, memory: str, budget_s: dict[str, float]) -> Cl
         bound=(f"{memory} score ≥ {SOLVED:g} %; Transformer ≤ its published score + {TRANSFORMER_SLACK:g} "
                f"points; gap ≥ {MARGIN:g} points (judged when the {memory} fits its training lengths, "
                f"≥ {FIT:g} %, the Transformer ≥ {TRANSFORMER_FIT:g} %)"),
-        bound_value=SOLVED, run=_MEASURE[level], depends=("train", "languages", "transformer"),
+        bound_value=SOLVED, run=_MEASURE[level],
         how_to_read=_READ, budget_s=budget_s, units=_units(level))
 
 

@@ -160,8 +160,10 @@ class Context:
 class ClaimSpec:
     """A claim of a paper and the function that measures it.
 
-    ``run(ctx) -> Measurement``; ``depends`` lists the ``expressivity`` sub-packages it
-    measures. A claim that is many independent pieces of work (training runs: model × length
+    ``run(ctx) -> Measurement``. ``how_to_read`` is the claim's prose on how to read its
+    figure, kept only here: the HTML report shows it under the figure, and the "How to read
+    each claim" sections of README.md and docs/report.md are generated from it
+    (:func:`expressivity.report.tables.how_to_read`, ``make tables``). A claim that is many independent pieces of work (training runs: model × length
     × seed) gives ``units(ctx) -> list[expressivity.runs.Unit]`` (keys unique within the
     claim): ``reproduce`` runs them in parallel (local processes or Ray), stores each as it
     finishes, and then calls ``run(ctx)`` with ``ctx.units`` = key → value to judge.
@@ -173,8 +175,7 @@ class ClaimSpec:
     bound: str  # the bound/prediction in words, formulas in TeX between $…$ (KaTeX renders them)
     bound_value: float | None  # headline numeric bound, if there is one
     run: Callable[[Context], Measurement]
-    depends: tuple[str, ...] = ()
-    how_to_read: str = ""
+    how_to_read: str = ""  # how to read its figure (Markdown; TeX between $…$)
     # expected seconds per budget, summed over units (the standard ones of the training claims
     # measured by bench/units_bench.py on 2 cores under load)
     budget_s: dict[str, float] = field(default_factory=dict)

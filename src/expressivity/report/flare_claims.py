@@ -264,7 +264,7 @@ def _spec(level: str, budget_s: dict[str, float]) -> ClaimSpec:
         bound=(f"learnable (regular, Majority): best RNN/LSTM score ≥ {SOLVED:g}; otherwise every model < "
                f"{SOLVED:g}; transformer ≤ best RNN/LSTM + {SLACK:g} (judged when a model fits its training "
                f"lengths, ≥ {FIT:g})"),
-        bound_value=SOLVED, run=_MEASURE[level], depends=("train", "languages", "transformer"),
+        bound_value=SOLVED, run=_MEASURE[level],
         how_to_read=_READ, budget_s=budget_s, units=_units(level))
 
 

@@ -437,13 +437,11 @@ SPECS = [
                r"($H^{k-1}\, C\, 2^{k-1} D/n$ form) at every $n$, layer"),
         bound_value=None,
         run=sensitivity,
-        depends=("limits", "constructions", "languages", "compile"),
         how_to_read=(
-            "For each length n and layer k, every input is flipped in turn (all flips in one "
-            "batch) and the largest change at any other position is recorded; dashed lines are "
-            "the bound computed from the weights alone. Both are multiplied by n, so O(1/n) "
-            "shows as a flat line. 'holds' = no measurement exceeds its bound, and the PARITY "
-            "model's curves fall like 1/n."
+            "n × (largest change at any other position after one flip) vs n, measured (solid) and the "
+            "bound computed from the weights alone (dashed), per layer; every input is flipped in turn, "
+            "all flips in one batch. O(1/n) is a flat line; holds if no solid line crosses its dashed "
+            "one and the PARITY model's curves fall like 1/n."
         ),
         budget_s={"test": 20, "quick": 90, "standard": 360, "full": 900},
     ),
@@ -455,12 +453,11 @@ SPECS = [
                r"no LN: $\le 2\, n_{\min} / n_{\max}$"),
         bound_value=0.5,
         run=layernorm_escape,
-        depends=("limits", "constructions", "languages"),
         how_to_read=(
-            "The same PARITY construction with and without a final layer norm of ε = 0. Without "
-            "it, flipping one bit changes the output by O(1/n) (here faster), so confidence must "
-            "fade; with ε = 0 the normalisation rescales the tiny difference back to a constant, "
-            "because LN is not Lipschitz near zero variance — the report states which assumption fails."
+            "The output change caused by one flipped bit vs n, for the PARITY construction with and "
+            "without a final layer norm with ε = 0: falling without it (O(1/n), so confidence fades), "
+            "flat with it — LN rescales the tiny difference back to a constant because it is not "
+            "Lipschitz near zero variance; the lemma's assumption fails, and the tool says so."
         ),
         budget_s={"test": 10, "quick": 30, "standard": 120, "full": 300},
     ),
@@ -472,14 +469,12 @@ SPECS = [
                "2DYCK = all free; verified counterexample"),
         bound_value=0.8,
         run=hard_attention,
-        depends=("limits", "languages"),
         how_to_read=(
-            "Left: random restrictions leave half of the inputs free; we count how many of them "
-            "can still change the output. PARITY and 2DYCK depend on every free input (linear in "
-            "n); the hard-attention transformer on a shrinking fraction. Right: the three stages "
-            "of the depth-reduction proof run on the same model, block by block, leave free "
-            "inputs that the output ignores — flipping one of them flips parity but not the "
-            "output, a verified counterexample."
+            "Left: how many free inputs the output still depends on under random restrictions (half the "
+            "inputs free): PARITY/2DYCK on all of them (linear in n), the hard-attention model on a "
+            "shrinking fraction. Right: free inputs after Stages 1–3 of the depth reduction, per block; "
+            "the summary gives a verified counterexample (two strings that agree on the restriction, "
+            "differ in parity, same output)."
         ),
         budget_s={"test": 20, "quick": 90, "standard": 360, "full": 900},
     ),
@@ -491,12 +486,12 @@ SPECS = [
                r"(PARITY), $0.1195$ (FIRST) bits $\pm 5 \cdot 10^{-4}$"),
         bound_value=0.0598,
         run=constructions_ce,
-        depends=("constructions", "languages", "compile"),
         how_to_read=(
-            "Cross-entropy per string of the explicit transformers vs length. They classify every "
-            "string correctly, but without layer norm their logit margin shrinks with n (as "
-            "Lemma 5 forces), so cross-entropy climbs to 1 bit (no confidence). Layer norm with "
-            r"$\varepsilon = 0$ restores a constant margin $\sqrt{d/2}$: CE is flat at $\log_2(1 + e^{-\sqrt{d/2}})$."
+            "Cross-entropy per string vs n for the explicit PARITY and FIRST transformers: they "
+            "classify every string correctly, but without layer norm their logit margin shrinks with n "
+            r"(as Lemma 5 forces), so CE climbs to 1 bit; layer norm with $\varepsilon = 0$ restores a "
+            r"constant margin $\sqrt{d/2}$ and CE is flat at the closed form $\log_2(1 + "
+            r"e^{-\sqrt{d/2}})$."
         ),
         budget_s={"test": 10, "quick": 60, "standard": 240, "full": 600},
     ),
@@ -508,12 +503,12 @@ SPECS = [
                r"$= \lceil \log_2 (N+1) \rceil + 1$ (sawtooth)"),
         bound_value=1.0,
         run=parity_bounded,
-        depends=("constructions", "compile", "languages"),
         how_to_read=(
-            "The theorem rules out one fixed transformer for all lengths, not one per bound N. "
-            "A counting head feeds k/T into a compiled CPWL function that is ±1 by parity; it is "
-            "exact on every string up to N (all strings up to length 10 are checked exhaustively), "
-            "and the price is visible: width grows linearly in N, or depth like log2 N."
+            "The other side of the theorem, which rules out one fixed transformer for all lengths, not "
+            "one per bound N: for a fixed N an exact hard-attention model exists (a counting head feeds "
+            "k/T into a compiled CPWL function that is ±1 by parity; all strings up to length 10 are "
+            "checked exhaustively), but heads grow like N (interpolation) or blocks like log2 N "
+            "(sawtooth)."
         ),
         budget_s={"test": 5, "quick": 20, "standard": 80, "full": 120},
     ),
@@ -525,13 +520,11 @@ SPECS = [
         bound_value=None,
         run=dyck2_ce,
         units=_dyck_ce_units,
-        depends=("limits", "train", "languages"),
         how_to_read=(
-            "Models of fixed size are trained and scored on Dyck-2 strings of length n; the "
-            "excess is the cross-entropy above the optimal predictor's (which knows the stack). "
-            "The red dashed line is the per-symbol loss Hahn's argument forces for large n "
-            "(the model cannot tell which bracket type closes). The transformer's excess climbs "
-            "with n toward it while the LSTM's stays lower."
+            "Excess cross-entropy per symbol of fixed-size models over the optimal (stack-aware) "
+            "predictor vs n; Hahn's argument forces it up to $P_0 (1 - p)$ bits for large n (red "
+            "dashed: the model cannot tell which bracket type closes). The transformer's excess climbs "
+            "toward it while the LSTM's stays lower."
         ),
         budget_s={"test": 15, "quick": 90, "standard": 800, "full": 1800},
     ),

@@ -180,13 +180,13 @@ SPECS = [
         bound=r"$N(F) \ge C\, q^{\lfloor D/3 \rfloor - 1}$ ($C = 1$); for the sawtooth family exactly $q^L$ with $D = L + 1$",
         bound_value=None,
         run=depth,
-        depends=("regions", "compile"),
         how_to_read=(
-            "Solid lines: linear regions of the compiled transformers on [0, 1], counted exactly "
-            "(breakpoints inserted layer by layer), against the number of blocks D on a log axis "
-            "— straight lines mean exponential growth. Crosses: the family's exact count $q^L$, "
-            "dotted: the paper's lower bound, dashed: random maxout nets of the same shape, "
-            "triangles: nets of that shape trained to fit the sawtooth — both stay far below."
+            "Linear regions of the compiled transformers counted exactly on [0, 1] (breakpoints "
+            "inserted layer by layer) vs blocks D on a log axis: straight lines = exponential growth. "
+            "Plus signs mark the family's exact count $q^L$, dotted lines the paper's lower bound, "
+            "dashed crosses random maxout nets of the same shape and triangles nets of that shape "
+            "trained to fit the sawtooth — both a handful of regions. Right: one compiled sawtooth with "
+            "its linear pieces."
         ),
         budget_s={"test": 10, "quick": 60, "standard": 240, "full": 900},
     ),
@@ -197,11 +197,12 @@ SPECS = [
         bound=r"one layer in general position: exactly $\sum_{i \le d} \binom{n}{i}$; deep: $\le \sum_J \prod_l \binom{n_l}{j_l}$",
         bound_value=None,
         run=dimension,
-        depends=("regions",),
         how_to_read=(
-            "Left: regions of one ReLU layer of n random hyperplanes in a box containing all their "
-            "vertices (dots) against Zaslavsky's formula (lines), per input dimension d. Right: random "
-            "three-layer nets on $[-1, 1]^d$ (dots) and Serra et al.'s upper bound (dotted), log axis."
+            "Exact region counts of random ReLU nets in input dimension d = 1…4 (the d-D subdivision "
+            "counter on the box) against neurons. Left: one hidden layer of n random hyperplanes in a "
+            r"box containing all their vertices (dots) lies on Zaslavsky's $\sum_{i \le d} \binom{n}{i}$ "
+            "(lines); right: three-layer nets on $[-1, 1]^d$ stay under Serra et al.'s bound (dotted), "
+            "log axis."
         ),
         budget_s={"test": 5, "quick": 15, "standard": 60, "full": 120},
     ),

@@ -220,12 +220,10 @@ SPECS = [
         bound_value=0.7,
         run=parity,
         units=_units("parity"),
-        depends=("train", "languages", "transformer"),
         how_to_read=(
-            "Both models train on the shaded lengths and are tested on longer strings. The "
-            "theory predicts the transformer cannot represent PARITY at all lengths, and "
-            "training finds no length-general solution (accuracy ≈ 0.5), while the LSTM, a "
-            "finite-state machine in disguise, tracks parity exactly at every length."
+            "Accuracy vs test length; the shaded band is the training range, the dotted line chance. "
+            "The transformer stays at chance beyond it (no length-general solution is found), while the "
+            "LSTM, a finite-state machine in disguise, solves PARITY at every length."
         ),
         budget_s={"test": 15, "quick": 90, "standard": 380, "full": 1800},
     ),
@@ -238,12 +236,11 @@ SPECS = [
         bound_value=0.75,
         run=dyck2,
         units=_units("dyck"),
-        depends=("train", "languages", "transformer"),
         how_to_read=(
-            "Accuracy of recognising balanced two-bracket strings (balanced classes, negatives "
-            "include near-misses) per test length. Inside the training range both models do "
-            "well; far beyond it the transformer falls to chance while the LSTM degrades more "
-            "slowly (it has no stack either, so it also fails eventually)."
+            "Accuracy of recognising balanced two-bracket strings (balanced classes, negatives include "
+            "near-misses) vs test length; the shaded band is the training range, the dotted line "
+            "chance. Inside it both models do well; far beyond it the transformer falls to chance while "
+            "the LSTM degrades more slowly (it has no stack either)."
         ),
         budget_s={"test": 15, "quick": 150, "standard": 360, "full": 3600},
     ),
