@@ -13,10 +13,11 @@ from ._common import console, fail, user_errors
 @app.command("claims-table")
 def claims_table_cmd(
     claims_json: Path = typer.Argument(..., help="claims.json of a reproduce run (e.g. docs/claims.json)."),
-    files: list[Path] = typer.Argument(..., help="Markdown files with claims-table blocks (README.md, docs/report.md)."),
+    files: list[Path] = typer.Argument(..., help="Markdown files with claims-table or how-to-read blocks (README.md, docs/report.md)."),
     check: bool = typer.Option(False, "--check", help="Write nothing; exit 2 if a file is stale."),
 ) -> None:
-    """Rewrite every ``<!-- claims-table:start STYLE -->`` block from the run's claims.json."""
+    """Rewrite every ``<!-- claims-table:start STYLE -->`` block from the run's claims.json,
+    and every ``<!-- how-to-read:start -->`` block from the claims' how_to_read."""
     from ..report.tables import load_doc, update_file
 
     with user_errors():
@@ -25,4 +26,5 @@ def claims_table_cmd(
     for f in stale:
         console.print(f"{'stale' if check else 'updated'}: {f}", highlight=False)
     if check and stale:
-        fail(f"{len(stale)} file(s) do not match {claims_json}: run 'make tables' (or without --check)")
+        fail(f"{len(stale)} file(s) do not match {claims_json} and the claims' how_to_read: "
+             "run 'make tables' (or without --check)")

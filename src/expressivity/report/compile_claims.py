@@ -325,7 +325,7 @@ SPECS = [
         how_to_read=(
             "Left: compiled parameter counts vs the net's (non-zero ≈ 2× for large nets, under the "
             "dashed 6× bound; dense counts include the zeros of the shared FFN matrices); right: blocks "
-            "vs maxout depth D: ours D + 1 against the paper's construction, ≈ 3D."
+            "vs maxout depth D: ours D + 1 against 3D for the paper's construction."
         ),
         budget_s={"test": 5, "quick": 15, "standard": 60, "full": 120},
     ),

@@ -329,7 +329,7 @@ def reproduce(
             hit = store.get(spec, size) if (store is not None and reuse) else None
             if hit is not None:
                 claim, fig = hit
-                plan.results[spec.id] = (replace(claim, reused=True), fig)
+                plan.results[spec.id] = (replace(claim, reused=True, how_to_read=spec.how_to_read), fig)
                 reused.append(spec.id)
                 log.info("claim %s %s (reused from %s)", spec.id, claim.status, db)
                 plan.event("done", spec, 1.0, plan.results[spec.id][0])

@@ -14,6 +14,16 @@ claims-standard.json -->`` (a path relative to the Markdown file): docs/report.m
 ``detail`` (claim id, measured, status, budget, time). Both state the budget (``--quick``,
 ``--standard``, ``--full``) that produced the numbers. A test checks that every block equals what
 the committed claims.json generates.
+
+The "How to read each claim" prose is generated the same way, from the claims themselves
+(``ClaimSpec.how_to_read``, the text the HTML report shows under each figure), in a block
+
+    <!-- how-to-read:start -->
+    ...generated...
+    <!-- how-to-read:end -->
+
+one bullet per claim (claims with the same prose share a bullet); :func:`update_file` rewrites
+these blocks too, so ``claims-table --check`` fails when the prose of a claim changed.
 """
 
 from __future__ import annotations
@@ -25,6 +35,10 @@ from pathlib import Path
 START = "<!-- claims-table:start"
 END = "<!-- claims-table:end -->"
 STYLES = ("readme", "detail")
+HOW_START = "<!-- how-to-read:start -->"
+HOW_END = "<!-- how-to-read:end -->"
+_HOW = re.compile(r"(<!-- how-to-read:start -->\n)(.*?)(<!-- how-to-read:end -->)", re.S)
+WIDTH = 95  # the width the generated prose is wrapped to
 _BLOCK = re.compile(r"(<!-- claims-table:start (\w+)(?: (\S+))? -->\n)(.*?)(<!-- claims-table:end -->)", re.S)
 
 
@@ -77,11 +91,58 @@ def table(doc: dict, style: str = "readme") -> str:
     return "\n".join(lines) + "\n\n" + summary_line(doc) + "\n"
 
 
+def _words(text: str) -> list[str]:
+    """``text`` split at spaces, never inside ``$…$`` (TeX stays on one line), and never so
+    that a line would start like a Markdown list item, heading or quote."""
+    words: list[str] = []
+    for w in text.split():
+        inside_math = bool(words) and words[-1].count("$") % 2 == 1
+        looks_like_markup = w in ("-", "+", "*", ">") or w.startswith("#") or re.fullmatch(r"\d+[.)]", w)
+        if words and (inside_math or looks_like_markup):
+            words[-1] += " " + w
+        else:
+            words.append(w)
+    return words
+
+
+def _bullet(head: str, text: str, width: int = WIDTH) -> str:
+    lines, line = [], f"- {head} —"
+    for w in _words(text):
+        if len(line) + 1 + len(w) > width and line.strip():
+            lines.append(line)
+            line = "  " + w
+        else:
+            line += " " + w
+    return "\n".join([*lines, line])
+
+
+def how_to_read(specs=None) -> str:
+    """The "How to read each claim" list: one Markdown bullet per claim (``**id** — prose``,
+    from ``ClaimSpec.how_to_read``; consecutive claims with the same prose share one bullet),
+    wrapped at :data:`WIDTH` columns. ``specs`` defaults to every registered claim."""
+    if specs is None:
+        from .registry import all_specs
+
+        specs = all_specs()
+    groups: list[tuple[list[str], str]] = []
+    for s in specs:
+        prose = " ".join(s.how_to_read.split())
+        if not prose:
+            raise ValueError(f"claim {s.id!r} has no how_to_read: give its ClaimSpec the prose on how to read its figure")
+        if groups and groups[-1][1] == prose:
+            groups[-1][0].append(s.id)
+        else:
+            groups.append(([s.id], prose))
+    return "\n".join(_bullet(f"**{' / '.join(ids)}**", prose) for ids, prose in groups) + "\n"
+
+
 def render(text: str, doc: dict, where: str = "text", base: str | Path | None = None) -> str:
     """``text`` with every claims-table block regenerated from ``doc`` (or from the
-    claims.json a block names, relative to ``base``, the Markdown file's folder)."""
-    if START not in text:
-        raise ValueError(f"{where} has no '{START} STYLE -->' … '{END}' block")
+    claims.json a block names, relative to ``base``, the Markdown file's folder), and every
+    how-to-read block from the registered claims (:func:`how_to_read`)."""
+    if START not in text and HOW_START not in text:
+        raise ValueError(f"{where} has no '{START} STYLE -->' … '{END}' block "
+                         f"(nor a '{HOW_START}' … '{HOW_END}' block)")
 
     def block(m: re.Match) -> str:
         own = doc
@@ -91,7 +152,11 @@ def render(text: str, doc: dict, where: str = "text", base: str | Path | None = 
             own = load_doc(Path(base) / m.group(3))
         return m.group(1) + table(own, m.group(2)) + m.group(5)
 
-    return _BLOCK.sub(block, text)
+    text = _BLOCK.sub(block, text)
+    if HOW_START in text:
+        prose = how_to_read()
+        text = _HOW.sub(lambda m: m.group(1) + prose + m.group(3), text)
+    return text
 
 
 def update_file(path, doc: dict, *, check: bool = False) -> bool:
