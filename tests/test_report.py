@@ -384,3 +384,15 @@ def test_a_split_claim_is_incomplete_until_every_unit_finished_and_resumes_by_un
     changed = sorted(k.rsplit("|", 1)[-1] for k in after if after[k] != before[k])
     assert changed == ["u2"]  # only the unit that timed out ran again
     assert [e.units_done for e in events if e.kind == "done"] == [3]
+
+
+def test_a_reused_claim_reads_the_current_how_to_read(tmp_path):
+    """The prose lives in the ClaimSpec only: a claim taken from the store shows today's text."""
+    from dataclasses import replace as _replace
+
+    db = tmp_path / "r.sqlite"
+    first = reproduce(tmp_path / "o", size="test", db=db, specs=[_replace(OK, how_to_read="old prose")])
+    assert first.claims[0].how_to_read == "old prose"
+    again = reproduce(tmp_path / "o", size="test", db=db, specs=[_replace(OK, how_to_read="new prose")])
+    assert again.reused == ("fake.ok",) and again.claims[0].how_to_read == "new prose"
+    assert "new prose" in again.index.read_text() and "old prose" not in again.index.read_text()

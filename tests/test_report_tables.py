@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,93 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_claims_table_bad_input(case, tmp_path, monkeypatch):
     cli_rejects(case, tmp_path, monkeypatch)
+
+
+# --------------------------------------------------------------------------- how to read each claim
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from expressivity.report import ClaimSpec, all_specs  # noqa: E402
+from expressivity.report.tables import HOW_END, HOW_START, WIDTH, how_to_read  # noqa: E402
+
+
+def _spec(cid: str, prose: str) -> ClaimSpec:
+    return ClaimSpec(id=cid, title="t", source="s", bound="b", bound_value=None, run=lambda ctx: None,
+                     how_to_read=prose)
+
+
+def _block(text: str) -> str:
+    return text.split(HOW_START + "\n", 1)[1].split(HOW_END, 1)[0]
+
+
+def test_every_registered_claim_has_how_to_read_prose():
+    """Every claim (the FLaRe and Chomsky levels included) gets a bullet in the generated list."""
+    specs = all_specs()
+    assert all(" ".join(s.how_to_read.split()) for s in specs), [s.id for s in specs if not s.how_to_read.strip()]
+    listed = how_to_read()
+    for s in specs:
+        assert f"{s.id}**" in listed or f"{s.id} /" in listed, s.id
+    assert {"flare.regular", "flare.dcf", "flare.cf", "flare.cs"} <= {s.id for s in specs}
+
+
+def test_how_to_read_groups_shared_prose_and_refuses_empty():
+    out = how_to_read([_spec("a.x", "Read  it\nso."), _spec("a.y", "Read it so."), _spec("b.z", "Other.")])
+    assert out == "- **a.x / a.y** — Read it so.\n- **b.z** — Other.\n"
+    api_rejects(how_to_read, [_spec("a.x", "fine"), _spec("b.empty", "  ")], mentions=("b.empty", "how_to_read"))
+
+
+_WORD = st.one_of(st.text(st.sampled_from("abcxyz0123456789−≈(),.|"), min_size=1, max_size=12),
+                  st.sampled_from(["-", "+", "*", ">", "#", "##x", "1.", "12)", "$a", "b$", "$x + y$", "$\\sum_i"]))
+
+
+@given(st.lists(_WORD, min_size=1, max_size=80))
+def test_how_to_read_wraps_without_losing_words_or_making_markup(words):
+    prose = " ".join(words)
+    out = how_to_read([_spec("c.one", prose)])
+    lines = out.rstrip("\n").split("\n")
+    assert lines[0].startswith("- **c.one** — ")
+    assert all(ln.startswith("  ") and ln[2] != " " for ln in lines[1:])
+    # the words come back in order, and no continuation line starts like a list item or heading
+    assert " ".join(" ".join(ln.split()) for ln in lines)[len("- **c.one** — "):] == " ".join(prose.split())
+    for ln in lines[1:]:
+        assert not _starts_markup(ln.split()[0]), ln
+    # no break inside TeX: before every line break the $ signs pair up
+    assert all("".join(lines[:n + 1]).count("$") % 2 == 0 for n in range(len(lines) - 1))
+    # a line over WIDTH is one unbreakable piece (a long word, or TeX between $…$)
+    for n, ln in enumerate(lines):
+        body = ln[len("- **c.one** — "):] if n == 0 else ln[2:]
+        if len(ln) > WIDTH:
+            assert not _breakable(body), ln
+
+
+def _starts_markup(word: str) -> bool:
+    return word in ("-", "+", "*", ">") or word.startswith("#") or re.fullmatch(r"\d+[.)]", word) is not None
+
+
+def _breakable(body: str) -> bool:
+    """Whether a line's text has a space where a line could break (outside TeX, not before markup)."""
+    words = body.split(" ")
+    return any(" ".join(words[:k]).count("$") % 2 == 0 and not _starts_markup(words[k]) for k in range(1, len(words)))
+
+
+def test_docs_how_to_read_match_the_claims():
+    """README and docs/report.md show exactly the claims' how_to_read (so neither can drift)."""
+    expected = how_to_read()
+    for name in ("README.md", "docs/report.md"):
+        text = (ROOT / name).read_text()
+        assert HOW_START in text and HOW_END in text, name
+        assert _block(text) == expected, f"{name}: the how-to-read list is stale: run 'make tables'"
+
+
+def test_render_and_cli_check_the_how_to_read_block(tmp_path, monkeypatch):
+    text = f"# x\n{HOW_START}\n- hand-written\n{HOW_END}\nrest\n"
+    out = render(text, DOC)
+    assert _block(out) == how_to_read() and out.endswith(f"{HOW_END}\nrest\n") and render(out, DOC) == out
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.json").write_text(json.dumps(DOC))
+    (tmp_path / "h.md").write_text(text)  # no claims table: a how-to-read block alone is enough
+    res = CliRunner().invoke(app, ["claims-table", "c.json", "h.md", "--check"])
+    assert res.exit_code == 2 and "stale: h.md" in res.stdout
+    assert CliRunner().invoke(app, ["claims-table", "c.json", "h.md"]).exit_code == 0
+    assert CliRunner().invoke(app, ["claims-table", "c.json", "h.md", "--check"]).exit_code == 0
