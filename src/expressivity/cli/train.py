@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 
 import typer
@@ -95,81 +94,110 @@ def train(
     log: Log = (),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
-    from ..checks import parse_length_range, parse_lengths, parse_params
-    from ..runs.sinks import check_sinks, close_sinks, open_sinks
-    from ..train import ResultStore, RunConfig, protocol_score, train_run
-    from ..train import preset as make_preset
-    from ..train.config import MAX_TEST_LENGTHS
-    from ..train.loop import check_run_memory
-
     given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model,
                  steps=steps, batch_size=batch_size, lr=lr, seed=seed,
                  positional=positional, layer_norm=layer_norm, ln_eps=ln_eps,
                  log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init, perturb=perturb,
                  memory_size=memory_size, aux=aux, causal=causal, dtype=dtype)
-    fields = {k: v for k, v in given.items() if v is not None}
     with user_errors():
-        from ..train.devices import check_dtype, resolve_device
-
-        where = resolve_device(device, "--device")  # absent or unknown: one line naming what is here
-        if dtype is not None:
-            check_dtype(dtype, where, "--dtype")
-        fields["device"] = device
-        if init_param:
-            fields["init_params"] = parse_params(init_param, "--init-param")
-        if train_lengths is not None:
-            fields["train_lengths"] = parse_length_range(train_lengths, "--train-lengths")
-        if test_lengths is not None:
-            fields["test_lengths"] = parse_lengths(test_lengths, "--test-lengths", max_count=MAX_TEST_LENGTHS)
-        fields["task_params"] = parse_params(param, "--param")
-        cfg = make_preset(preset, task, **fields) if preset else RunConfig.from_dict({"task": task, **fields})
-        _refuse_unused(cfg, given)
+        cfg, where = _run_config(task, preset, given, device=device, init_param=init_param,
+                                 train_lengths=train_lengths, test_lengths=test_lengths, param=param)
     out_dir = out or Path("runs") / cfg.run_id
     output_path(out_dir, "--out", kind="dir")
     output_path(db, "--db")
     with user_errors():
-        check_sinks(log)
-        check_run_memory(cfg)
-        if db.exists():  # a file that is not ours is refused before training; a new one is
-            first = ResultStore(db, reset=reset_db)  # created only when there is a result to record
-            if first.set_aside is not None:
-                console.print(f"{db} held results of another code version: set aside as {first.set_aside}")
-            first.close()
+        _check_before_training(cfg, db, log, reset_db)
     console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}  on {where}")
-    store = None
-    try:
-        with _progress() as progress:
-            bar = progress.add_task("training", total=cfg.steps, status="")
-            eval_bar = progress.add_task("evaluating", total=None, status="", start=False)
-
-            def on_step(step: int, loss: float) -> None:
-                progress.update(bar, completed=step, status=f"loss {loss:.4f}")
-
-            def on_eval(done: int, total: int) -> None:
-                if done == 0:
-                    progress.start_task(eval_bar)
-                progress.update(eval_bar, completed=done, total=total, status="test lengths")
-
-            with user_errors():
-                sinks = open_sinks(log, cfg.run_id, cfg.to_dict())
-                try:
-                    result = train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart, sinks=sinks)
-                finally:
-                    close_sinks(sinks)
-        with user_errors():
-            store = ResultStore(db)
-        if not store.record_result(result):
-            console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
-    finally:
-        if store is not None:
-            store.close()
+    result = _train_with_progress(cfg, out_dir, restart=restart, log=log)
+    _record(result, cfg, db)
     if result.status == "diverged":
         console.print(f"[yellow]diverged[/]: the training loss was not finite at step {result.diverged_at} "
                       f"(try a smaller --lr); recorded as diverged in {db}", highlight=False)
         return
+    from ..train import protocol_score
+
     _metrics_table(result.metrics, f"{cfg.label()} ({result.duration:.1f} s)")
     scores = protocol_score([dict(m) for m in result.metrics], cfg.protocol)
     console.print("  ".join(f"{k} = {v:.4f}" for k, v in scores.items()) + f"   recorded in {db}")
+
+
+def _run_config(task: str, preset, given: dict, *, device: str, init_param, train_lengths, test_lengths, param):
+    """The run's RunConfig from the options given (``None``: not given) and the device it
+    trains on; each option is checked naming it."""
+    from ..checks import parse_length_range, parse_lengths, parse_params
+    from ..train import RunConfig
+    from ..train import preset as make_preset
+    from ..train.config import MAX_TEST_LENGTHS
+    from ..train.devices import check_dtype, resolve_device
+
+    fields = {k: v for k, v in given.items() if v is not None}
+    where = resolve_device(device, "--device")  # absent or unknown: one line naming what is here
+    if given["dtype"] is not None:
+        check_dtype(given["dtype"], where, "--dtype")
+    fields["device"] = device
+    if init_param:
+        fields["init_params"] = parse_params(init_param, "--init-param")
+    if train_lengths is not None:
+        fields["train_lengths"] = parse_length_range(train_lengths, "--train-lengths")
+    if test_lengths is not None:
+        fields["test_lengths"] = parse_lengths(test_lengths, "--test-lengths", max_count=MAX_TEST_LENGTHS)
+    fields["task_params"] = parse_params(param, "--param")
+    cfg = make_preset(preset, task, **fields) if preset else RunConfig.from_dict({"task": task, **fields})
+    _refuse_unused(cfg, given)
+    return cfg, where
+
+
+def _check_before_training(cfg, db: Path, log, reset_db: bool) -> None:
+    """Sinks, memory and the store are checked before training: a --db file that is not ours
+    is refused; a new one is created only when there is a result to record."""
+    from ..runs.sinks import check_sinks
+    from ..train import ResultStore
+    from ..train.loop import check_run_memory
+
+    check_sinks(log)
+    check_run_memory(cfg)
+    if db.exists():
+        first = ResultStore(db, reset=reset_db)
+        if first.set_aside is not None:
+            console.print(f"{db} held results of another code version: set aside as {first.set_aside}")
+        first.close()
+
+
+def _train_with_progress(cfg, out_dir: Path, *, restart: bool, log):
+    """train_run with a training bar (loss) and an evaluation bar (test lengths)."""
+    from ..runs.sinks import close_sinks, open_sinks
+    from ..train import train_run
+
+    with _progress() as progress:
+        bar = progress.add_task("training", total=cfg.steps, status="")
+        eval_bar = progress.add_task("evaluating", total=None, status="", start=False)
+
+        def on_step(step: int, loss: float) -> None:
+            progress.update(bar, completed=step, status=f"loss {loss:.4f}")
+
+        def on_eval(done: int, total: int) -> None:
+            if done == 0:
+                progress.start_task(eval_bar)
+            progress.update(eval_bar, completed=done, total=total, status="test lengths")
+
+        with user_errors():
+            sinks = open_sinks(log, cfg.run_id, cfg.to_dict())
+            try:
+                return train_run(cfg, out_dir, on_step=on_step, on_eval=on_eval, restart=restart, sinks=sinks)
+            finally:
+                close_sinks(sinks)
+
+
+def _record(result, cfg, db: Path) -> None:
+    from ..train import ResultStore
+
+    with user_errors():
+        store = ResultStore(db)
+    try:
+        if not store.record_result(result):
+            console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
+    finally:
+        store.close()
 
 
 _TRANSFORMER_ONLY = {"heads": "--heads", "positional": "--positional", "layer_norm": "--layer-norm",
@@ -210,11 +238,6 @@ def _num(x, digits: int = 4) -> str:
     return "nan" if x is None else f"{x:.{digits}f}"
 
 
-def _mean(values) -> float | None:
-    vals = [v for v in values if v is not None]
-    return sum(vals) / len(vals) if vals else None
-
-
 @app.command()
 def sweep(
     config: Path = typer.Argument(..., help="sweep YAML (preset / base / grid / runs)"),
@@ -250,58 +273,26 @@ def sweep(
     """Run a grid of training runs; results go to --db as each run finishes.
 
     Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
-    from ..checks import check_choice, check_float, check_int
-    from ..runs.sinks import check_sinks
-    from ..train import ResultStore, load_sweep, run_sweep
-    from ..train.sweep import parse_only, parse_shard, select_runs
+    from ..train import run_sweep
 
     with user_errors():
-        check_choice(backend, "--backend", ("local", "ray"))
-        if workers is not None:
-            check_int(workers, "--workers", min=1, max=1024)
-        if timeout is not None:
-            check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
-        if address is not None and backend != "ray":
-            raise ValueError("--address needs --backend ray")
-        if dry_run and restart:
-            raise ValueError("--restart discards the checkpoints of the runs a sweep starts; --dry-run starts none "
-                             "(leave --restart out of the dry run)")
-        if dry_run and db.is_dir():
-            raise ValueError(f"--db {db} is a directory; give the results database file")
-        check_sinks(log)
-        picked = parse_shard(shard) if shard is not None else None
-        wanted = parse_only(only)
-        if backend == "ray" and not dry_run:
-            from ..runs import check_address
-
-            check_address(address)
-        check_int(max_group, "--max-group", min=1, max=10**6)
-        from ..train.devices import check_device_name, check_dtype, resolve_device
-
-        check_device_name(device, "--device")
-        if not dry_run:
-            where = resolve_device(device, "--device")
-            if dtype is not None:
-                check_dtype(dtype, where, "--dtype")
-        elif dtype is not None:
-            check_choice(dtype, "--dtype", ("float32", "bfloat16"))
-        if gpu_bench is not None and not dry_run:
-            raise ValueError("--gpu-bench is read by --dry-run only (the GPU-hours estimate)")
-        bench = None if gpu_bench is None else _read_gpu_bench(gpu_bench)
-        grid = load_sweep(config)
-        configs = _on_device(select_runs(grid, wanted, picked), device, dtype)
+        grid, configs, bench = _sweep_runs(config, db=db, backend=backend, address=address, timeout=timeout,
+                                           workers=workers, restart=restart, only=only, shard=shard,
+                                           dry_run=dry_run, device=device, dtype=dtype, max_group=max_group,
+                                           gpu_bench=gpu_bench, log=log)
     if dry_run:
-        _dry_run(grid, configs, db, workers, retry_errors=retry_errors, reset_db=reset_db,
-                 group=not no_group, max_group=max_group, bench=bench)
+        from ..train.budget import dry_run_report
+
+        with user_errors():
+            lines = dry_run_report(grid, configs, db, workers, retry_errors=retry_errors, reset_db=reset_db,
+                                   group=not no_group, max_group=max_group, bench=bench)
+        for line in lines:
+            console.print(line, highlight=False, soft_wrap=True)  # a path is never broken
         return
     out_dir = out if out is not None else db.parent / "checkpoints"
     output_path(db, "--db")
     output_path(out_dir, "--out", kind="dir")
-    with user_errors():
-        first = ResultStore(db, reset=reset_db)  # fail early on a database that is not ours or of another version
-        first.close()
-        if first.set_aside is not None:
-            console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
+    _open_store(db, reset_db)
     with _progress() as progress:
         bar = progress.add_task("sweep", total=len(configs), status="")
 
@@ -312,7 +303,68 @@ def sweep(
         with user_errors():
             summary = run_sweep(configs, db, backend=backend, workers=workers, address=address, out_dir=out_dir,
                                 retry_errors=retry_errors, on_event=on_event, restart=restart, timeout=timeout,
-                               group=not no_group, max_group=max_group, sinks=log)
+                                group=not no_group, max_group=max_group, sinks=log)
+    _sweep_summary(summary, db)
+
+
+def _sweep_runs(config: Path, *, db: Path, backend: str, address, timeout, workers, restart: bool, only, shard,
+                dry_run: bool, device: str, dtype, max_group: int, gpu_bench, log):
+    """Check the sweep's options (each error names its option), then load the grid: the grid,
+    the selected configs on ``device`` and the --gpu-bench table (or None)."""
+    from ..checks import check_choice, check_float, check_int
+    from ..runs.sinks import check_sinks
+    from ..train import load_sweep
+    from ..train.budget import read_gpu_bench
+    from ..train.devices import check_device_name, check_dtype, resolve_device
+    from ..train.sweep import on_device, parse_only, parse_shard, select_runs
+
+    check_choice(backend, "--backend", ("local", "ray"))
+    if workers is not None:
+        check_int(workers, "--workers", min=1, max=1024)
+    if timeout is not None:
+        check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
+    if address is not None and backend != "ray":
+        raise ValueError("--address needs --backend ray")
+    if dry_run and restart:
+        raise ValueError("--restart discards the checkpoints of the runs a sweep starts; --dry-run starts none "
+                         "(leave --restart out of the dry run)")
+    if dry_run and db.is_dir():
+        raise ValueError(f"--db {db} is a directory; give the results database file")
+    check_sinks(log)
+    picked = parse_shard(shard) if shard is not None else None
+    wanted = parse_only(only)
+    if backend == "ray" and not dry_run:
+        from ..runs import check_address
+
+        check_address(address)
+    check_int(max_group, "--max-group", min=1, max=10**6)
+    check_device_name(device, "--device")
+    if not dry_run:
+        where = resolve_device(device, "--device")
+        if dtype is not None:
+            check_dtype(dtype, where, "--dtype")
+    elif dtype is not None:
+        check_choice(dtype, "--dtype", ("float32", "bfloat16"))
+    if gpu_bench is not None and not dry_run:
+        raise ValueError("--gpu-bench is read by --dry-run only (the GPU-hours estimate)")
+    bench = None if gpu_bench is None else read_gpu_bench(gpu_bench, "--gpu-bench")
+    grid = load_sweep(config)
+    return grid, on_device(select_runs(grid, wanted, picked), device, dtype), bench
+
+
+def _open_store(db: Path, reset_db: bool) -> None:
+    """Fail early on a database that is not ours or of another version (--reset-db: set it aside)."""
+    from ..train import ResultStore
+
+    with user_errors():
+        first = ResultStore(db, reset=reset_db)
+        first.close()
+        if first.set_aside is not None:
+            console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
+
+
+def _sweep_summary(summary, db: Path) -> None:
+    """The sweep's counts and failures; exit code 1 when a run failed."""
     diverged = f", {summary.diverged} diverged" if summary.diverged else ""
     console.print(f"{summary.total} runs: {summary.done} done, {summary.skipped} skipped (already in {db}), "
                   f"{summary.errors} failed{diverged}")
@@ -325,96 +377,6 @@ def sweep(
         else:
             console.print("some runs failed: fix the cause, then rerun with --retry-errors", highlight=False)
         raise typer.Exit(code=1)
-
-
-def _on_device(configs, device: str, dtype: str | None):
-    """The configs on ``device`` (not part of their ids) and, with ``dtype``, their
-    transformer runs in it (bfloat16 is part of the id)."""
-    from dataclasses import replace
-
-    out = []
-    for c in configs:
-        changes = {"device": device}
-        if dtype is not None and c.model == "transformer" and c.init == "random":
-            changes["dtype"] = dtype
-        out.append(replace(c, **changes))
-    return out
-
-
-def _read_gpu_bench(path: Path) -> dict:
-    """The throughput table of ``bench/gpu_bench.py --json`` (model kind → run-steps/s at R runs)."""
-    import json
-
-    from ..checks import read_text_file
-
-    text = read_text_file(path, "--gpu-bench")
-    try:
-        data = json.loads(text)
-        rates = data["run_steps_per_s"]
-        if not isinstance(rates, dict) or not rates:
-            raise ValueError
-        for rate in rates.values():
-            if not isinstance(rate, (int, float)) or not rate > 0:
-                raise ValueError
-    except (ValueError, KeyError, TypeError):
-        raise ValueError(f"--gpu-bench {path}: not a gpu_bench.py --json file (expected "
-                         '{"run_steps_per_s": {"transformer": 123.0, ...}, ...})') from None
-    return data
-
-
-def _dry_run(grid, configs, db: Path, workers: int | None, *, retry_errors: bool = False,
-             reset_db: bool = False, group: bool = True, max_group: int = 32, bench: dict | None = None) -> None:
-    """What ``sweep`` would run: counts, runs already in ``db``, the budget estimate. As the
-    sweep would: ``retry_errors`` counts failed runs as to run, ``reset_db`` a store of another
-    version as set aside (every run to run)."""
-    import os
-
-    from ..train import ResultStore
-    from ..train.budget import estimate_seconds, estimate_sweep
-
-    with user_errors():
-        finished: set[str] = set()
-        other = None  # the version of a store this code would refuse
-        if db.is_file():
-            store = ResultStore(db, read_only=True)
-            try:
-                if store.stored_version not in (None, store.version):
-                    other = store.stored_version, store.version
-                else:
-                    finished = store.finished(include_errors=not retry_errors)
-            finally:
-                store.close()
-        todo = [c for c in configs if c.run_id not in finished]
-        cores = workers or os.cpu_count() or 1
-        costs = {c.run_id: estimate_seconds(c) for c in todo}
-        wall = estimate_sweep(todo, cores)
-    if other is not None and reset_db:
-        console.print(f"{db} holds results of expressivity {other[0]}; this is {other[1]}: with --reset-db the sweep "
-                      "sets it aside and starts a fresh store, so none of its runs count", highlight=False, soft_wrap=True)
-    elif other is not None:
-        console.print(f"{db} holds results of expressivity {other[0]}; this is {other[1]}: sweep refuses that "
-                      "store (--reset-db sets it aside), so none of its runs count", highlight=False, soft_wrap=True)
-    again = " (failed runs count as to run: --retry-errors)" if retry_errors else ""
-    console.print(f"{len(configs)} of {len(grid)} runs selected; {len(configs) - len(todo)} already in {db}, "
-                  f"{len(todo)} to run{again}", highlight=False, soft_wrap=True)  # a path is never broken
-    by_model: dict = defaultdict(list)
-    for c in todo:
-        by_model[c.model].append(costs[c.run_id])
-    for model, cs in sorted(by_model.items()):
-        console.print(f"  {model:<12} {len(cs):4d} runs  {sum(cs) / 3600:8.2f} core-h  "
-                      f"(longest {max(cs) / 60:.1f} min)", highlight=False)
-    console.print(f"estimate (train/budget.py, idle cores): {sum(costs.values()) / 3600:.2f} core-hours, "
-                  f"{wall / 3600:.2f} h wall on {cores} cores\n  (good to about 2x on an idle core; "
-                  "bench/budget_bench.py measures it on yours)", highlight=False)
-    if group:
-        from ..train.budget import gpu_estimate
-
-        est = gpu_estimate(todo, max_group, bench)
-        source = (f"measured by bench/gpu_bench.py ({bench.get('device', 'a GPU')})" if bench is not None
-                  else "assumed GPU throughput, train/budget.py GPU_RUN_STEPS_PER_S; --gpu-bench FILE to use yours")
-        console.print(f"grouped ({est['groups']} groups of at most {max_group} runs): {est['gpu_hours']:.2f} "
-                      f"GPU-hours on one GPU ({source})", highlight=False, soft_wrap=True)
-    console.print("Dry run: nothing was trained.", highlight=False)
 
 
 @app.command()
@@ -435,104 +397,78 @@ def results(
 
     --json / --csv write the same table as records, to stdout or --output FILE; in Python,
     expressivity.runs.to_pandas(db) gives every run × test length as a DataFrame."""
-    from ..train import ResultStore
-
     output_path(plot, "--plot")
     output_path(output, "--output")
     with user_errors():
-        if as_json and as_csv:
-            raise ValueError("--json and --csv exclude each other: give one")
-        if output is not None and not (as_json or as_csv):
-            raise ValueError("--output writes the --json or --csv records: give one of them (the table prints to "
-                             "the terminal)")
-        if show_all and compare is None:
-            raise ValueError("--all applies to --compare (it shows the published cells we have no run for)")
-        if compare is not None:  # an unknown name or a bad table file fails before the database is read
-            from ..train.published import published
-
-            published(compare, "--compare")
-        if db.is_dir():
-            raise ValueError(f"--db {db} is a directory; give the results database file")
-        if not db.is_file():
-            raise ValueError(f"--db {db} does not exist (no results database there yet)")
-        store = ResultStore(db, read_only=True)
-        try:
-            rows, runs = store.rows(), store.runs()
-        finally:
-            store.close()
+        rows, runs = _read_results(db, compare=compare, as_json=as_json, as_csv=as_csv, output=output,
+                                   show_all=show_all)
     fmt = "json" if as_json else "csv" if as_csv else None
     say = err_console if fmt is not None and output is None else console  # stdout carries the records
     if compare is not None:
         _compare(rows, compare, plot, show_all=show_all, fmt=fmt, output=output, say=say)
         return
-    records = _run_records(rows, runs)
+    from ..train.results import plot_results, run_records
+
+    records = run_records(rows, runs)
     if fmt is not None:
         _write_records(records, fmt, output)
     else:
-        out = table("run", "protocol", "lengths", "accuracy", "bins", "CE bits", "excess", title=f"{len(runs)} runs in {db}",
-                    text=("run", "protocol", "bins"))
-        for r in records:
-            if r["status"] in ("error", "diverged", "timed_out"):
-                out.add_row(r["name"], r["protocol"], "", f"[red]{r['status']}[/]", escape((r["error"] or "")[:50]), "", "")
-                continue
-            bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in r["scores"].items()
-                            if k != "mean_accuracy")
-            out.add_row(r["name"], r["protocol"], f"{r['min_length']}–{r['max_length']}" if r["lengths"] else "",
-                        _num(r["mean_accuracy"], 3), bins, _num(r["mean_ce_bits"]), _num(r["mean_excess_bits"]))
-        console.print(out)
+        _runs_table(records, f"{len(runs)} runs in {db}")
     if plot is not None:
-        _plot(rows, plot)
+        plot_results(rows, plot)
         say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
 
 
-def _run_records(rows: list[dict], runs: list[dict]) -> list[dict]:
-    """One record per run: the table's cells and the run's config, for the table and --json/--csv."""
-    import json
+def _read_results(db: Path, *, compare, as_json: bool, as_csv: bool, output, show_all: bool):
+    """Check the options of ``results``, then read the store: (per-length rows, runs)."""
+    from ..train import ResultStore
 
-    from ..train import protocol_score
+    if as_json and as_csv:
+        raise ValueError("--json and --csv exclude each other: give one")
+    if output is not None and not (as_json or as_csv):
+        raise ValueError("--output writes the --json or --csv records: give one of them (the table prints to "
+                         "the terminal)")
+    if show_all and compare is None:
+        raise ValueError("--all applies to --compare (it shows the published cells we have no run for)")
+    if compare is not None:  # an unknown name or a bad table file fails before the database is read
+        from ..train.published import published
 
-    by_run = defaultdict(list)
-    for r in rows:
-        by_run[r["run_id"]].append(r)
-    out = []
-    for run in runs:
-        cfg = json.loads(run["config"])
-        rs = by_run.get(run["run_id"], [])
-        failed = run["status"] in ("error", "diverged", "timed_out")
-        scores = {} if failed else protocol_score([r for r in rs if r["accuracy"] is not None], cfg["protocol"])
-        out.append({"run_id": run["run_id"], "name": f"{cfg['task']} {cfg['kind']} {cfg['model']} s{cfg['seed']}",
-                    "status": run["status"], "error": ((run["error"] or "").splitlines() or [None])[0],
-                    "task": cfg["task"], "kind": cfg["kind"], "model": cfg["model"], "seed": cfg["seed"],
-                    "protocol": cfg["protocol"], "lengths": len(rs),
-                    "min_length": min((r["length"] for r in rs), default=None),
-                    "max_length": max((r["length"] for r in rs), default=None),
-                    "mean_accuracy": scores.get("mean_accuracy"), "scores": scores,
-                    "mean_ce_bits": _mean(r["ce_bits"] for r in rs), "mean_excess_bits": _mean(r["excess_bits"] for r in rs),
-                    "final_loss": run["final_loss"], "n_params": run["n_params"], "duration": run["duration"],
-                    "config": cfg})
-    return out
+        published(compare, "--compare")
+    if db.is_dir():
+        raise ValueError(f"--db {db} is a directory; give the results database file")
+    if not db.is_file():
+        raise ValueError(f"--db {db} does not exist (no results database there yet)")
+    store = ResultStore(db, read_only=True)
+    try:
+        return store.rows(), store.runs()
+    finally:
+        store.close()
 
 
-_RUN_COLUMNS = ("run_id", "name", "status", "error", "task", "kind", "model", "seed", "protocol", "lengths",
-                "min_length", "max_length", "mean_accuracy", "mean_ce_bits", "mean_excess_bits", "final_loss",
-                "n_params", "duration", "config")  # the CSV header of --csv, also when no run is recorded
+def _runs_table(records: list[dict], title: str) -> None:
+    from ..train.results import FAILED
+
+    out = table("run", "protocol", "lengths", "accuracy", "bins", "CE bits", "excess", title=title,
+                text=("run", "protocol", "bins"))
+    for r in records:
+        if r["status"] in FAILED:
+            out.add_row(r["name"], r["protocol"], "", f"[red]{r['status']}[/]", escape((r["error"] or "")[:50]), "", "")
+            continue
+        bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in r["scores"].items()
+                        if k != "mean_accuracy")
+        out.add_row(r["name"], r["protocol"], f"{r['min_length']}–{r['max_length']}" if r["lengths"] else "",
+                    _num(r["mean_accuracy"], 3), bins, _num(r["mean_ce_bits"]), _num(r["mean_excess_bits"]))
+    console.print(out)
 
 
-def _write_records(records: list[dict], fmt: str, output: Path | None, columns=_RUN_COLUMNS) -> None:
-    """--json / --csv: to stdout, or atomically to --output. In CSV the per-bin scores are
-    columns of their own (``accuracy_41_500`` …) and the config is one JSON cell."""
+def _write_records(records: list[dict], fmt: str, output: Path | None, columns=None) -> None:
+    """--json / --csv: to stdout, or atomically to --output."""
     import sys
 
     from ..checks import make_dir, write_atomic
-    from ..runs.tables import to_csv, to_json
+    from ..train.results import RUN_COLUMNS, records_text
 
-    if fmt == "csv":
-        records = [{k: v for k, v in r.items() if k != "scores"} | {k: v for k, v in r.get("scores", {}).items()
-                                                                    if k != "mean_accuracy"} for r in records]
-    if fmt == "csv":
-        more = [c for r in records for c in r if c not in columns]
-        columns = [*columns, *dict.fromkeys(more)]
-    text = to_json(records) if fmt == "json" else to_csv(records, list(columns))
+    text = records_text(records, fmt, RUN_COLUMNS if columns is None else columns)
     if output is None:
         sys.stdout.write(text)
         return
@@ -653,47 +589,3 @@ def _compare_recognizers(rows: list[dict], name: str, plot: Path | None, *, show
     if plot is not None:
         plot_recognizers(every, paper, plot)  # the figure has a panel place for every cell
         say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
-
-
-def _plot(rows: list[dict], path: Path) -> None:
-    """Accuracy and cross-entropy vs length, one line per (task, kind, model), mean over seeds."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    groups: dict = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        groups[(r["task"], r["kind"], r["model"])][r["length"]].append(r)
-    from ..train.flare_compare import ce_by_edits
-
-    edits = ce_by_edits(rows)  # FLaRe runs: the negatives' cross-entropy by edit distance / count
-    fig, axes = plt.subplots(1, 3 if edits else 2, figsize=(16 if edits else 11, 4))
-    ax_acc, ax_ce = axes[0], axes[1]
-    for (task, kind, model), by_len in sorted(groups.items()):
-        lengths = sorted(by_len)
-        acc = [_mean(r["accuracy"] for r in by_len[n]) for n in lengths]
-        ce = [_mean(r["ce_bits"] for r in by_len[n]) for n in lengths]
-        acc = [np.nan if a is None else a for a in acc]
-        ce = [np.nan if c is None else c for c in ce]
-        ax_acc.plot(lengths, acc, label=f"{task} {kind} {model}")
-        ax_ce.plot(lengths, ce, label=f"{task} {kind} {model}")
-    ax_acc.set(xlabel="length n", ylabel="accuracy", ylim=(-0.02, 1.02), title="accuracy vs length")
-    ax_ce.set(xlabel="length n", ylabel="cross-entropy (bits / scored position)", title="cross-entropy vs length")
-    ax_acc.legend(fontsize=7)
-    if edits:
-        ax = axes[2]
-        for (task, model), by in sorted(edits.items()):
-            for kind, style in (("distance", "o-"), ("edits", "x--")):
-                if by.get(kind):
-                    ds = sorted(by[kind])
-                    label = f"{task} {model} ({'edit distance' if kind == 'distance' else 'edits; 0 = uniform'})"
-                    ax.plot(ds, [by[kind][d] for d in ds], style, label=label)
-        ax.set(xlabel="edit distance to L / edits applied (6 = 6 or more)", ylabel="cross-entropy (bits / string)",
-               title="negatives: cross-entropy vs edits")
-        ax.legend(fontsize=6)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)

@@ -425,3 +425,17 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
     finally:
         store.close()
     return summary
+
+
+def on_device(configs: list[RunConfig], device: str, dtype: str | None = None) -> list[RunConfig]:
+    """The configs on ``device`` (not part of their ids) and, with ``dtype``, their randomly
+    initialised transformer runs in it (bfloat16 is part of the id)."""
+    from dataclasses import replace
+
+    out = []
+    for c in configs:
+        changes = {"device": device}
+        if dtype is not None and c.model == "transformer" and c.init == "random":
+            changes["dtype"] = dtype
+        out.append(replace(c, **changes))
+    return out
