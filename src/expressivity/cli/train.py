@@ -482,110 +482,25 @@ def _compare(rows: list[dict], name: str, plot: Path | None, *, show_all: bool =
              output: Path | None = None, say=console) -> None:
     """``results --compare``: our best score per task × model beside the published table; only
     the cells we have runs for unless ``show_all``."""
-    from dataclasses import asdict, fields
-
-    from ..train.compare import Cell, compare, plot_comparison
-    from ..train.published import RecognizerTable, published
-
-    if isinstance(published(name, "--compare"), RecognizerTable):
-        _compare_recognizers(rows, name, plot, show_all=show_all, fmt=fmt, output=output, say=say)
-        return
+    from ..train.compare import comparison_listing
 
     with user_errors():
-        comparison = compare(rows, name)
-    paper = comparison.table
-    cells = [c for c in comparison.cells if show_all or c.runs > 0]
-    encodings = [e for e in comparison.encodings if show_all or e.runs > 0]
+        view = comparison_listing(rows, name, show_all=show_all)
     if fmt is not None:
-        _write_records([asdict(c) | {"difference": c.difference} for c in cells]
-                       + [asdict(e) | {"difference": None} for e in encodings], fmt, output,
-                       [f.name for f in fields(Cell)] + ["difference"])
+        _write_records(list(view.records), fmt, output, view.record_columns)
     else:
-        console.print(f"best score (%) on lengths 41–500, ours beside {paper.citation(short=True)}", highlight=False,
-                      soft_wrap=True)
-        out = table("", "task", "model", "ours", "paper", "Δ", "n", text=("", "task", "model"))
-        for col in out.columns[:3]:
-            col.no_wrap = True
-        extra = {}
-        for c in encodings:
-            extra.setdefault(c.task, []).append(c)
-
-        def pct(x):
-            return "—" if x is None else f"{x:.1f}"
-
-        level = None
-        for c in cells:
-            if level is not None and c.level != level:
+        console.print(view.heading, highlight=False, soft_wrap=True)
+        out = table(*view.columns, text=view.text)
+        for i in view.no_wrap:
+            out.columns[i].no_wrap = True
+        for row in view.rows:
+            if row is None:
                 out.add_section()
-            level = c.level
-            diff = "" if c.difference is None else f"{c.difference:+.1f}"
-            out.add_row(c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs))
-            if c.model == "transformer":
-                for e in extra.get(c.task, []):
-                    out.add_row("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
+            else:
+                out.add_row(*row)
         console.print(out)
-        console.print(f"paper: {paper.paper}", highlight=False, soft_wrap=True)
-        _unmeasured(len(comparison.cells) - len(cells), len(comparison.cells), show_all)
-        missing = sum(c.published is None for c in cells)
-        if missing:
-            console.print(f"{missing} of {len(cells)} published cells shown are not available (—): "
-                          f"{paper.missing}", highlight=False, soft_wrap=True)
+        for note in view.notes:
+            console.print(note, highlight=False, soft_wrap=True)
     if plot is not None:
-        plot_comparison(comparison, plot)
-        say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
-
-
-def _unmeasured(hidden: int, total: int, show_all: bool) -> None:
-    if hidden and not show_all:
-        console.print(f"{hidden} of {total} published cells have no run of ours (not shown; --all shows them)",
-                      highlight=False, soft_wrap=True)
-
-
-def _compare_recognizers(rows: list[dict], name: str, plot: Path | None, *, show_all: bool = False,
-                         fmt: str | None = None, output: Path | None = None, say=console) -> None:
-    """``results --compare flare``: our FLaRe runs beside Butoi et al.'s Table 2."""
-    from dataclasses import asdict, fields
-
-    from ..train.flare_compare import RecognizerRow, compare_recognizers, plot_recognizers
-    from ..train.published import published
-
-    paper = published(name, "--compare")
-    every = compare_recognizers(rows, paper)
-    cells = [c for c in every if show_all or c.runs > 0]
-    if fmt is not None:
-        _write_records([asdict(c) for c in cells], fmt, output, [f.name for f in fields(RecognizerRow)])
-    else:
-        lengths = sorted({c.test_lengths for c in cells if c.test_lengths})
-        console.print(f"recognition accuracy, ours beside {paper.citation(short=True)}: mean over seeds of the best "
-                      f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
-                      "(theirs: Figure 1)", highlight=False, soft_wrap=True)
-        out = table("language", "model", "runs", "ours", "paper", "perfect", text=("language", "model", "ours", "paper",
-                                                                                   "perfect"))
-        for col in out.columns[1:]:
-            col.no_wrap = True
-
-        def num(x):
-            return "—" if x is None else f"{x:.2f}"
-
-        def yes(x):
-            return "—" if x is None else ("yes" if x else "no")
-
-        level = None
-        for c in cells:
-            if level is not None and c.level != level:
-                out.add_section()
-            level = c.level
-            out.add_row(f"{c.task.removeprefix('flare.')} ({c.level})", c.model, str(c.runs),
-                        f"{num(c.inductive_bias)} / {num(c.expressivity)}",
-                        f"{num(c.published_inductive_bias)} / {num(c.published_expressivity)}",
-                        f"{yes(c.perfect)} / {yes(c.published_perfect)}")
-        console.print(out)
-        console.print(f"paper: {paper.paper}", highlight=False, soft_wrap=True)
-        _unmeasured(len(every) - len(cells), len(every), show_all)
-        missing = sum(c.published_inductive_bias is None for c in cells)
-        if missing:
-            console.print(f"{missing} of {len(cells)} published scores shown are not available (—): {paper.missing}",
-                          highlight=False, soft_wrap=True)
-    if plot is not None:
-        plot_recognizers(every, paper, plot)  # the figure has a panel place for every cell
+        view.plot(plot)
         say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
