@@ -72,9 +72,7 @@ def regions_cmd(
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
     from ..interop.region_models import region_model
-    from ..regions import Box, Plane, Segment, count_regions, domain_from_spec
     from ..regions.count import counter_for, drawn_domains
-    from ..regions.plot import plot_domain
 
     output_path(plot, "--plot")
     with user_errors():
@@ -93,46 +91,12 @@ def regions_cmd(
             raise ValueError(f"--n-tokens does not apply: it sets the copies of x for a plain transformer MODEL, "
                              f"and {model.name} is {_kind(model)}")
         kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
-        if domain is not None:
-            try:
-                spec = json.loads(domain)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"--domain: not JSON ({exc.msg} at character {exc.pos})") from None
-            dom = domain_from_spec(spec)
-        elif segment is not None:
-            dom = Segment(_vec(segment[0], "segment A"), _vec(segment[1], "segment B"))
-        elif through is not None:
-            dom = Plane.through(*(_npy(p, f"--through {'ABC'[i]}") for i, p in enumerate(through)))
-        elif plane is not None:
-            dom = Plane(_vec(plane[0], "plane O"), _vec(plane[1], "plane U"), _vec(plane[2], "plane V"),
-                        _vec(bounds or "-1,1,-1,1", "--bounds"))
-        else:
-            from ..regions import lower
-
-            d = lower(m, **kw).in_dim
-            dom = Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
+        dom = _domain(m, kw, domain=domain, segment=segment, through=through, plane=plane, bounds=bounds, lo=lo, hi=hi)
         counter = counter_for(dom)
         if plot is not None and counter.plot is None:
             raise ValueError(f"--plot: no picture is registered for a {type(dom).__name__} domain; domains with "
                              f"one: {', '.join(drawn_domains())} (--plane, --through, --box or --domain)")
-        with progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TimeElapsedColumn(), transient=True, disable=as_json) as prog:
-            by_pieces = counter.progress == "pieces"  # the registered style: pieces done, or a fraction
-            task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
-
-            def tick(*args):
-                if by_pieces:
-                    prog.update(task, advance=args[0], description=f"counting regions ({args[0]} pieces)")
-                else:
-                    prog.update(task, completed=float(args[0]))
-
-            if plot is not None:
-                res = count_regions(m, dom, progress=tick, **kw)
-                prog.update(task, description="drawing")
-                plot_domain(m, dom, plot, color_by, res, **kw)
-            else:
-                res = count_regions(m, dom, progress=tick, **kw)
-        summary = res.summary()
+        summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json).summary()
     if as_json:
         console.print_json(json.dumps(summary))
         return
@@ -140,6 +104,53 @@ def regions_cmd(
                   f"regions ({summary['pieces']} pieces, {summary['kind']}, {summary['seconds']:.3f} s)")
     if plot is not None:
         console.print(f"wrote {plot}")
+
+
+def _domain(m, kw: dict, *, domain, segment, through, plane, bounds, lo, hi):
+    """The one domain the options give (--domain JSON, --segment, --through, --plane or --box)."""
+    from ..regions import Box, Plane, Segment, domain_from_spec
+
+    if domain is not None:
+        try:
+            spec = json.loads(domain)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--domain: not JSON ({exc.msg} at character {exc.pos})") from None
+        return domain_from_spec(spec)
+    if segment is not None:
+        return Segment(_vec(segment[0], "segment A"), _vec(segment[1], "segment B"))
+    if through is not None:
+        return Plane.through(*(_npy(p, f"--through {'ABC'[i]}") for i, p in enumerate(through)))
+    if plane is not None:
+        return Plane(_vec(plane[0], "plane O"), _vec(plane[1], "plane U"), _vec(plane[2], "plane V"),
+                     _vec(bounds or "-1,1,-1,1", "--bounds"))
+    from ..regions import lower
+
+    d = lower(m, **kw).in_dim
+    return Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
+
+
+def _count(m, dom, counter, kw: dict, *, plot, color_by: str, quiet: bool):
+    """count_regions under a progress bar in the counter's registered style (pieces done, or a
+    fraction), then the --plot picture."""
+    from ..regions import count_regions
+    from ..regions.plot import plot_domain
+
+    with progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+                  TimeElapsedColumn(), transient=True, disable=quiet) as prog:
+        by_pieces = counter.progress == "pieces"
+        task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
+
+        def tick(*args):
+            if by_pieces:
+                prog.update(task, advance=args[0], description=f"counting regions ({args[0]} pieces)")
+            else:
+                prog.update(task, completed=float(args[0]))
+
+        res = count_regions(m, dom, progress=tick, **kw)
+        if plot is not None:
+            prog.update(task, description="drawing")
+            plot_domain(m, dom, plot, color_by, res, **kw)
+    return res
 
 
 def _kind(path: Path) -> str:
