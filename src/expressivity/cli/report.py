@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -34,6 +35,14 @@ def _list_claims(specs) -> None:
     console.print(listing, highlight=False)
 
 
+_ReproduceDevice = Annotated[str | None, typer.Option("--device", help=(
+    "Where the training units train: auto (cuda, else mps, else cpu; the default) | cpu | cuda | cuda:N |"
+    " mps."))]
+_ReproduceNoGroup = Annotated[bool, typer.Option("--no-group", help=(
+    "One process per training unit: do not train units whose runs differ only in seed as one batched "
+    "model."))]
+
+
 @app.command()
 def reproduce(
     quick: bool = typer.Option(False, "--quick", help="Budget: minutes on 2 cores (the default; `make demo`)."),
@@ -52,10 +61,8 @@ def reproduce(
     strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated or incomplete."),
     timeout: Timeout = None,
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
-    device: str | None = typer.Option(None, "--device", help="Where the training units train: auto (cuda, else "
-                                      "mps, else cpu; the default) | cpu | cuda | cuda:N | mps."),
-    no_group: bool = typer.Option(False, "--no-group", help="One process per training unit: do not train units "
-                                  "whose runs differ only in seed as one batched model."),
+    device: _ReproduceDevice = None,
+    no_group: _ReproduceNoGroup = False,
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
     from ..report import reproduce as run_reproduce
@@ -78,12 +85,7 @@ def reproduce(
     output_path(out, "--out", kind="dir")
     output_path(db, "--db")
     with user_errors():
-        from ..report import Store
-
-        first = Store(db, reset=reset_db)  # fail early on a store that is not ours or of another version
-        first.close()
-        if first.set_aside is not None:
-            console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
+        _open_store(db, reset_db)
         progress, on_event = _claim_progress(specs)
         try:
             with progress:
@@ -97,6 +99,16 @@ def reproduce(
     _print_claims(result, chosen, db)
     if strict and any(c.status in ("violated", "incomplete") for c in result.claims):
         raise typer.Exit(code=1)
+
+
+def _open_store(db: Path, reset_db: bool) -> None:
+    """Fail early on a store that is not ours or of another version (--reset-db: set it aside)."""
+    from ..report import Store
+
+    first = Store(db, reset=reset_db)
+    first.close()
+    if first.set_aside is not None:
+        console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
 
 
 def _claim_progress(specs):

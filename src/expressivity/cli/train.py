@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -42,63 +43,83 @@ def _progress() -> Progress:
                     TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn())
 
 
+_TrainTask = Annotated[str, typer.Option(help=(
+    "a language or function task of expressivity.languages.REGISTRY, e.g. parity, dyck, tomita3, anbncn, "
+    "reverse_string, binary_addition (all of them: docs/languages.md; an unknown name lists them)"))]
+_TrainKind = Annotated[KindName | None, typer.Option(help=(
+    "recognition | next_symbol (languages; default recognition, next_symbol under --preset bhattamishra "
+    "or yao) | classification | transduction (a function task's own kind, the default)"))]
+_TrainParam = Annotated[list[str], typer.Option("--param", help=(
+    "task parameter KEY=VALUE, e.g. k=2, max_depth=4 (dyck), vocab_size=3 (reverse_string)"))]
+_TrainDModel = Annotated[int | None, typer.Option("--d-model", help=(
+    "residual width / hidden size of the recurrent models"))]
+_TrainPositional = Annotated[PositionalName | None, typer.Option(help=(
+    "transformer position encoding (default sinusoidal)"))]
+_TrainMemorySize = Annotated[int | None, typer.Option("--memory-size", help=(
+    "cells of the stack / tape of stack_rnn, stack_lstm, tape_rnn (default: 30 / 40, Delétang et al.'s "
+    "code)"))]
+_TrainAux = Annotated[str | None, typer.Option(help=(
+    "auxiliary losses of a recognizer (FLaRe): lm, next_symbol or lm,next_symbol (needs a recurrent model"
+    " or a causal transformer)"))]
+_TrainCausal = Annotated[bool | None, typer.Option("--causal/--no-causal", help=(
+    "transformer: causal attention for a recognizer too (default under --preset flare)"))]
+_TrainInit = Annotated[str | None, typer.Option(help=(
+    "random (default) | construction:NAME (parity, first, dyck, parity-compiled): fine-tune from a "
+    "hand-built transformer"))]
+_TrainInitParam = Annotated[list[str], typer.Option("--init-param", help=(
+    "construction parameter KEY=VALUE, e.g. layer_norm=true"))]
+_TrainPerturb = Annotated[float | None, typer.Option(help=(
+    "σ of the Gaussian noise added to every weight of the construction (with --init construction:NAME)"))]
+_TrainDevice = Annotated[str, typer.Option("--device", help=(
+    "auto (cuda, else mps, else cpu) | cpu | cuda | cuda:N | mps; not part of the run id (a run resumes "
+    "on any device)"))]
+_TrainDtype = Annotated[str | None, typer.Option("--dtype", help=(
+    "float32 (default) | bfloat16: the transformer under autocast (an accelerator or a CPU with native "
+    "bfloat16)"))]
+_TrainRestart = Annotated[bool, typer.Option("--restart", help=(
+    "discard this run's checkpoint in --out (e.g. a corrupt one) and train from scratch"))]
+
+
 @app.command()
 def train(
-    task: str = typer.Option(..., help="a language or function task of expressivity.languages.REGISTRY, e.g. "
-                             "parity, dyck, tomita3, anbncn, reverse_string, binary_addition (all of them: "
-                             "docs/languages.md; an unknown name lists them)"),
-    kind: KindName | None = typer.Option(None, help="recognition | next_symbol (languages; default recognition, "
-                                    "next_symbol under --preset bhattamishra or yao) | classification | "
-                                    "transduction (a function task's own kind, the default)"),
-    param: list[str] = typer.Option([], "--param", help="task parameter KEY=VALUE, e.g. k=2, max_depth=4 (dyck), "
-                                    "vocab_size=3 (reverse_string)"),
+    task: _TrainTask,
+    kind: _TrainKind = None,
+    param: _TrainParam = (),
     model: ModelName | None = typer.Option(None, help="the model (default: the preset's, else transformer)"),
     layers: int | None = typer.Option(None, help="transformer blocks / RNN or LSTM layers"),
     heads: int | None = typer.Option(None, help="attention heads"),
-    d_model: int | None = typer.Option(None, "--d-model", help="residual width / hidden size of the recurrent "
-                                       "models"),
+    d_model: _TrainDModel = None,
     train_lengths: str | None = typer.Option(None, "--train-lengths", help="e.g. 1-40"),
     test_lengths: str | None = typer.Option(None, "--test-lengths", help="e.g. 41-500 or 51-100,101-150"),
     steps: int | None = typer.Option(None, help="optimiser steps"),
     batch_size: int | None = typer.Option(None, "--batch-size"),
     lr: float | None = typer.Option(None, help="Adam learning rate"),
     seed: int | None = typer.Option(None, help="seed of init and data"),
-    positional: PositionalName | None = typer.Option(None, help="transformer position encoding (default "
-                                                     "sinusoidal)"),
+    positional: _TrainPositional = None,
     layer_norm: LayerNormName | None = typer.Option(None, "--layer-norm", help="transformer layer norm"),
     ln_eps: float | None = typer.Option(None, "--ln-eps"),
     log_length_scaling: bool | None = typer.Option(None, "--log-length-scaling/--no-log-length-scaling"),
     eval_batch: int | None = typer.Option(None, "--eval-batch", help="strings per test length"),
-    memory_size: int | None = typer.Option(None, "--memory-size", help="cells of the stack / tape of stack_rnn, "
-                                           "stack_lstm, tape_rnn (default: 30 / 40, Delétang et al.'s code)"),
+    memory_size: _TrainMemorySize = None,
     preset: PresetName | None = typer.Option(None, help="protocol preset: a paper's lengths, sizes and steps"),
-    aux: str | None = typer.Option(None, help="auxiliary losses of a recognizer (FLaRe): lm, next_symbol or "
-                                   "lm,next_symbol (needs a recurrent model or a causal transformer)"),
-    causal: bool | None = typer.Option(None, "--causal/--no-causal", help="transformer: causal attention for a "
-                                       "recognizer too (default under --preset flare)"),
-    init: str | None = typer.Option(None, help="random (default) | construction:NAME (parity, first, dyck, "
-                                    "parity-compiled): fine-tune from a hand-built transformer"),
-    init_param: list[str] = typer.Option([], "--init-param", help="construction parameter KEY=VALUE, "
-                                         "e.g. layer_norm=true"),
-    perturb: float | None = typer.Option(None, help="σ of the Gaussian noise added to every weight of the "
-                                         "construction (with --init construction:NAME)"),
-    device: str = typer.Option("auto", "--device", help="auto (cuda, else mps, else cpu) | cpu | cuda | cuda:N | "
-                               "mps; not part of the run id (a run resumes on any device)"),
-    dtype: str | None = typer.Option(None, "--dtype", help="float32 (default) | bfloat16: the transformer under "
-                                     "autocast (an accelerator or a CPU with native bfloat16)"),
+    aux: _TrainAux = None,
+    causal: _TrainCausal = None,
+    init: _TrainInit = None,
+    init_param: _TrainInitParam = (),
+    perturb: _TrainPerturb = None,
+    device: _TrainDevice = "auto",
+    dtype: _TrainDtype = None,
     db: Db = DEFAULT_DB,
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
-    restart: bool = typer.Option(False, "--restart", help="discard this run's checkpoint in --out (e.g. a "
-                                 "corrupt one) and train from scratch"),
+    restart: _TrainRestart = False,
     reset_db: ResetDb = False,
     log: Log = (),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
-    given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model,
-                 steps=steps, batch_size=batch_size, lr=lr, seed=seed,
-                 positional=positional, layer_norm=layer_norm, ln_eps=ln_eps,
-                 log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init, perturb=perturb,
-                 memory_size=memory_size, aux=aux, causal=causal, dtype=dtype)
+    given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model, steps=steps,
+                 batch_size=batch_size, lr=lr, seed=seed, positional=positional, layer_norm=layer_norm,
+                 ln_eps=ln_eps, log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init,
+                 perturb=perturb, memory_size=memory_size, aux=aux, causal=causal, dtype=dtype)
     with user_errors():
         cfg, where = _run_config(task, preset, given, device=device, init_param=init_param,
                                  train_lengths=train_lengths, test_lengths=test_lengths, param=param)
@@ -238,6 +259,33 @@ def _num(x, digits: int = 4) -> str:
     return "nan" if x is None else f"{x:.{digits}f}"
 
 
+_SweepOut = Annotated[Path | None, typer.Option(help=(
+    "checkpoint root, one directory per run (default: checkpoints/ next to --db; interrupted runs resume "
+    "from there)"))]
+_SweepRestart = Annotated[bool, typer.Option("--restart", help=(
+    "runs started now discard their checkpoints and train from scratch (with --retry-errors: redo runs "
+    "whose checkpoint was corrupt)"))]
+_SweepOnly = Annotated[list[str], typer.Option("--only", help=(
+    "run only the runs whose RunConfig field KEY takes one of the VALUEs, e.g. --only "
+    "task=parity_check,reverse_string --only seed=0 (repeatable: every KEY must match)"))]
+_SweepShard = Annotated[str | None, typer.Option("--shard", help=(
+    "I/N: run shard I of N (a fixed split by the hash of the run id; N machines with 1/N … N/N run every "
+    "run exactly once)"))]
+_SweepDryRun = Annotated[bool, typer.Option("--dry-run", help=(
+    "print the selected runs' count and estimated cost (train/budget.py) on --workers cores, and grouped "
+    "on one GPU; train nothing"))]
+_SweepDevice = Annotated[str, typer.Option("--device", help=(
+    "auto (cuda, else mps, else cpu) | cpu | cuda | cuda:N | mps for every run; not part of the run ids"))]
+_SweepDtype = Annotated[str | None, typer.Option("--dtype", help=(
+    "float32 (default) | bfloat16 for the grid's transformer runs (autocast; changes their run ids)"))]
+_SweepNoGroup = Annotated[bool, typer.Option("--no-group", help=(
+    "one process per run: do not train runs that differ only in seed / lr / grad_clip / steps as one "
+    "batched model"))]
+_SweepGpuBench = Annotated[Path | None, typer.Option("--gpu-bench", help=(
+    "with --dry-run: run-steps/s measured by bench/gpu_bench.py --json FILE, instead of the assumed GPU "
+    "throughput"))]
+
+
 @app.command()
 def sweep(
     config: Path = typer.Argument(..., help="sweep YAML (preset / base / grid / runs)"),
@@ -247,27 +295,17 @@ def sweep(
     timeout: Timeout = None,
     reset_db: ResetDb = False,
     workers: Workers = None,
-    out: Path | None = typer.Option(None, help="checkpoint root, one directory per run (default: "
-                                    "checkpoints/ next to --db; interrupted runs resume from there)"),
+    out: _SweepOut = None,
     retry_errors: bool = typer.Option(False, "--retry-errors", help="re-run runs that failed before"),
-    restart: bool = typer.Option(False, "--restart", help="runs started now discard their checkpoints and "
-                                 "train from scratch (with --retry-errors: redo runs whose checkpoint was corrupt)"),
-    only: list[str] = typer.Option([], "--only", help="run only the runs whose RunConfig field KEY takes one of "
-                                   "the VALUEs, e.g. --only task=parity_check,reverse_string --only seed=0 "
-                                   "(repeatable: every KEY must match)"),
-    shard: str | None = typer.Option(None, "--shard", help="I/N: run shard I of N (a fixed split by the hash of "
-                                     "the run id; N machines with 1/N … N/N run every run exactly once)"),
-    dry_run: bool = typer.Option(False, "--dry-run", help="print the selected runs' count and estimated cost "
-                                 "(train/budget.py) on --workers cores, and grouped on one GPU; train nothing"),
-    device: str = typer.Option("auto", "--device", help="auto (cuda, else mps, else cpu) | cpu | cuda | cuda:N | "
-                               "mps for every run; not part of the run ids"),
-    dtype: str | None = typer.Option(None, "--dtype", help="float32 (default) | bfloat16 for the grid's "
-                                     "transformer runs (autocast; changes their run ids)"),
-    no_group: bool = typer.Option(False, "--no-group", help="one process per run: do not train runs that differ "
-                                  "only in seed / lr / grad_clip / steps as one batched model"),
+    restart: _SweepRestart = False,
+    only: _SweepOnly = (),
+    shard: _SweepShard = None,
+    dry_run: _SweepDryRun = False,
+    device: _SweepDevice = "auto",
+    dtype: _SweepDtype = None,
+    no_group: _SweepNoGroup = False,
     max_group: int = typer.Option(32, "--max-group", help="most runs trained as one batched model"),
-    gpu_bench: Path | None = typer.Option(None, "--gpu-bench", help="with --dry-run: run-steps/s measured by "
-                                          "bench/gpu_bench.py --json FILE, instead of the assumed GPU throughput"),
+    gpu_bench: _SweepGpuBench = None,
     log: Log = (),
 ) -> None:
     """Run a grid of training runs; results go to --db as each run finishes.
