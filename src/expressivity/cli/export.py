@@ -40,15 +40,17 @@ def export_cmd(
     check exits with code 1 when onnxruntime and our forward differ by more than the tolerance
     or an output is not finite."""
     from ..interop import load_any
+    from ..interop.export_targets import check_distinct_outputs, check_export_options
 
     with user_errors():
-        n_check = _check_options(onnx, hub, transformer_lens, lam=lam, n_ctx=n_ctx, check=check,
-                                 tolerance=tolerance, allow_zero_eps=allow_zero_eps)
+        n_check = check_export_options(onnx, hub, transformer_lens, lam=lam, n_ctx=n_ctx, check=check,
+                                       tolerance=tolerance, allow_zero_eps=allow_zero_eps,
+                                       default_check=DEFAULT_CHECK)
     onnx_path = output_path(onnx, "--onnx")
     hub_path = output_path(hub, "--hub", kind="dir")
     tl_path = output_path(transformer_lens, "--transformer-lens", kind="dir")
     with user_errors():
-        _distinct_outputs(model, onnx_path, hub_path, tl_path)
+        check_distinct_outputs(model, onnx_path, hub_path, tl_path)
         m = load_any(model)
         tl = None
         if tl_path is not None:  # refuse (hardmax without --lam, post-LN, …) before anything is written
@@ -64,32 +66,6 @@ def export_cmd(
         _write(m, hub_path, tl, tl_path, onnx_path, allow_zero_eps=allow_zero_eps)
     if onnx_path is not None and n_check:
         _check_onnx(m, onnx_path, n_check, tolerance)
-
-
-def _check_options(onnx, hub, transformer_lens, *, lam, n_ctx, check, tolerance, allow_zero_eps: bool) -> int:
-    """Refuse options without their target and out-of-range values; the ONNX check's input count."""
-    from ..checks import check_float, check_int
-
-    if onnx is None and hub is None and transformer_lens is None:
-        raise ValueError("give at least one target: --onnx OUT.onnx, --hub DIR and/or --transformer-lens DIR")
-    for given, option in ((check is not None, "--check"), (tolerance is not None, "--tolerance"),
-                          (allow_zero_eps, "--allow-zero-eps")):
-        if given and onnx is None:
-            raise ValueError(f"{option} applies to the ONNX export only; give --onnx OUT.onnx (or leave {option} out)")
-    for given, option in ((lam is not None, "--lam"), (n_ctx is not None, "--n-ctx")):
-        if given and transformer_lens is None:
-            raise ValueError(f"{option} applies to the TransformerLens export only; give --transformer-lens DIR "
-                             f"(or leave {option} out)")
-    if lam is not None:
-        check_float(lam, "--lam", min=0.0, min_open=True)
-    if n_ctx is not None:
-        check_int(n_ctx, "--n-ctx", min=1)
-    n_check = check_int(check if check is not None else DEFAULT_CHECK, "--check", min=0)
-    if tolerance is not None:
-        check_float(tolerance, "--tolerance", min=0)
-        if n_check == 0:
-            raise ValueError("--tolerance judges the ONNX check, which --check 0 skips")
-    return n_check
 
 
 def _write(m, hub_path, tl, tl_path, onnx_path, *, allow_zero_eps: bool) -> None:
@@ -137,29 +113,3 @@ def _with_options(export):
         msg = str(exc).replace("pass lam=… (shell: expressivity export MODEL --transformer-lens DIR --lam LAM)",
                                "give --lam LAM")
         raise ValueError(msg.replace("pass a smaller n_ctx", "give a smaller --n-ctx")) from None
-
-
-def _distinct_outputs(model: Path, onnx: Path | None, hub: Path | None, tl: Path | None = None) -> None:
-    """Refuse outputs that would overwrite the model being exported or each other."""
-    src = model.resolve()
-    hub_files = set() if hub is None else {(hub / n).resolve() for n in ("config.json", "model.safetensors",
-                                                                         "source_net.safetensors")}
-    if onnx is not None:
-        dst = onnx.resolve()
-        if dst == src or (src.is_dir() and src in dst.parents and dst.name in ("config.json", "model.safetensors",
-                                                                              "source_net.safetensors")):
-            raise ValueError(f"--onnx {onnx} would overwrite the model {model}; give another path")
-        if dst in hub_files:
-            raise ValueError(f"--onnx {onnx} is a file of the --hub directory {hub}; give another path")
-    if hub is not None and (hub.resolve() == src or src in hub_files):
-        raise ValueError(f"--hub {hub} would overwrite the model {model}; give another directory")
-    if tl is not None:
-        from ..interop.transformer_lens import TL_FILES
-
-        tl_files = {(tl / n).resolve() for n in TL_FILES}
-        if tl.resolve() == src or src in tl_files:
-            raise ValueError(f"--transformer-lens {tl} would overwrite the model {model}; give another directory")
-        if hub is not None and tl.resolve() == hub.resolve():
-            raise ValueError(f"--transformer-lens {tl} is the --hub directory; give another directory")
-        if onnx is not None and onnx.resolve() in tl_files:
-            raise ValueError(f"--onnx {onnx} is a file of the --transformer-lens directory {tl}; give another path")
