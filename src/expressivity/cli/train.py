@@ -116,12 +116,14 @@ def train(
     log: Log = (),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
+    from ..train.protocols import run_config_from_options
+
     given = dict(kind=kind, model=model, layers=layers, heads=heads, d_model=d_model, steps=steps,
                  batch_size=batch_size, lr=lr, seed=seed, positional=positional, layer_norm=layer_norm,
                  ln_eps=ln_eps, log_length_scaling=log_length_scaling, eval_batch=eval_batch, init=init,
                  perturb=perturb, memory_size=memory_size, aux=aux, causal=causal, dtype=dtype)
     with user_errors():
-        cfg, where = _run_config(task, preset, given, device=device, init_param=init_param,
+        cfg, where = run_config_from_options(task, preset, given, device=device, init_param=init_param,
                                  train_lengths=train_lengths, test_lengths=test_lengths, param=param)
     out_dir = out or Path("runs") / cfg.run_id
     output_path(out_dir, "--out", kind="dir")
@@ -140,32 +142,6 @@ def train(
     _metrics_table(result.metrics, f"{cfg.label()} ({result.duration:.1f} s)")
     scores = protocol_score([dict(m) for m in result.metrics], cfg.protocol)
     console.print("  ".join(f"{k} = {v:.4f}" for k, v in scores.items()) + f"   recorded in {db}")
-
-
-def _run_config(task: str, preset, given: dict, *, device: str, init_param, train_lengths, test_lengths, param):
-    """The run's RunConfig from the options given (``None``: not given) and the device it
-    trains on; each option is checked naming it."""
-    from ..checks import parse_length_range, parse_lengths, parse_params
-    from ..train import RunConfig
-    from ..train import preset as make_preset
-    from ..train.config import MAX_TEST_LENGTHS
-    from ..train.devices import check_dtype, resolve_device
-
-    fields = {k: v for k, v in given.items() if v is not None}
-    where = resolve_device(device, "--device")  # absent or unknown: one line naming what is here
-    if given["dtype"] is not None:
-        check_dtype(given["dtype"], where, "--dtype")
-    fields["device"] = device
-    if init_param:
-        fields["init_params"] = parse_params(init_param, "--init-param")
-    if train_lengths is not None:
-        fields["train_lengths"] = parse_length_range(train_lengths, "--train-lengths")
-    if test_lengths is not None:
-        fields["test_lengths"] = parse_lengths(test_lengths, "--test-lengths", max_count=MAX_TEST_LENGTHS)
-    fields["task_params"] = parse_params(param, "--param")
-    cfg = make_preset(preset, task, **fields) if preset else RunConfig.from_dict({"task": task, **fields})
-    _refuse_unused(cfg, given)
-    return cfg, where
 
 
 def _check_before_training(cfg, db: Path, log, reset_db: bool) -> None:
@@ -219,27 +195,6 @@ def _record(result, cfg, db: Path) -> None:
             console.print(f"run {cfg.run_id} was already recorded in {db}; kept the earlier rows")
     finally:
         store.close()
-
-
-_TRANSFORMER_ONLY = {"heads": "--heads", "positional": "--positional", "layer_norm": "--layer-norm",
-                     "ln_eps": "--ln-eps", "log_length_scaling": "--log-length-scaling"}
-_CONSTRUCTION_FIXES = {"layers": "--layers", "heads": "--heads", "d_model": "--d-model", "positional": "--positional",
-                       "layer_norm": "--layer-norm", "ln_eps": "--ln-eps"}  # a construction fixes its architecture
-
-
-def _refuse_unused(cfg, given: dict) -> None:
-    """An option that the run does not use is refused, not ignored (it would also change the
-    run id of an otherwise identical run)."""
-    if cfg.model != "transformer":
-        unused = [opt for key, opt in _TRANSFORMER_ONLY.items() if given.get(key) is not None]
-        if unused:
-            raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to transformers only; "
-                             f"a {cfg.model} has no attention or layer norm (leave {'it' if len(unused) == 1 else 'them'} out)")
-    if cfg.init != "random":
-        unused = [opt for key, opt in _CONSTRUCTION_FIXES.items() if given.get(key) is not None]
-        if unused:
-            raise ValueError(f"{', '.join(unused)}: a run with --init {cfg.init} takes the construction's architecture, "
-                             "so these sizes are not used (leave them out; --init-param sets the construction's)")
 
 
 def _metrics_table(metrics, title: str, max_rows: int = 12) -> None:
@@ -312,9 +267,10 @@ def sweep(
 
     Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
     from ..train import run_sweep
+    from ..train.sweep import prepare_sweep
 
     with user_errors():
-        grid, configs, bench = _sweep_runs(config, db=db, backend=backend, address=address, timeout=timeout,
+        grid, configs, bench = prepare_sweep(config, db=db, backend=backend, address=address, timeout=timeout,
                                            workers=workers, restart=restart, only=only, shard=shard,
                                            dry_run=dry_run, device=device, dtype=dtype, max_group=max_group,
                                            gpu_bench=gpu_bench, log=log)
@@ -343,51 +299,6 @@ def sweep(
                                 retry_errors=retry_errors, on_event=on_event, restart=restart, timeout=timeout,
                                 group=not no_group, max_group=max_group, sinks=log)
     _sweep_summary(summary, db)
-
-
-def _sweep_runs(config: Path, *, db: Path, backend: str, address, timeout, workers, restart: bool, only, shard,
-                dry_run: bool, device: str, dtype, max_group: int, gpu_bench, log):
-    """Check the sweep's options (each error names its option), then load the grid: the grid,
-    the selected configs on ``device`` and the --gpu-bench table (or None)."""
-    from ..checks import check_choice, check_float, check_int
-    from ..runs.sinks import check_sinks
-    from ..train import load_sweep
-    from ..train.budget import read_gpu_bench
-    from ..train.devices import check_device_name, check_dtype, resolve_device
-    from ..train.sweep import on_device, parse_only, parse_shard, select_runs
-
-    check_choice(backend, "--backend", ("local", "ray"))
-    if workers is not None:
-        check_int(workers, "--workers", min=1, max=1024)
-    if timeout is not None:
-        check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
-    if address is not None and backend != "ray":
-        raise ValueError("--address needs --backend ray")
-    if dry_run and restart:
-        raise ValueError("--restart discards the checkpoints of the runs a sweep starts; --dry-run starts none "
-                         "(leave --restart out of the dry run)")
-    if dry_run and db.is_dir():
-        raise ValueError(f"--db {db} is a directory; give the results database file")
-    check_sinks(log)
-    picked = parse_shard(shard) if shard is not None else None
-    wanted = parse_only(only)
-    if backend == "ray" and not dry_run:
-        from ..runs import check_address
-
-        check_address(address)
-    check_int(max_group, "--max-group", min=1, max=10**6)
-    check_device_name(device, "--device")
-    if not dry_run:
-        where = resolve_device(device, "--device")
-        if dtype is not None:
-            check_dtype(dtype, where, "--dtype")
-    elif dtype is not None:
-        check_choice(dtype, "--dtype", ("float32", "bfloat16"))
-    if gpu_bench is not None and not dry_run:
-        raise ValueError("--gpu-bench is read by --dry-run only (the GPU-hours estimate)")
-    bench = None if gpu_bench is None else read_gpu_bench(gpu_bench, "--gpu-bench")
-    grid = load_sweep(config)
-    return grid, on_device(select_runs(grid, wanted, picked), device, dtype), bench
 
 
 def _open_store(db: Path, reset_db: bool) -> None:
