@@ -48,12 +48,7 @@ def regions_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
-    from ..interop.region_inputs import (
-        check_options_apply,
-        describe_model_file,
-        domain_from_options,
-        is_plain_transformer,
-    )
+    from ..interop import region_inputs as inputs
     from ..interop.region_models import region_model
     from ..regions.count import counter_for, drawn_domains
 
@@ -64,17 +59,18 @@ def regions_cmd(
             raise ValueError("give exactly one of --segment A B, --plane O U V, --through A B C, --box, --domain JSON")
         if plot is not None and plot.suffix.lower() != ".png":
             raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
-        check_options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo, hi=hi,
-                       plot=plot, color_by=color_by)
+        inputs.check_options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo,
+                                   hi=hi, plot=plot, color_by=color_by)
         color_by = color_by or "linear"
         if color_by not in ("linear", "activation"):
             raise ValueError(f"--color-by must be 'linear' or 'activation', got {color_by!r}")
         m = region_model(model, compile_it, layers)
-        if n_tokens is not None and not is_plain_transformer(m):
+        if n_tokens is not None and not inputs.is_plain_transformer(m):
             raise ValueError(f"--n-tokens does not apply: it sets the copies of x for a plain transformer MODEL, "
-                             f"and {model.name} is {describe_model_file(model)}")
+                             f"and {model.name} is {inputs.describe_model_file(model)}")
         kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
-        dom = domain_from_options(m, kw, domain=domain, segment=segment, through=through, plane=plane, bounds=bounds, lo=lo, hi=hi)
+        dom = inputs.domain_from_options(m, kw, domain=domain, segment=segment, through=through, plane=plane,
+                                         bounds=bounds, lo=lo, hi=hi)
         counter = counter_for(dom)
         if plot is not None and counter.plot is None:
             raise ValueError(f"--plot: no picture is registered for a {type(dom).__name__} domain; domains with "

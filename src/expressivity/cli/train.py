@@ -137,9 +137,13 @@ def train(
         console.print(f"[yellow]diverged[/]: the training loss was not finite at step {result.diverged_at} "
                       f"(try a smaller --lr); recorded as diverged in {db}", highlight=False)
         return
+    _metrics_table(result.metrics, f"{cfg.label()} ({result.duration:.1f} s)")
+    _print_scores(result, cfg, db)
+
+
+def _print_scores(result, cfg, db: Path) -> None:
     from ..train import protocol_score
 
-    _metrics_table(result.metrics, f"{cfg.label()} ({result.duration:.1f} s)")
     scores = protocol_score([dict(m) for m in result.metrics], cfg.protocol)
     console.print("  ".join(f"{k} = {v:.4f}" for k, v in scores.items()) + f"   recorded in {db}")
 
