@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
 import typer
 from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -24,28 +23,6 @@ from . import app
 from ._common import console, output_path, user_errors
 from .options import ColorBy, Layers, Plot
 from .output import progress
-
-
-def _vec(text: str, what: str) -> np.ndarray:
-    try:
-        return np.array([float(t) for t in text.split(",")], dtype=np.float64)
-    except ValueError:
-        raise ValueError(f"{what}: expected comma-separated numbers, got {text!r}") from None
-
-
-def _npy(path: Path, what: str) -> np.ndarray:
-    """One input from a .npy file (numbers only: never unpickled)."""
-    if path.suffix != ".npy":
-        raise ValueError(f"{what}: expected a .npy file, got {path.name}")
-    if not path.is_file():
-        raise ValueError(f"{what}: {path} does not exist")
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as exc:
-        raise ValueError(f"{what}: {path} is not a numeric .npy array ({' '.join(str(exc).split())[:120]})") from None
-    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
-        raise ValueError(f"{what}: {path} must hold real numbers, got dtype {getattr(arr, 'dtype', type(arr))}")
-    return arr
 
 
 @app.command("regions")
@@ -71,10 +48,9 @@ def regions_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
+    from ..interop import region_inputs as inputs
     from ..interop.region_models import region_model
-    from ..regions import Box, Plane, Segment, count_regions, domain_from_spec
     from ..regions.count import counter_for, drawn_domains
-    from ..regions.plot import plot_domain
 
     output_path(plot, "--plot")
     with user_errors():
@@ -83,56 +59,23 @@ def regions_cmd(
             raise ValueError("give exactly one of --segment A B, --plane O U V, --through A B C, --box, --domain JSON")
         if plot is not None and plot.suffix.lower() != ".png":
             raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
-        _options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo, hi=hi,
-                       plot=plot, color_by=color_by)
+        inputs.check_options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo,
+                                   hi=hi, plot=plot, color_by=color_by)
         color_by = color_by or "linear"
         if color_by not in ("linear", "activation"):
             raise ValueError(f"--color-by must be 'linear' or 'activation', got {color_by!r}")
         m = region_model(model, compile_it, layers)
-        if n_tokens is not None and not _plain_transformer(m):
+        if n_tokens is not None and not inputs.is_plain_transformer(m):
             raise ValueError(f"--n-tokens does not apply: it sets the copies of x for a plain transformer MODEL, "
-                             f"and {model.name} is {_kind(model)}")
+                             f"and {model.name} is {inputs.describe_model_file(model)}")
         kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
-        if domain is not None:
-            try:
-                spec = json.loads(domain)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"--domain: not JSON ({exc.msg} at character {exc.pos})") from None
-            dom = domain_from_spec(spec)
-        elif segment is not None:
-            dom = Segment(_vec(segment[0], "segment A"), _vec(segment[1], "segment B"))
-        elif through is not None:
-            dom = Plane.through(*(_npy(p, f"--through {'ABC'[i]}") for i, p in enumerate(through)))
-        elif plane is not None:
-            dom = Plane(_vec(plane[0], "plane O"), _vec(plane[1], "plane U"), _vec(plane[2], "plane V"),
-                        _vec(bounds or "-1,1,-1,1", "--bounds"))
-        else:
-            from ..regions import lower
-
-            d = lower(m, **kw).in_dim
-            dom = Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
+        dom = inputs.domain_from_options(m, kw, domain=domain, segment=segment, through=through, plane=plane,
+                                         bounds=bounds, lo=lo, hi=hi)
         counter = counter_for(dom)
         if plot is not None and counter.plot is None:
             raise ValueError(f"--plot: no picture is registered for a {type(dom).__name__} domain; domains with "
                              f"one: {', '.join(drawn_domains())} (--plane, --through, --box or --domain)")
-        with progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TimeElapsedColumn(), transient=True, disable=as_json) as prog:
-            by_pieces = counter.progress == "pieces"  # the registered style: pieces done, or a fraction
-            task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
-
-            def tick(*args):
-                if by_pieces:
-                    prog.update(task, advance=args[0], description=f"counting regions ({args[0]} pieces)")
-                else:
-                    prog.update(task, completed=float(args[0]))
-
-            if plot is not None:
-                res = count_regions(m, dom, progress=tick, **kw)
-                prog.update(task, description="drawing")
-                plot_domain(m, dom, plot, color_by, res, **kw)
-            else:
-                res = count_regions(m, dom, progress=tick, **kw)
-        summary = res.summary()
+        summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json).summary()
     if as_json:
         console.print_json(json.dumps(summary))
         return
@@ -142,35 +85,25 @@ def regions_cmd(
         console.print(f"wrote {plot}")
 
 
-def _kind(path: Path) -> str:
-    from ..interop.torch_in import is_torch_weights
+def _count(m, dom, counter, kw: dict, *, plot, color_by: str, quiet: bool):
+    """count_regions under a progress bar in the counter's registered style (pieces done, or a
+    fraction), then the --plot picture."""
+    from ..regions import count_regions
+    from ..regions.plot import plot_domain
 
-    if is_torch_weights(path):
-        return "torch weights"
-    return "a JSON network spec" if path.suffix == ".json" else "an expressivity .safetensors model"
+    with progress(SpinnerColumn(), TextColumn("[progress.description]{task.description}"), BarColumn(),
+                  TimeElapsedColumn(), transient=True, disable=quiet) as prog:
+        by_pieces = counter.progress == "pieces"
+        task = prog.add_task("counting regions", total=None if by_pieces else 1.0)
 
+        def tick(*args):
+            if by_pieces:
+                prog.update(task, advance=args[0], description=f"counting regions ({args[0]} pieces)")
+            else:
+                prog.update(task, completed=float(args[0]))
 
-def _plain_transformer(m) -> bool:
-    from ..transformer import Transformer
-
-    return isinstance(m, Transformer)
-
-
-def _options_apply(model: Path, layers, compile_it: bool, *, plane, bounds, box: bool, lo, hi, plot, color_by) -> None:
-    """Refuse an option that does not apply to MODEL or to the chosen domain (never ignore it)."""
-    from ..interop.torch_in import is_torch_weights
-
-    torch_weights = is_torch_weights(model)
-    if layers is not None and not torch_weights:
-        raise ValueError(f"--layers does not apply: it gives the layer shapes of torch weights (.pt / .pth, or a "
-                         f".safetensors not written by expressivity), and {model.name} is {_kind(model)}")
-    if compile_it and model.suffix == ".safetensors" and not torch_weights:
-        raise ValueError(f"--compile does not apply: it compiles a network (a JSON spec or torch weights), and "
-                         f"{model.name} is a transformer already")
-    if bounds is not None and plane is None:
-        raise ValueError("--bounds does not apply: it bounds the (α, β) rectangle of --plane")
-    for name, value in (("--lo", lo), ("--hi", hi)):
-        if value is not None and not box:
-            raise ValueError(f"{name} does not apply: it bounds --box (give the domain's own bounds with --domain)")
-    if color_by is not None and plot is None:
-        raise ValueError("--color-by does not apply: it colours the --plot picture")
+        res = count_regions(m, dom, progress=tick, **kw)
+        if plot is not None:
+            prog.update(task, description="drawing")
+            plot_domain(m, dom, plot, color_by, res, **kw)
+    return res

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -26,6 +27,22 @@ def _eta(seconds: float | None) -> str:
     return f"ETA {h}:{m:02d}:{s:02d}" if h else f"ETA {m}:{s:02d}"
 
 
+def _list_claims(specs) -> None:
+    listing = table("claim", "source", "title", text=("claim", "source", "title"), show_lines=True)
+    listing.columns[0].no_wrap = True
+    for s in specs:
+        listing.add_row(s.id, s.source, s.title)
+    console.print(listing, highlight=False)
+
+
+_ReproduceDevice = Annotated[str | None, typer.Option("--device", help=(
+    "Where the training units train: auto (cuda, else mps, else cpu; the default) | cpu | cuda | cuda:N |"
+    " mps."))]
+_ReproduceNoGroup = Annotated[bool, typer.Option("--no-group", help=(
+    "One process per training unit: do not train units whose runs differ only in seed as one batched "
+    "model."))]
+
+
 @app.command()
 def reproduce(
     quick: bool = typer.Option(False, "--quick", help="Budget: minutes on 2 cores (the default; `make demo`)."),
@@ -44,10 +61,8 @@ def reproduce(
     strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated or incomplete."),
     timeout: Timeout = None,
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
-    device: str | None = typer.Option(None, "--device", help="Where the training units train: auto (cuda, else "
-                                      "mps, else cpu; the default) | cpu | cuda | cuda:N | mps."),
-    no_group: bool = typer.Option(False, "--no-group", help="One process per training unit: do not train units "
-                                  "whose runs differ only in seed as one batched model."),
+    device: _ReproduceDevice = None,
+    no_group: _ReproduceNoGroup = False,
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
     from ..report import reproduce as run_reproduce
@@ -60,68 +75,18 @@ def reproduce(
     address = address or ray_address
     with user_errors():
         specs = select(ids)
-        from ..checks import check_choice, check_float, check_int
-        from ..report.claims import SIZES
+        from ..report.reproduce import check_options
 
-        check_choice(chosen, "--size", SIZES)
-        check_choice(backend, "--backend", ("local", "ray"))
-        if address is not None and backend != "ray":
-            raise ValueError("--address needs --backend ray")
-        if timeout is not None:
-            check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
-        if workers is not None:
-            check_int(workers, "--workers", min=1, max=1024)
-        if device is not None:
-            from ..train.devices import resolve_device
-
-            resolve_device(device, "--device")
+        check_options(size=chosen, backend=backend, address=address, timeout=timeout, workers=workers,
+                      device=device, prefix="--", ray=not list_claims)
         if list_claims:  # every option given is checked above, then the list needs none of them
-            listing = table("claim", "source", "title", text=("claim", "source", "title"), show_lines=True)
-            listing.columns[0].no_wrap = True
-            for s in specs:
-                listing.add_row(s.id, s.source, s.title)
-            console.print(listing, highlight=False)
+            _list_claims(specs)
             return
-        if backend == "ray":
-            from ..runs import check_address
-
-            check_address(address)
     output_path(out, "--out", kind="dir")
     output_path(db, "--db")
     with user_errors():
-        from ..report import Store
-
-        first = Store(db, reset=reset_db)  # fail early on a store that is not ours or of another version
-        first.close()
-        if first.set_aside is not None:
-            console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
-        progress = make_progress(
-            TextColumn("{task.description:<30}"),
-            BarColumn(),
-            TextColumn("{task.fields[units]}"),
-            TextColumn("{task.fields[status]}"),
-            TimeElapsedColumn(),
-            transient=False,
-        )
-        overall = progress.add_task("all claims", total=len(specs), status=_eta(None), units="", start=True)
-        tasks = {s.id: progress.add_task(s.id, total=1.0, status="pending", units="", start=False) for s in specs}
-
-        def on_event(ev) -> None:
-            tid = tasks[ev.spec.id]
-            units = f"{ev.units_done}/{ev.units_total} units" if ev.units_total > 1 else ""
-            progress.update(overall, status=_eta(ev.eta_s))
-            if ev.kind == "start":
-                progress.start_task(tid)
-                progress.update(tid, status="running", units=units)
-            elif ev.kind == "progress":
-                progress.update(tid, completed=min(max(ev.fraction, 0.0), 0.999), units=units)
-            else:
-                st = ev.claim.status + (" (reused)" if ev.claim.reused else "")
-                progress.start_task(tid)
-                progress.update(tid, completed=1.0, status=f"[{_STYLE[ev.claim.status]}]{st}[/]", units=units)
-                progress.stop_task(tid)
-                progress.advance(overall)
-
+        _open_store(db, reset_db)
+        progress, on_event = _claim_progress(specs)
         try:
             with progress:
                 result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids,
@@ -131,6 +96,49 @@ def reproduce(
             console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {db}; "
                           "run the same command again to resume.", highlight=False)
             raise typer.Exit(code=130) from None
+    _print_claims(result, chosen, db)
+    if strict and any(c.status in ("violated", "incomplete") for c in result.claims):
+        raise typer.Exit(code=1)
+
+
+def _open_store(db: Path, reset_db: bool) -> None:
+    """Fail early on a store that is not ours or of another version (--reset-db: set it aside)."""
+    from ..report import Store
+
+    first = Store(db, reset=reset_db)
+    first.close()
+    if first.set_aside is not None:
+        console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
+
+
+def _claim_progress(specs):
+    """A bar per claim and one for all of them (its ETA), and the reproduce event handler
+    that moves them."""
+    progress = make_progress(TextColumn("{task.description:<30}"), BarColumn(), TextColumn("{task.fields[units]}"),
+                             TextColumn("{task.fields[status]}"), TimeElapsedColumn(), transient=False)
+    overall = progress.add_task("all claims", total=len(specs), status=_eta(None), units="", start=True)
+    tasks = {s.id: progress.add_task(s.id, total=1.0, status="pending", units="", start=False) for s in specs}
+
+    def on_event(ev) -> None:
+        tid = tasks[ev.spec.id]
+        units = f"{ev.units_done}/{ev.units_total} units" if ev.units_total > 1 else ""
+        progress.update(overall, status=_eta(ev.eta_s))
+        if ev.kind == "start":
+            progress.start_task(tid)
+            progress.update(tid, status="running", units=units)
+        elif ev.kind == "progress":
+            progress.update(tid, completed=min(max(ev.fraction, 0.0), 0.999), units=units)
+        else:
+            st = ev.claim.status + (" (reused)" if ev.claim.reused else "")
+            progress.start_task(tid)
+            progress.update(tid, completed=1.0, status=f"[{_STYLE[ev.claim.status]}]{st}[/]", units=units)
+            progress.stop_task(tid)
+            progress.advance(overall)
+
+    return progress, on_event
+
+
+def _print_claims(result, chosen: str, db) -> None:
     claims = table("claim", "measured", "status", "s", title=f"claims (budget: {chosen})",
                    text=("claim", "measured", "status"), show_lines=True)
     claims.columns[0].no_wrap = True
@@ -144,5 +152,3 @@ def reproduce(
         f"total {result.seconds:.1f} s → {result.index}",
         highlight=False, soft_wrap=True,  # a path is never broken
     )
-    if strict and any(c.status in ("violated", "incomplete") for c in result.claims):
-        raise typer.Exit(code=1)

@@ -273,6 +273,32 @@ def _raiser(exc: Exception) -> Callable[[Context], Any]:
     return run
 
 
+def check_options(*, size: str = "quick", backend: str = "local", address: str | None = None,
+                  timeout: float | None = None, workers: int | None = None, device: str | None = None,
+                  prefix: str = "", ray: bool = True) -> None:
+    """The checks of :func:`reproduce`'s options, done before anything is measured or stored:
+    ``size`` one of :data:`SIZES`, ``backend`` one of local | ray, ``address`` only with
+    ray, ``timeout`` > 0 seconds, 1 ≤ ``workers`` ≤ 1024, ``device`` one that is here and, with
+    ``ray``, a Ray cluster answering at ``address``. Each error names its option as
+    ``prefix + name`` (the CLI: ``--size`` …)."""
+    from ..checks import check_choice, check_float, check_int
+
+    check_choice(size, f"{prefix}size", SIZES)
+    check_choice(backend, f"{prefix}backend", BACKENDS)
+    if address is not None and backend != "ray":
+        raise ValueError(f"{prefix}address needs {prefix}backend ray")
+    if timeout is not None:
+        check_float(timeout, f"{prefix}timeout (seconds)" if prefix else "timeout", min=0, min_open=True)
+    if workers is not None:
+        check_int(workers, f"{prefix}workers", min=1, max=1024)
+    if device is not None:
+        from ..train.devices import resolve_device
+
+        resolve_device(device, f"{prefix}device")  # unknown or absent: one line naming what is here
+    if backend == "ray" and ray:
+        check_address(address)  # before the store is touched: a wrong address fails at once
+
+
 def reproduce(
     out: str | Path = "report",
     size: str = "quick",
@@ -304,18 +330,7 @@ def reproduce(
     local Ray instance); not part of any run id. ``group``: training units whose runs can
     share train as one batched model (:func:`group_units`); each is stored as its own unit.
     """
-    if size not in SIZES:
-        raise ValueError(f"size must be one of {SIZES}, got {size!r}")
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
-    if timeout is not None and not timeout > 0:
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
-    if device is not None:
-        from ..train.devices import DEVICE_ENV, resolve_device
-
-        resolve_device(device, "device")  # unknown or absent: one line naming what is here
-    if backend == "ray":
-        check_address(address)  # before the store is touched: a wrong address fails at once
+    check_options(size=size, backend=backend, address=address, timeout=timeout, workers=workers, device=device)
     emit = on_event or (lambda e: None)
     t0 = time.perf_counter()
     chosen = list(specs) if specs is not None else select(only)
@@ -368,6 +383,8 @@ def reproduce(
                     plan.on_done(Outcome(u, "error", None, value.error, o.seconds / len(mine)))
                 else:
                     plan.on_done(Outcome(u, o.status, value, o.error, o.seconds / len(mine)))
+
+        from ..train.devices import DEVICE_ENV
 
         before = os.environ.get(DEVICE_ENV) if device is not None else None
         if device is not None:

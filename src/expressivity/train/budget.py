@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
+from pathlib import Path
 
 from .config import RunConfig
 
@@ -133,3 +134,80 @@ def gpu_estimate(configs: Iterable[RunConfig], max_group: int = GPU_GROUP, bench
         total += max(c.steps for c in g) * step_s * max(1.0, len(g) / per_group)
         total += sum(len(c.test_lengths) for c in g) * eval_s
     return {"groups": len(groups), "gpu_seconds": total, "gpu_hours": total / 3600}
+
+
+def read_gpu_bench(path: Path, option: str = "--gpu-bench") -> dict:
+    """The throughput table of ``bench/gpu_bench.py --json`` (model kind → run-steps/s at R
+    runs); anything else is refused naming ``option``."""
+    import json
+
+    from ..checks import read_text_file
+
+    text = read_text_file(path, option)
+    try:
+        data = json.loads(text)
+        rates = data["run_steps_per_s"]
+        if not isinstance(rates, dict) or not rates:
+            raise ValueError
+        for rate in rates.values():
+            if not isinstance(rate, (int, float)) or not rate > 0:
+                raise ValueError
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(f"{option} {path}: not a gpu_bench.py --json file (expected "
+                         '{"run_steps_per_s": {"transformer": 123.0, ...}, ...})') from None
+    return data
+
+
+def dry_run_report(grid, configs: list[RunConfig], db: Path, workers: int | None, *, retry_errors: bool = False,
+                   reset_db: bool = False, group: bool = True, max_group: int = GPU_GROUP,
+                   bench: dict | None = None) -> list[str]:
+    """The lines of ``sweep --dry-run``: what the sweep would run — counts, runs already in
+    ``db``, core-hours (:func:`estimate_seconds`), wall time on ``workers`` cores
+    (:func:`estimate_sweep`) and, with ``group``, GPU-hours (:func:`gpu_estimate`). As the
+    sweep would: ``retry_errors`` counts failed runs as to run, ``reset_db`` a store of another
+    version as set aside (every run to run)."""
+    import os
+    from collections import defaultdict
+
+    from .store import ResultStore
+
+    finished: set[str] = set()
+    other = None  # the version of a store this code would refuse
+    if db.is_file():
+        store = ResultStore(db, read_only=True)
+        try:
+            if store.stored_version not in (None, store.version):
+                other = store.stored_version, store.version
+            else:
+                finished = store.finished(include_errors=not retry_errors)
+        finally:
+            store.close()
+    todo = [c for c in configs if c.run_id not in finished]
+    cores = workers or os.cpu_count() or 1
+    costs = {c.run_id: estimate_seconds(c) for c in todo}
+    wall = estimate_sweep(todo, cores)
+    lines = []
+    if other is not None:
+        then = ("with --reset-db the sweep sets it aside and starts a fresh store" if reset_db
+                else "sweep refuses that store (--reset-db sets it aside)")
+        lines.append(f"{db} holds results of expressivity {other[0]}; this is {other[1]}: {then}, so none of its "
+                     "runs count")
+    again = " (failed runs count as to run: --retry-errors)" if retry_errors else ""
+    lines.append(f"{len(configs)} of {len(grid)} runs selected; {len(configs) - len(todo)} already in {db}, "
+                 f"{len(todo)} to run{again}")
+    by_model: dict = defaultdict(list)
+    for c in todo:
+        by_model[c.model].append(costs[c.run_id])
+    for model, cs in sorted(by_model.items()):
+        lines.append(f"  {model:<12} {len(cs):4d} runs  {sum(cs) / 3600:8.2f} core-h  (longest {max(cs) / 60:.1f} min)")
+    lines.append(f"estimate (train/budget.py, idle cores): {sum(costs.values()) / 3600:.2f} core-hours, "
+                 f"{wall / 3600:.2f} h wall on {cores} cores\n  (good to about 2x on an idle core; "
+                 "bench/budget_bench.py measures it on yours)")
+    if group:
+        est = gpu_estimate(todo, max_group, bench)
+        source = (f"measured by bench/gpu_bench.py ({bench.get('device', 'a GPU')})" if bench is not None
+                  else "assumed GPU throughput, train/budget.py GPU_RUN_STEPS_PER_S; --gpu-bench FILE to use yours")
+        lines.append(f"grouped ({est['groups']} groups of at most {max_group} runs): {est['gpu_hours']:.2f} "
+                     f"GPU-hours on one GPU ({source})")
+    lines.append("Dry run: nothing was trained.")
+    return lines

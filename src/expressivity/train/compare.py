@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,3 +139,116 @@ def plot_comparison(comparison: Comparison, path: str | Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """``results --compare`` as text: the line above the table, its columns (``text``: those
+    not numbers; ``no_wrap``: their indices never broken), rows (``None``: a section break
+    between levels), the lines below it; ``records`` / ``record_columns`` for --json / --csv;
+    ``plot(path)`` draws the figure."""
+
+    heading: str
+    columns: tuple[str, ...]
+    text: tuple[str, ...]
+    no_wrap: tuple[int, ...]
+    rows: tuple[tuple[str, ...] | None, ...]
+    notes: tuple[str, ...]
+    records: tuple[dict, ...]
+    record_columns: tuple[str, ...]
+    plot: Callable[[Path], None]
+
+
+def _sections(cells, row_of) -> list:
+    """The rows of ``cells`` (each one or more from ``row_of``), a ``None`` between levels."""
+    out, level = [], None
+    for c in cells:
+        if level is not None and c.level != level:
+            out.append(None)
+        level = c.level
+        out.extend(row_of(c))
+    return out
+
+
+def _unmeasured(hidden: int, total: int, show_all: bool) -> list[str]:
+    return ([f"{hidden} of {total} published cells have no run of ours (not shown; --all shows them)"]
+            if hidden and not show_all else [])
+
+
+def comparison_listing(rows: list[dict], name: str, *, show_all: bool = False, option: str = "--compare") -> Listing:
+    """Our best scores beside the published table ``name`` (deletang, flare or a table file)
+    as a :class:`Listing`: only the cells we have runs for unless ``show_all``."""
+    from .published import RecognizerTable
+
+    if isinstance(published(name, option), RecognizerTable):
+        return _recognizer_listing(rows, published(name, option), show_all)
+    from dataclasses import asdict, fields
+
+    comparison = compare(rows, name)
+    paper = comparison.table
+    cells = [c for c in comparison.cells if show_all or c.runs > 0]
+    encodings = [e for e in comparison.encodings if show_all or e.runs > 0]
+    extra: dict = {}
+    for e in encodings:
+        extra.setdefault(e.task, []).append(e)
+
+    def pct(x):
+        return "—" if x is None else f"{x:.1f}"
+
+    def row_of(c):
+        diff = "" if c.difference is None else f"{c.difference:+.1f}"
+        yield (c.level, c.task, c.model, pct(c.ours), pct(c.published), diff, str(c.runs))
+        if c.model == "transformer":
+            for e in extra.get(c.task, []):
+                yield ("", "", f"  └ {e.positional}", pct(e.ours), "", "", str(e.runs))
+
+    missing = sum(c.published is None for c in cells)
+    notes = [f"paper: {paper.paper}", *_unmeasured(len(comparison.cells) - len(cells), len(comparison.cells),
+                                                   show_all)]
+    if missing:
+        notes.append(f"{missing} of {len(cells)} published cells shown are not available (—): {paper.missing}")
+    return Listing(
+        heading=f"best score (%) on lengths 41–500, ours beside {paper.citation(short=True)}",
+        columns=("", "task", "model", "ours", "paper", "Δ", "n"), text=("", "task", "model"), no_wrap=(0, 1, 2),
+        rows=tuple(_sections(cells, row_of)), notes=tuple(notes),
+        records=tuple([asdict(c) | {"difference": c.difference} for c in cells]
+                      + [asdict(e) | {"difference": None} for e in encodings]),
+        record_columns=(*(f.name for f in fields(Cell)), "difference"),
+        plot=lambda path: plot_comparison(comparison, path))
+
+
+def _recognizer_listing(rows: list[dict], paper, show_all: bool) -> Listing:
+    """``--compare flare``: our FLaRe runs beside Butoi et al.'s Table 2."""
+    from dataclasses import asdict, fields
+
+    from .flare_compare import RecognizerRow, compare_recognizers, plot_recognizers
+
+    every = compare_recognizers(rows, paper)
+    cells = [c for c in every if show_all or c.runs > 0]
+    lengths = sorted({c.test_lengths for c in cells if c.test_lengths})
+
+    def num(x):
+        return "—" if x is None else f"{x:.2f}"
+
+    def yes(x):
+        return "—" if x is None else ("yes" if x else "no")
+
+    def row_of(c):
+        yield (f"{c.task.removeprefix('flare.')} ({c.level})", c.model, str(c.runs),
+               f"{num(c.inductive_bias)} / {num(c.expressivity)}",
+               f"{num(c.published_inductive_bias)} / {num(c.published_expressivity)}",
+               f"{yes(c.perfect)} / {yes(c.published_perfect)}")
+
+    missing = sum(c.published_inductive_bias is None for c in cells)
+    notes = [f"paper: {paper.paper}", *_unmeasured(len(every) - len(cells), len(every), show_all)]
+    if missing:
+        notes.append(f"{missing} of {len(cells)} published scores shown are not available (—): {paper.missing}")
+    return Listing(
+        heading=(f"recognition accuracy, ours beside {paper.citation(short=True)}: mean over seeds of the best "
+                 f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
+                 "(theirs: Figure 1)"),
+        columns=("language", "model", "runs", "ours", "paper", "perfect"),
+        text=("language", "model", "ours", "paper", "perfect"), no_wrap=(1, 2, 3, 4, 5),
+        rows=tuple(_sections(cells, row_of)), notes=tuple(notes), records=tuple(asdict(c) for c in cells),
+        record_columns=tuple(f.name for f in fields(RecognizerRow)),
+        plot=lambda path: plot_recognizers(every, paper, path))  # a panel place for every cell

@@ -172,3 +172,51 @@ def best_of_seeds(results: Iterable) -> object:
     if len({key(r) for r in results}) > 1:
         raise ValueError("best_of_seeds: the runs differ in more than the seed; group them by config first")
     return max(results, key=lambda r: -math.inf if math.isnan(r.score) else r.score)
+
+
+_TRANSFORMER_ONLY = {"heads": "--heads", "positional": "--positional", "layer_norm": "--layer-norm",
+                     "ln_eps": "--ln-eps", "log_length_scaling": "--log-length-scaling"}
+_CONSTRUCTION_FIXES = {"layers": "--layers", "heads": "--heads", "d_model": "--d-model", "positional": "--positional",
+                       "layer_norm": "--layer-norm", "ln_eps": "--ln-eps"}  # a construction fixes its architecture
+
+
+def refuse_unused(cfg, given: dict) -> None:
+    """An option that the run does not use is refused, not ignored (it would also change the
+    run id of an otherwise identical run)."""
+    if cfg.model != "transformer":
+        unused = [opt for key, opt in _TRANSFORMER_ONLY.items() if given.get(key) is not None]
+        if unused:
+            raise ValueError(f"{', '.join(unused)} appl{'ies' if len(unused) == 1 else 'y'} to transformers only; "
+                             f"a {cfg.model} has no attention or layer norm (leave {'it' if len(unused) == 1 else 'them'} out)")
+    if cfg.init != "random":
+        unused = [opt for key, opt in _CONSTRUCTION_FIXES.items() if given.get(key) is not None]
+        if unused:
+            raise ValueError(f"{', '.join(unused)}: a run with --init {cfg.init} takes the construction's architecture, "
+                             "so these sizes are not used (leave them out; --init-param sets the construction's)")
+
+
+def run_config_from_options(task: str, preset_name: str | None, given: dict, *, device: str, init_param=(),
+                            train_lengths: str | None = None, test_lengths: str | None = None, param=()):
+    """``expressivity train``'s RunConfig from the options ``given`` (``None``: not given; with
+    ``preset_name`` the preset's fields, :func:`preset`) and the device it trains on; each option is
+    checked naming it (``--train-lengths`` …), and one the run does not use is refused
+    (:func:`refuse_unused`)."""
+    from ..checks import parse_length_range, parse_lengths, parse_params
+    from .config import MAX_TEST_LENGTHS
+    from .devices import check_dtype, resolve_device
+
+    fields = {k: v for k, v in given.items() if v is not None}
+    where = resolve_device(device, "--device")  # absent or unknown: one line naming what is here
+    if given["dtype"] is not None:
+        check_dtype(given["dtype"], where, "--dtype")
+    fields["device"] = device
+    if init_param:
+        fields["init_params"] = parse_params(init_param, "--init-param")
+    if train_lengths is not None:
+        fields["train_lengths"] = parse_length_range(train_lengths, "--train-lengths")
+    if test_lengths is not None:
+        fields["test_lengths"] = parse_lengths(test_lengths, "--test-lengths", max_count=MAX_TEST_LENGTHS)
+    fields["task_params"] = parse_params(param, "--param")
+    cfg = preset(preset_name, task, **fields) if preset_name else RunConfig.from_dict({"task": task, **fields})
+    refuse_unused(cfg, given)
+    return cfg, where

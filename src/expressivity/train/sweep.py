@@ -425,3 +425,59 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
     finally:
         store.close()
     return summary
+
+
+def on_device(configs: list[RunConfig], device: str, dtype: str | None = None) -> list[RunConfig]:
+    """The configs on ``device`` (not part of their ids) and, with ``dtype``, their randomly
+    initialised transformer runs in it (bfloat16 is part of the id)."""
+    from dataclasses import replace
+
+    out = []
+    for c in configs:
+        changes = {"device": device}
+        if dtype is not None and c.model == "transformer" and c.init == "random":
+            changes["dtype"] = dtype
+        out.append(replace(c, **changes))
+    return out
+
+
+def prepare_sweep(config: Path, *, db: Path, backend: str, address, timeout, workers, restart: bool, only, shard,
+                dry_run: bool, device: str, dtype, max_group: int, gpu_bench, log):
+    """``expressivity sweep``'s options checked (each error names its option: ``--backend``,
+    ``--workers`` …; a Ray ``address`` is probed unless ``dry_run``), then the grid loaded:
+    (the grid, the selected configs on ``device`` (:func:`on_device`; ``--only`` / ``--shard``:
+    :func:`select_runs`), the ``gpu_bench`` table or None)."""
+    from ..checks import check_choice, check_float, check_int
+    from .budget import read_gpu_bench
+    from .devices import check_device_name, check_dtype, resolve_device
+
+    check_choice(backend, "--backend", ("local", "ray"))
+    if workers is not None:
+        check_int(workers, "--workers", min=1, max=1024)
+    if timeout is not None:
+        check_float(timeout, "--timeout (seconds)", min=0, min_open=True)
+    if address is not None and backend != "ray":
+        raise ValueError("--address needs --backend ray")
+    if dry_run and restart:
+        raise ValueError("--restart discards the checkpoints of the runs a sweep starts; --dry-run starts none "
+                         "(leave --restart out of the dry run)")
+    if dry_run and db.is_dir():
+        raise ValueError(f"--db {db} is a directory; give the results database file")
+    check_sinks(log)
+    picked = parse_shard(shard) if shard is not None else None
+    wanted = parse_only(only)
+    if backend == "ray" and not dry_run:
+        check_address(address)
+    check_int(max_group, "--max-group", min=1, max=10**6)
+    check_device_name(device, "--device")
+    if not dry_run:
+        where = resolve_device(device, "--device")
+        if dtype is not None:
+            check_dtype(dtype, where, "--dtype")
+    elif dtype is not None:
+        check_choice(dtype, "--dtype", ("float32", "bfloat16"))
+    if gpu_bench is not None and not dry_run:
+        raise ValueError("--gpu-bench is read by --dry-run only (the GPU-hours estimate)")
+    bench = None if gpu_bench is None else read_gpu_bench(gpu_bench, "--gpu-bench")
+    grid = load_sweep(config)
+    return grid, on_device(select_runs(grid, wanted, picked), device, dtype), bench

@@ -1,0 +1,87 @@
+"""The region counters' inputs as the command line gives them (``expressivity regions``):
+vectors as comma-separated numbers, inputs as ``.npy`` files (never unpickled), the one
+domain the options name, and options that do not apply to MODEL or to that domain refused
+(never ignored)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..regions import Box, Plane, Segment, domain_from_spec, lower
+from ..transformer import Transformer
+from .torch_in import is_torch_weights
+
+
+def parse_vector(text: str, what: str) -> np.ndarray:
+    """A vector from comma-separated numbers ``text`` (errors name ``what``)."""
+    try:
+        return np.array([float(t) for t in text.split(",")], dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"{what}: expected comma-separated numbers, got {text!r}") from None
+
+
+def read_npy(path: Path, what: str) -> np.ndarray:
+    """One input from a .npy file (numbers only: never unpickled)."""
+    if path.suffix != ".npy":
+        raise ValueError(f"{what}: expected a .npy file, got {path.name}")
+    if not path.is_file():
+        raise ValueError(f"{what}: {path} does not exist")
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise ValueError(f"{what}: {path} is not a numeric .npy array ({' '.join(str(exc).split())[:120]})") from None
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind not in "biuf":
+        raise ValueError(f"{what}: {path} must hold real numbers, got dtype {getattr(arr, 'dtype', type(arr))}")
+    return arr
+
+
+def domain_from_options(m, kw: dict, *, domain, segment, through, plane, bounds, lo, hi):
+    """The one domain the options give (--domain JSON, --segment, --through, --plane or --box)."""
+    if domain is not None:
+        try:
+            spec = json.loads(domain)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--domain: not JSON ({exc.msg} at character {exc.pos})") from None
+        return domain_from_spec(spec)
+    if segment is not None:
+        return Segment(parse_vector(segment[0], "segment A"), parse_vector(segment[1], "segment B"))
+    if through is not None:
+        return Plane.through(*(read_npy(p, f"--through {'ABC'[i]}") for i, p in enumerate(through)))
+    if plane is not None:
+        return Plane(parse_vector(plane[0], "plane O"), parse_vector(plane[1], "plane U"), parse_vector(plane[2], "plane V"),
+                     parse_vector(bounds or "-1,1,-1,1", "--bounds"))
+    d = lower(m, **kw).in_dim
+    return Box(np.full(d, -1.0 if lo is None else lo), np.full(d, 1.0 if hi is None else hi))
+
+
+def describe_model_file(path: Path) -> str:
+    """What MODEL is, for an error: torch weights, a JSON network spec or one of our models."""
+    if is_torch_weights(path):
+        return "torch weights"
+    return "a JSON network spec" if path.suffix == ".json" else "an expressivity .safetensors model"
+
+
+def is_plain_transformer(m) -> bool:
+    """A transformer that is not a compiled model (it reads x at every token)."""
+    return isinstance(m, Transformer)
+
+
+def check_options_apply(model: Path, layers, compile_it: bool, *, plane, bounds, box: bool, lo, hi, plot, color_by) -> None:
+    """Refuse an option that does not apply to MODEL or to the chosen domain (never ignore it)."""
+    torch_weights = is_torch_weights(model)
+    if layers is not None and not torch_weights:
+        raise ValueError(f"--layers does not apply: it gives the layer shapes of torch weights (.pt / .pth, or a "
+                         f".safetensors not written by expressivity), and {model.name} is {describe_model_file(model)}")
+    if compile_it and model.suffix == ".safetensors" and not torch_weights:
+        raise ValueError(f"--compile does not apply: it compiles a network (a JSON spec or torch weights), and "
+                         f"{model.name} is a transformer already")
+    if bounds is not None and plane is None:
+        raise ValueError("--bounds does not apply: it bounds the (α, β) rectangle of --plane")
+    for name, value in (("--lo", lo), ("--hi", hi)):
+        if value is not None and not box:
+            raise ValueError(f"{name} does not apply: it bounds --box (give the domain's own bounds with --domain)")
+    if color_by is not None and plot is None:
+        raise ValueError("--color-by does not apply: it colours the --plot picture")
