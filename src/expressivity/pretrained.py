@@ -33,7 +33,7 @@ from typing import ClassVar
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from .checks import check_path, make_dir, write_atomic, write_bytes_atomic
+from .fileio import check_path, make_dir, write_atomic, write_bytes_atomic
 
 FORMAT = "expressivity.hub/1"
 CONFIG_NAME = "config.json"

@@ -8,7 +8,9 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..checks import check_int, check_memory, make_dir
+from ..fileio import make_dir
+from ..memory import check_memory
+from ..rules import check_int
 from ..cpwl.maxout import sample_box
 from . import app
 from ._common import console, output_path, user_errors

@@ -39,7 +39,7 @@ def export_cmd(
     TransformerLens softmax transformers and hardmax compiled models with --lam. The ONNX
     check exits with code 1 when onnxruntime and our forward differ by more than the tolerance
     or an output is not finite."""
-    from ..checks import check_float, check_int
+    from ..rules import check_float, check_int
     from ..interop import load_any, save_pretrained
 
     with user_errors():

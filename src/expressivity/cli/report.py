@@ -60,7 +60,7 @@ def reproduce(
     address = address or ray_address
     with user_errors():
         specs = select(ids)
-        from ..checks import check_choice, check_float, check_int
+        from ..rules import check_choice, check_float, check_int
         from ..report.claims import SIZES
 
         check_choice(chosen, "--size", SIZES)

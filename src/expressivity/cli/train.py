@@ -95,7 +95,7 @@ def train(
     log: Log = (),
 ) -> None:
     """Train one model on one task and evaluate it per test length."""
-    from ..checks import parse_length_range, parse_lengths, parse_params
+    from ..rules import parse_length_range, parse_lengths, parse_params
     from ..runs.sinks import check_sinks, close_sinks, open_sinks
     from ..train import ResultStore, RunConfig, protocol_score, train_run
     from ..train import preset as make_preset
@@ -250,7 +250,7 @@ def sweep(
     """Run a grid of training runs; results go to --db as each run finishes.
 
     Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
-    from ..checks import check_choice, check_float, check_int
+    from ..rules import check_choice, check_float, check_int
     from ..runs.sinks import check_sinks
     from ..train import ResultStore, load_sweep, run_sweep
     from ..train.sweep import parse_only, parse_shard, select_runs
@@ -345,7 +345,7 @@ def _read_gpu_bench(path: Path) -> dict:
     """The throughput table of ``bench/gpu_bench.py --json`` (model kind → run-steps/s at R runs)."""
     import json
 
-    from ..checks import read_text_file
+    from ..fileio import read_text_file
 
     text = read_text_file(path, "--gpu-bench")
     try:
@@ -523,7 +523,7 @@ def _write_records(records: list[dict], fmt: str, output: Path | None, columns=_
     columns of their own (``accuracy_41_500`` …) and the config is one JSON cell."""
     import sys
 
-    from ..checks import make_dir, write_atomic
+    from ..fileio import make_dir, write_atomic
     from ..runs.tables import to_csv, to_json
 
     if fmt == "csv":

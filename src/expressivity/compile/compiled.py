@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import as_real_array, check_choice, check_float, check_int, check_path, chunk_rows
+from ..fileio import check_path
+from ..memory import chunk_rows
+from ..rules import as_real_array, check_choice, check_float, check_int
 from ..cpwl import MaxoutNetwork
 from ..cpwl.hub import net_from_tensors, net_record, net_tensors
 from ..cpwl.maxout import as_points, sample_box

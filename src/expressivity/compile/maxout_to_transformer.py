@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_memory
+from ..memory import check_memory
 from ..cpwl import MaxoutNetwork, box, from_relu_mlp
 from ..cpwl.maxout import affine_bounds
 from ..transformer import ChannelMap, Weights

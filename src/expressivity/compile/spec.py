@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from ..checks import read_text_file
+from ..fileio import read_text_file
 from ..cpwl import MaxoutNetwork
 
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_memory
+from ..memory import check_memory
 from ..languages import Vocab
 from ..languages import get as get_language
 from ..transformer import ChannelMap, Weights, each

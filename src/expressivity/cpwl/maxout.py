@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import as_real_array, check_int, check_memory
+from ..memory import check_memory
+from ..rules import as_real_array, check_int
 from ..pretrained import PretrainedMixin
 
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..checks import check_path
+from ..fileio import check_path
 from ..compile import CompiledModel
 from ..constructions import Construction
 from ..cpwl import MaxoutNetwork

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..checks import as_real_array
+from ..rules import as_real_array
 from ..cpwl import MaxoutNetwork, from_relu_mlp
 from ..cpwl.relu import sequential_steps
 from ..transformer import safetensors_metadata

@@ -51,16 +51,9 @@ from pathlib import Path
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from ..checks import (
-    check_choice,
-    check_float,
-    check_int,
-    check_memory,
-    check_path,
-    make_dir,
-    write_atomic,
-    write_bytes_atomic,
-)
+from ..fileio import check_path, make_dir, write_atomic, write_bytes_atomic
+from ..memory import check_memory
+from ..rules import check_choice, check_float, check_int
 from ..compile import CompiledModel, compile_maxout, load_compiled
 from ..transformer import (
     Transformer,

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_float, check_int, check_memory, parse_lengths
+from ..memory import check_memory
+from ..rules import check_float, check_int, parse_lengths
 from ..languages import get as get_language
 
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from ..checks import check_int, chunk_rows
+from ..memory import chunk_rows
+from ..rules import check_int
 from ..constructions.base import Encoded
 from ..languages import Language
 from ..transformer import Transformer

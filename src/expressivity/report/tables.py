@@ -34,7 +34,7 @@ def _cell(text) -> str:
 
 def load_doc(path) -> dict:
     """A claims.json document, checked for the fields the tables use."""
-    from ..checks import read_text_file
+    from ..fileio import read_text_file
 
     try:
         doc = json.loads(read_text_file(path, "claims.json"))
@@ -97,7 +97,7 @@ def render(text: str, doc: dict, where: str = "text", base: str | Path | None = 
 def update_file(path, doc: dict, *, check: bool = False) -> bool:
     """Rewrite the blocks of ``path`` from ``doc``; returns True if the file changed (with
     ``check=True`` nothing is written: True means the file is stale)."""
-    from ..checks import read_text_file
+    from ..fileio import read_text_file
 
     p = Path(path)
     old = read_text_file(p, "file")

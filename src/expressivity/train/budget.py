@@ -87,9 +87,9 @@ def estimate_seconds(cfg: RunConfig) -> float:
 def estimate_sweep(configs: Iterable[RunConfig], workers: int = 2) -> float:
     """Estimated wall seconds of running ``configs`` on ``workers`` cores (one run per core,
     longest first onto the least-loaded core, as a process pool would)."""
-    from .. import checks
+    from ..rules import check_int
 
-    workers = checks.check_int(workers, "workers", min=1, max=1024)
+    workers = check_int(workers, "workers", min=1, max=1024)
     loads = [0.0] * workers
     for cost in sorted((estimate_seconds(c) for c in configs), reverse=True):
         heapq.heapreplace(loads, loads[0] + cost)  # loads stays a heap: [0] is the least loaded

@@ -153,9 +153,9 @@ def protocol_score(rows: list[dict], protocol: str | None = None) -> dict[str, f
 
 def seed_configs(cfg: RunConfig, n: int) -> list[RunConfig]:
     """``cfg`` with seeds 0, 1, …, n − 1 (a protocol's "best of n seeds")."""
-    from .. import checks
+    from ..rules import check_int
 
-    n = checks.check_int(n, "n (seeds)", min=1, max=10_000)
+    n = check_int(n, "n (seeds)", min=1, max=10_000)
     return [replace(cfg, seed=s) for s in range(n)]
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 
-from ..checks import check_bool, check_output_path, check_path, write_atomic
+from ..fileio import check_output_path, check_path, write_atomic
+from ..rules import check_bool
 from ..pretrained import first_line, read_tensors  # noqa: F401  (read_tensors: re-exported, its home is pretrained)
 from .channels import ChannelMap
 from .config import TransformerConfig
