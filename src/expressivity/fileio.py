@@ -167,6 +167,11 @@ _ST_DTYPES = {"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": 
               "uint8": "U8", "bool": "BOOL"}
 
 
+def safetensors_dtype(dtype) -> str | None:
+    """The safetensors name of a torch dtype (``torch.float64`` → ``"F64"``); None if it has none here."""
+    return _ST_DTYPES.get(str(dtype).removeprefix("torch."))
+
+
 def write_safetensors(path, tensors: Mapping, metadata: Mapping[str, str] | None = None) -> None:
     """The one safetensors writer: ``tensors`` (name → torch tensor) and string ``metadata``
     (default ``{"format": "pt"}``, as the hub writes it) to ``path``, atomically, with

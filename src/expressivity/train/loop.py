@@ -54,12 +54,11 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
-from ..fileio import WriteError, check_output_path, make_dir, write_atomic, write_bytes_atomic
+from ..fileio import WriteError, check_output_path, make_dir, write_atomic, write_bytes_atomic, write_safetensors
 from ..memory import check_memory
 from ..rules import check_bool
 from ..runs.sinks import Sink, log_to
 from ..transformer import Transformer, load_state, save_transformer
-from ..transformer.io import write_safetensors
 from . import bracket_distance, recognizers
 from .config import RunConfig
 from .devices import autocast, check_dtype, resolve_device, to_device
@@ -382,7 +381,7 @@ def _save_checkpoint(out: Path, cfg, model, opt, rng, step: int, losses: list[fl
         if isinstance(model, Transformer):
             save_transformer(model, tmp_model, extra=meta, finite=False)  # a diverging run's last state
         else:
-            write_safetensors(model.state_dict(), tmp_model, meta)
+            write_safetensors(tmp_model, model.state_dict(), meta)
         trainer = {"run_id": cfg.run_id, "step": step, "optimizer": opt.state_dict(),
                    "rng": rng.bit_generator.state, "losses": losses}
         buf = io.BytesIO()
