@@ -1,4 +1,5 @@
-"""The shared input checks (expressivity.checks) and the CLI's one-line error contract."""
+"""The shared input rules, file and memory checks (expressivity.rules, .fileio, .memory) and the
+CLI's one-line error contract."""
 
 from __future__ import annotations
 
