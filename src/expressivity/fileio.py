@@ -249,4 +249,4 @@ def read_json(path, name: str):
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{name} {check_path(path, name)} is not valid JSON ({exc})") from None
+        raise ValueError(f"{name} {check_path(path, name)} is not valid JSON ({exc.msg}, line {exc.lineno})") from None

@@ -18,7 +18,6 @@ the committed claims.json generates.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -34,12 +33,9 @@ def _cell(text) -> str:
 
 def load_doc(path) -> dict:
     """A claims.json document, checked for the fields the tables use."""
-    from ..fileio import read_text_file
+    from ..fileio import read_json
 
-    try:
-        doc = json.loads(read_text_file(path, "claims.json"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"claims.json {path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    doc = read_json(path, "claims.json")
     if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list) or "size" not in doc:
         raise ValueError(f"claims.json {path}: not a reproduce report (needs 'size' and 'claims')")
     return doc
