@@ -138,9 +138,22 @@ def write_atomic(path, write) -> None:
 def file_mode() -> int:
     """The mode of every file we write: 0o666 filtered by the process's umask (what ``open``
     gives a new file; 0o644 under umask 022)."""
+    return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the OS tells (Linux: /proc), so no
+    other thread ever sees a zero umask; elsewhere set and restored at once."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
-    return 0o666 & ~mask
+    return mask
 
 
 def write_bytes_atomic(path, data: bytes) -> None:
