@@ -19,7 +19,7 @@ rebuilt from validated records (a compile record, a registry name, a RunConfig),
 second weight file (a compiled model's source network), and loading must work offline
 without the package. The method names and keyword arguments are the mixin's.
 
-A leaf: it imports nothing of ours but :mod:`~expressivity.checks`.
+A leaf: it imports nothing of ours but the bottom leaf :mod:`~expressivity.fileio`.
 """
 
 from __future__ import annotations
