@@ -11,11 +11,16 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "expressivity"
 
-# package -> the packages it may import (``checks`` is a leaf every package may use)
+# package -> the packages it may import (the leaves ``rules``, ``fileio``, ``memory`` and
+# ``pretrained`` are importable by every package)
 ALLOWED: dict[str, set[str]] = {
-    "checks": set(),
+    # the three bottom leaves: input rules, files (paths, atomic writes, the one safetensors
+    # writer and JSON reader, the file-mode rule) and the memory / chunking budget
+    "rules": set(),
+    "fileio": set(),
+    "memory": set(),
     # pretrained: the hub layout's mechanics (save_pretrained / from_pretrained as methods of every
-    # model kind, local directories or huggingface_hub); a leaf like checks, which it uses
+    # model kind, local directories or huggingface_hub); a leaf above rules and fileio, which it uses
     "pretrained": set(),
     "transformer": set(),
     "cpwl": set(),
@@ -35,7 +40,8 @@ ALLOWED: dict[str, set[str]] = {
             "report", "interop", "runs"},
     "__main__": {"cli"},  # `python -m expressivity`: the command line only
 }
-LEAVES = {"checks", "pretrained"}  # importable from everywhere
+BOTTOM = {"rules", "fileio", "memory"}  # import nothing of ours at all
+LEAVES = BOTTOM | {"pretrained"}  # importable from everywhere
 
 
 def _package_of(path: Path) -> str:
@@ -78,6 +84,22 @@ def _edges() -> dict[str, set[str]]:
 def test_every_package_has_a_rule():
     missing = sorted(set(_edges()) - set(ALLOWED))
     assert not missing, f"packages without an import rule in tests/test_architecture.py: {missing}"
+
+
+@pytest.mark.parametrize("pkg", sorted(BOTTOM))
+def test_bottom_leaves_import_nothing_of_ours(pkg):
+    got = sorted(_edges().get(pkg, set()))
+    assert not got, f"{pkg} is a bottom leaf (README \"Layout\") but imports {got}"
+
+
+def test_pretrained_imports_only_bottom_leaves():
+    got = sorted(_edges().get("pretrained", set()) - BOTTOM)
+    assert not got, f"pretrained is a leaf above {sorted(BOTTOM)} only, but imports {got}"
+
+
+def test_checks_is_gone():
+    """checks.py was split into rules, fileio and memory (issue 24): no module comes back."""
+    assert not (SRC / "checks.py").exists()
 
 
 @pytest.mark.parametrize("pkg", sorted(ALLOWED))

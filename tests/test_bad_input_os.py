@@ -26,7 +26,7 @@ from _bad_input import Case, cli_rejects
 from _saved_models import RUN, build, copy_into
 from typer.testing import CliRunner
 
-from expressivity.checks import WriteError
+from expressivity.fileio import WriteError
 
 ERRNOS = [errno.ENOSPC, errno.EACCES, errno.EROFS]
 

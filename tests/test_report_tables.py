@@ -96,7 +96,7 @@ def _write(name, content):
 
 CASES = [
     Case("claims.json missing", ["claims-table", "none.json", "README.md"], ("claims.json", "does not exist")),
-    Case("claims.json not JSON", ["claims-table", "c.json", "r.md"], ("claims.json", "not json"),
+    Case("claims.json not JSON", ["claims-table", "c.json", "r.md"], ("claims.json", "not valid json"),
          _write("c.json", "{nope")),
     Case("claims.json binary", ["claims-table", "c.json", "r.md"], ("claims.json", "utf-8"),
          _write("c.json", b"\xff\xfe\x00")),

@@ -5,8 +5,9 @@
 ``config.json`` holds ``format: "expressivity.hub/1"``, the model's ``kind`` and the records
 that kind writes (each kind's class says which: :attr:`PretrainedMixin.hub_keys`);
 ``model.safetensors`` the model's tensors (metadata ``{"format": "pt"}``, as the hub writes it).
-Bytes are deterministic (sorted JSON, safetensors' fixed order); files are created with
-``open`` (the umask's mode, where safetensors' ``save_file`` makes 0o600) and moved into place
+Bytes are deterministic (sorted JSON; tensors by the one safetensors writer,
+:func:`expressivity.fileio.write_safetensors`: sorted header, name order); every file gets the
+one file mode (:func:`expressivity.fileio.file_mode`, the umask's) and is moved into place
 atomically. A local directory needs nothing else and no network; any other name that looks
 like a Hugging Face repo id (``name`` or ``org/name``) is downloaded with
 ``huggingface_hub.hf_hub_download`` (extra ``expressivity[hub]``), into its cache, and read
@@ -18,7 +19,7 @@ rebuilt from validated records (a compile record, a registry name, a RunConfig),
 second weight file (a compiled model's source network), and loading must work offline
 without the package. The method names and keyword arguments are the mixin's.
 
-A leaf: it imports nothing of ours but :mod:`~expressivity.checks`.
+A leaf: it imports nothing of ours but the bottom leaf :mod:`~expressivity.fileio`.
 """
 
 from __future__ import annotations
@@ -31,9 +32,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import torch
-from safetensors.torch import save as safetensors_bytes
 
-from .checks import check_path, make_dir, write_atomic, write_bytes_atomic
+from .fileio import check_path, make_dir, read_json, write_safetensors, write_text_atomic
 
 FORMAT = "expressivity.hub/1"
 CONFIG_NAME = "config.json"
@@ -132,11 +132,11 @@ def write_layout(directory, kind: str, records: dict, files: dict[str, dict[str,
     make_dir(out, "directory")
     for name in sorted(files):
         state = {k: v.detach().contiguous().cpu() for k, v in files[name].items()}
-        write_bytes_atomic(out / name, safetensors_bytes(state, metadata={"format": "pt"}))
+        write_safetensors(out / name, state)
     for name in FILES:
         if name not in files and (out / name).exists():
             (out / name).unlink()
-    write_atomic(out / CONFIG_NAME, lambda p: p.write_text(text, encoding="utf-8"))
+    write_text_atomic(out / CONFIG_NAME, text)
     return out
 
 
@@ -190,12 +190,7 @@ def read_config(directory, kinds: dict[str, tuple[frozenset[str], frozenset[str]
     path = d / CONFIG_NAME
     if not path.is_file():
         raise ValueError(f"directory {d} has no {CONFIG_NAME}: not a saved model")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc})") from None
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be read ({exc.strerror or exc})") from None
+    config = read_json(path, CONFIG_NAME)
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         got = config.get("format") if isinstance(config, dict) else None
         raise ValueError(f"{path} was not written by expressivity's save_pretrained "
@@ -252,10 +247,7 @@ def resolve(name, *, revision: str | None = None, cache_dir=None, force_download
               local_files_only=local_files_only, token=token)
     try:
         config_path = Path(hf.hf_hub_download(filename=CONFIG_NAME, **kw))
-        try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{repo}: its {CONFIG_NAME} is not valid JSON ({exc})") from None
+        config = read_json(config_path, f"{repo}: its {CONFIG_NAME}")
         wanted = [WEIGHTS_NAME] + ([SOURCE_NET_NAME] if isinstance(config, dict) and config.get("source_net") else [])
         for filename in wanted:
             got = Path(hf.hf_hub_download(filename=filename, **kw))

@@ -19,7 +19,7 @@ import typer.core
 from rich.console import Console
 from rich.markup import escape
 
-from ..checks import check_output_path
+from ..fileio import check_output_path
 
 click = typer.core._click  # typer bundles its own Click: its exceptions are these
 

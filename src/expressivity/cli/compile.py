@@ -8,8 +8,10 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from ..checks import check_int, check_memory, make_dir
 from ..cpwl.maxout import sample_box
+from ..fileio import make_dir
+from ..memory import check_memory
+from ..rules import check_int
 from . import app
 from ._common import console, output_path, user_errors
 from .options import AttentionName, Layers, Seed

@@ -15,7 +15,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..checks import check_int, parse_params
+from ..rules import check_int, parse_params
 from . import app
 from ._common import console, user_errors
 from .options import Lengths, Param, Seed

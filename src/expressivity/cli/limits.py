@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..checks import check_int, check_memory, parse_lengths, parse_params
+from ..memory import check_memory
+from ..rules import check_int, parse_lengths, parse_params
 from . import app
 from ._common import console, output_path, user_errors
 from .options import AttentionName, LayerNormName, Lengths, Param, Plot, Seed

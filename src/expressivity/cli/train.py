@@ -418,7 +418,7 @@ def _write_records(records: list[dict], fmt: str, output: Path | None, columns=N
     """--json / --csv: to stdout, or atomically to --output."""
     import sys
 
-    from ..checks import make_dir, write_atomic
+    from ..fileio import make_dir, write_atomic
     from ..train.results import RUN_COLUMNS, records_text
 
     text = records_text(records, fmt, RUN_COLUMNS if columns is None else columns)

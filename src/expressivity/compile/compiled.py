@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import as_real_array, check_choice, check_float, check_int, check_path, chunk_rows
 from ..cpwl import MaxoutNetwork
 from ..cpwl.hub import net_from_tensors, net_record, net_tensors
 from ..cpwl.maxout import as_points, sample_box
+from ..fileio import check_path
+from ..memory import chunk_rows
 from ..pretrained import (
     CONFIG_NAME,
     SOURCE_NET_NAME,
@@ -21,6 +22,7 @@ from ..pretrained import (
     read_tensors,
     record,
 )
+from ..rules import as_real_array, check_choice, check_float, check_int
 from ..transformer import (
     ChannelMap,
     Transformer,

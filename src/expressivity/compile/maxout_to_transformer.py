@@ -40,9 +40,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_memory
 from ..cpwl import MaxoutNetwork, box, from_relu_mlp
 from ..cpwl.maxout import affine_bounds
+from ..memory import check_memory
 from ..transformer import ChannelMap, Weights
 from .compiled import CompiledModel
 

@@ -14,7 +14,6 @@ Three kinds, chosen by ``"type"``; every kind carries the compile ``"domain"``:
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Literal
@@ -22,8 +21,8 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from ..checks import read_text_file
 from ..cpwl import MaxoutNetwork
+from ..fileio import read_json
 
 
 class _Strict(BaseModel):
@@ -247,11 +246,7 @@ def parse_model_spec(data: dict) -> tuple[MaxoutNetwork, tuple, float | None]:
 def read_spec(path: str | Path, name: str = "SPEC") -> dict:
     """The JSON object in ``path``: one-line errors naming the file (missing, binary, not JSON)."""
     path = Path(path)
-    text = read_text_file(path, name)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{name} {path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = read_json(path, name)
     if not isinstance(data, dict):
         raise ValueError(f"{name} {path}: the spec must be a JSON object with a 'type' field")
     return data

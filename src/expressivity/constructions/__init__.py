@@ -24,7 +24,7 @@ import dataclasses
 import inspect
 from collections.abc import Callable
 
-from ..checks import check_choice
+from ..rules import check_choice
 from . import dyck, dyck_yao, first, parity, parity_compiled
 from .base import (
     Construction,

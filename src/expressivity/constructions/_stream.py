@@ -27,8 +27,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ..checks import check_float
 from ..languages import Language
+from ..rules import check_float
 from ..transformer import ChannelMap, Transformer, Weights
 from .base import Construction, Encoded
 

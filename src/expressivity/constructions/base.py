@@ -21,9 +21,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..checks import as_real_array, check_memory, chunk_rows, parse_lengths
 from ..languages import Language
+from ..memory import check_memory, chunk_rows
 from ..pretrained import WEIGHTS_NAME, PretrainedMixin, jsonable, record
+from ..rules import as_real_array, parse_lengths
 from ..transformer import Transformer
 
 AttentionKind = Literal["hardmax", "softmax"]
@@ -165,7 +166,7 @@ class Construction(PretrainedMixin):
         return 8.0 * T * (3.0 * cfg.n_heads * T + 6.0 * cfg.d_model + 2.0 * cfg.d_mlp + (cfg.d_input or 1))
 
     def check_lengths(self, lengths, count: int = 1, name: str = "lengths") -> tuple[int, ...]:
-        """``lengths`` parsed (:func:`~expressivity.checks.parse_lengths`) and checked: each n
+        """``lengths`` parsed (:func:`~expressivity.rules.parse_lengths`) and checked: each n
         within ``max_length``, and ``count`` strings of each length (sampled, encoded and run one
         chunk at a time) within the memory budget. Returns the lengths."""
         ns = parse_lengths(lengths, name)

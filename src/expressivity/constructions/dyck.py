@@ -39,9 +39,10 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ..checks import check_float, check_int, check_memory
 from ..languages import BOS, CLS, Language, Vocab
 from ..languages import get as get_language
+from ..memory import check_memory
+from ..rules import check_float, check_int
 from ..transformer import ChannelMap, Weights, each
 from .base import Construction, Encoded
 

@@ -47,9 +47,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_memory
 from ..languages import Vocab
 from ..languages import get as get_language
+from ..memory import check_memory
 from ..transformer import ChannelMap, Weights, each
 from .base import Construction
 from .dyck import bracket_encoder, check_dyck_params, embed_brackets

@@ -28,11 +28,12 @@ import math
 import numpy as np
 import torch
 
-from ..checks import check_int, check_memory, parse_lengths
 from ..compile import compile_maxout
 from ..cpwl import MaxoutNetwork, interpolate_1d
 from ..languages import CLS, PAD, Vocab
 from ..languages import get as get_language
+from ..memory import check_memory
+from ..rules import check_int, parse_lengths
 from ..transformer import ChannelMap, Weights
 from .base import Construction, Encoded
 

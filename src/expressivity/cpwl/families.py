@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_int, check_memory
+from ..memory import check_memory
+from ..rules import check_int
 from .maxout import MaxoutNetwork
 
 

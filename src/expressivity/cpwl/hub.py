@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import check_int
 from ..pretrained import CONFIG_NAME, WEIGHTS_NAME, read_tensors
+from ..rules import check_int
 from .maxout import MaxoutNetwork
 
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import as_real_array, check_int, check_memory
+from ..memory import check_memory
 from ..pretrained import PretrainedMixin
+from ..rules import as_real_array, check_int
 
 
 @dataclass(frozen=True)

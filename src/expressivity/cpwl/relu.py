@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import as_real_array
+from ..rules import as_real_array
 from .maxout import MaxoutNetwork
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..checks import check_float, check_int
+from ..rules import check_float, check_int
 
 
 def check_export_options(onnx, hub, transformer_lens, *, lam, n_ctx, check, tolerance, allow_zero_eps: bool,

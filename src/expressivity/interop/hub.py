@@ -33,9 +33,11 @@ kind               what ``config.json`` adds to the transformer's config and cha
 
 ``model.safetensors`` holds exactly the transformer's (for ``run``: the model's) ``state_dict`` (metadata
 ``{"format": "pt"}``, as the hub writes it), so it loads into our ``Transformer`` with
-``strict=True``. Bytes are deterministic: JSON with sorted keys, tensors in safetensors'
-fixed order. Files are created with ``open`` (mode 0o666 filtered by the umask; safetensors'
-own ``save_file`` would make them 0o600) and moved into place atomically.
+``strict=True``. Bytes are deterministic: JSON with sorted keys, tensors written by the one
+safetensors writer (:func:`expressivity.fileio.write_safetensors`: sorted header, tensors in
+name order) — the same writer as training checkpoints and ``save_transformer``. Every file gets
+the one file mode (:func:`expressivity.fileio.file_mode`: 0o666 filtered by the umask) and is
+moved into place atomically.
 
 Nothing loaded is believed unchecked: ``config.json`` may hold only the keys its kind writes,
 each record is validated field by field (a compile record as in ``load_compiled``: lo < hi,
@@ -50,10 +52,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..checks import check_path
 from ..compile import CompiledModel
 from ..constructions import Construction
 from ..cpwl import MaxoutNetwork
+from ..fileio import check_path
 from ..limits.trained import TrainedModel
 from ..pretrained import CONFIG_NAME, FORMAT, SOURCE_NET_NAME, WEIGHTS_NAME, resolve
 from ..pretrained import read_config as _read_config

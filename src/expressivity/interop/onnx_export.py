@@ -48,15 +48,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..checks import (
-    check_bool,
-    check_float,
-    check_int,
-    check_memory,
-    check_output_path,
-    check_path,
-    write_bytes_atomic,
-)
+from ..fileio import check_output_path, check_path, write_bytes_atomic
+from ..memory import check_memory
+from ..rules import check_bool, check_float, check_int
 from ..transformer import Transformer, check_finite_weights
 from ..transformer import positions as P
 from ._optional import need

@@ -24,8 +24,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..checks import check_path
 from ..constructions.base import Encoder
+from ..fileio import check_path
 from ..limits.trained import read_checkpoint, rebuild_model, run_config, run_encoder
 from ..pretrained import CONFIG_NAME, PretrainedMixin, resolve
 from ..train import RunConfig

@@ -28,16 +28,16 @@ names → tensors is refused, never unpickled with ``weights_only=False`` — or
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..checks import as_real_array
 from ..cpwl import MaxoutNetwork, from_relu_mlp
 from ..cpwl.relu import sequential_steps
+from ..fileio import read_json, write_atomic, write_json, write_safetensors
+from ..rules import as_real_array
 from ..transformer import safetensors_metadata
 
 SUFFIXES = (".pt", ".pth", ".safetensors")
@@ -125,10 +125,7 @@ def read_layers(path: str | Path) -> tuple[list, tuple[np.ndarray, np.ndarray] |
     if not p.is_file():
         raise ValueError(f"layers file {p} does not exist (the JSON of layer shapes that goes with the weights; "
                          "see docs/compile.md)")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"layers file {p} is not valid JSON ({exc})") from None
+    data = read_json(p, "layers file")
     if not isinstance(data, dict) or not isinstance(data.get("layers"), list) or not data["layers"]:
         raise ValueError(f"layers file {p}: expected an object with a non-empty 'layers' list")
     unknown = sorted(set(data) - {"layers", "domain", "input_shape"})
@@ -282,7 +279,7 @@ def load_sequential(weights: str | Path, layers: str | Path | None = None,
     with torch.no_grad():
         mlp.load_state_dict({k: v if k.endswith("num_batches_tracked") else v.to(torch.float64)
                              for k, v in state.items()}, strict=True)
-    shape = json.loads(layers_path.read_text(encoding="utf-8")).get("input_shape")
+    shape = read_json(layers_path, "layers file").get("input_shape")
     if shape is not None:
         if (not isinstance(shape, list) or not shape
                 or not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in shape)):
@@ -431,10 +428,8 @@ def save_sequential(mlp: nn.Sequential, weights: str | Path, domain: tuple | Non
         doc["domain"] = {"lo": np.asarray(lo, dtype=np.float64).tolist(), "hi": np.asarray(hi, dtype=np.float64).tolist()}
     state = {k: v.detach().contiguous().cpu() for k, v in mlp.state_dict().items()}
     if w.suffix == ".safetensors":
-        from safetensors.torch import save
-
-        w.write_bytes(save(state, metadata={"format": "pt"}))  # save_file would ignore the umask (0o600)
+        write_safetensors(w, state)
     else:
-        torch.save(state, w)
-    lpath.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        write_atomic(w, lambda tmp: torch.save(state, tmp))
+    write_json(lpath, doc)
     return w, lpath

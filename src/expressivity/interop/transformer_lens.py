@@ -49,19 +49,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from safetensors.torch import save as safetensors_bytes
 
-from ..checks import (
-    check_choice,
-    check_float,
-    check_int,
-    check_memory,
-    check_path,
-    make_dir,
-    write_atomic,
-    write_bytes_atomic,
-)
 from ..compile import CompiledModel, compile_maxout, load_compiled
+from ..fileio import check_path, make_dir, read_json, write_json, write_safetensors
+from ..memory import check_memory
+from ..rules import check_choice, check_float, check_int
 from ..transformer import (
     Transformer,
     check_finite_weights,
@@ -363,14 +355,13 @@ def save_transformer_lens(export: TLExport, directory: str | Path) -> Path:
               "input": "token_ids" if tr.cfg.d_vocab is not None else "inputs_embeds", "hooks": export.hooks}
     state = {k: v.contiguous() for k, v in _native_state(tr, _fold(tr.cfg), n_ctx).items()}
     make_dir(out, "directory")
-    write_bytes_atomic(out / TL_WEIGHTS_NAME, safetensors_bytes(state, metadata={"format": "pt"}))
+    write_safetensors(out / TL_WEIGHTS_NAME, state)
     if export.compiled is not None:
         export.compiled.save(out / TL_SOURCE_NAME)
     else:
         save_transformer(tr, out / TL_SOURCE_NAME)
     for name, value in ((TL_CONFIG_NAME, bridge_config(tr, n_ctx)), (TL_RECORD_NAME, record)):
-        text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-        write_atomic(out / name, lambda p, text=text: p.write_text(text, encoding="utf-8"))
+        write_json(out / name, value)
     return out
 
 
@@ -378,10 +369,7 @@ def _read_json(path: Path):
     if not path.is_file():
         raise ValueError(f"directory {path.parent} has no {path.name}: not a TransformerLens export "
                          f"(expected {', '.join(TL_FILES)})")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+    return read_json(path, "TransformerLens export file")
 
 
 def load_transformer_lens(directory: str | Path) -> TLExport:

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import check_int, check_memory
+from ..memory import check_memory
+from ..rules import check_int
 
 EOS = "$"  # end-of-string symbol in next-symbol distributions (never in an alphabet)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import check_float
+from ..rules import check_float
 from .base import Language
 
 

@@ -39,7 +39,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..checks import check_float
+from ..rules import check_float
 from .base import Language, _substitute
 from .regular.automaton import stack_dfa
 

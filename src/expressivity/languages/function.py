@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from .. import checks
+from .. import rules
 from .base import ids_to_strings, strings_to_ids
 
 
@@ -172,6 +172,6 @@ def uniform_ids(rng: np.random.Generator, count: int, length: int, n_symbols: in
 
 
 def check_int(name: str, param: str, value, lo: int, hi: int | None = None) -> int:
-    """``value`` as an int in [lo, hi] by the shared rule (:func:`expressivity.checks.check_int`);
+    """``value`` as an int in [lo, hi] by the shared rule (:func:`expressivity.rules.check_int`);
     the one-line ValueError names the task and the parameter."""
-    return checks.check_int(value, f"{name}: {param}", min=lo, max=hi)
+    return rules.check_int(value, f"{name}: {param}", min=lo, max=hi)

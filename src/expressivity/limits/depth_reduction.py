@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..checks import check_float, check_int, check_memory
+from ..memory import check_memory
+from ..rules import check_float, check_int
 from ..transformer.positions import require_position_table
 from .encoder import alphabet_size, as_encoder, as_transformer, layout, rows_per_pass
 from .restriction import fixed_length_inputs, hardmax_copy, model_outputs, require_hard_attention

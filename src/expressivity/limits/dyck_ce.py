@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_float, check_int, check_memory, parse_lengths
 from ..languages import get as get_language
+from ..memory import check_memory
+from ..rules import check_float, check_int, parse_lengths
 
 
 @dataclass(frozen=True)

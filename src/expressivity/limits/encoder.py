@@ -28,9 +28,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import torch
 
-from ..checks import check_int, chunk_rows
 from ..constructions.base import Encoded
 from ..languages import Language
+from ..memory import chunk_rows
+from ..rules import check_int
 from ..transformer import Transformer
 
 SCORE_BUDGET = 1 << 24  # bytes of float64 attention scores per forward pass (16 MB: stays cache-friendly)

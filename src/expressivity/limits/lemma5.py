@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..checks import as_real_array, check_int
+from ..rules import as_real_array, check_int
 from ..transformer import Transformer
 from ..transformer.positions import require_position_table
 from .encoder import rows_per_pass, token_embedding_table  # noqa: F401  (token_embedding_table: public here)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import constructions
-from ..checks import check_choice, check_float, check_int, check_memory
+from ..memory import check_memory
+from ..rules import check_choice, check_float, check_int
 from ..transformer import Transformer, TransformerConfig, load_transformer, safetensors_metadata
 
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..checks import check_float, check_int, parse_lengths
 from ..constructions.base import Encoded
+from ..rules import check_float, check_int, parse_lengths
 from ..transformer import Transformer
 from .encoder import alphabet_size, as_encoder, as_transformer, encode_ids, layout, rows_per_pass
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..checks import check_int, check_memory, parse_lengths
+from ..memory import check_memory
+from ..rules import check_int, parse_lengths
 from ..transformer import Transformer
 from ..transformer.positions import require_position_table
 from .encoder import TokenEncoder, as_encoder, encode_ids, layout, rows_per_pass

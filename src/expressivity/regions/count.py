@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_memory
+from ..memory import check_memory
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
 from .result import CellPieces, Counted, PlanePieces, Regions, SegmentPieces, runs

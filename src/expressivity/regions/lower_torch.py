@@ -37,7 +37,7 @@ import operator
 
 import numpy as np
 
-from ..checks import check_memory
+from ..memory import check_memory
 from .ir import Affine, Embed, GroupMax, Program, Read, ReLU, Residual
 
 _MAX_WINDOW_CELLS = 50_000_000  # one-hot probe of a max pool: in × out booleans

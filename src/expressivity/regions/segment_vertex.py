@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..checks import check_memory
+from ..memory import check_memory
 from . import invariants, ir, kernels
 from .domains import Segment
 from .ir import Program, affine

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checks import fmt_bytes, memory_budget
+from ..memory import fmt_bytes, memory_budget
 from . import complex_kernels as ck
 from . import invariants, ir
 from .domains import MAX_SLICE_DIM, Slice

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from ..checks import make_dir, write_bytes_atomic
+from ..fileio import make_dir, write_bytes_atomic
 from ..runs.version import build_info, machine_info
 from .claims import FLAGS, STATUSES, Claim, fmt
 

@@ -281,7 +281,7 @@ def check_options(*, size: str = "quick", backend: str = "local", address: str |
     ray, ``timeout`` > 0 seconds, 1 ≤ ``workers`` ≤ 1024, ``device`` one that is here and, with
     ``ray``, a Ray cluster answering at ``address``. Each error names its option as
     ``prefix + name`` (the CLI: ``--size`` …)."""
-    from ..checks import check_choice, check_float, check_int
+    from ..rules import check_choice, check_float, check_int
 
     check_choice(size, f"{prefix}size", SIZES)
     check_choice(backend, f"{prefix}backend", BACKENDS)

@@ -28,7 +28,6 @@ these blocks too, so ``claims-table --check`` fails when the prose of a claim ch
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -48,12 +47,9 @@ def _cell(text) -> str:
 
 def load_doc(path) -> dict:
     """A claims.json document, checked for the fields the tables use."""
-    from ..checks import read_text_file
+    from ..fileio import read_json
 
-    try:
-        doc = json.loads(read_text_file(path, "claims.json"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"claims.json {path}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    doc = read_json(path, "claims.json")
     if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list) or "size" not in doc:
         raise ValueError(f"claims.json {path}: not a reproduce report (needs 'size' and 'claims')")
     return doc
@@ -162,7 +158,7 @@ def render(text: str, doc: dict, where: str = "text", base: str | Path | None = 
 def update_file(path, doc: dict, *, check: bool = False) -> bool:
     """Rewrite the blocks of ``path`` from ``doc``; returns True if the file changed (with
     ``check=True`` nothing is written: True means the file is stale)."""
-    from ..checks import read_text_file
+    from ..fileio import read_text_file
 
     p = Path(path)
     old = read_text_file(p, "file")

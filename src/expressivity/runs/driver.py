@@ -43,7 +43,7 @@ from multiprocessing import connection, get_context
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
-from .. import checks
+from ..rules import check_choice, check_float, check_int
 from .procs import describe_exit, die_with_parent
 
 BACKENDS = ("local", "ray")
@@ -118,11 +118,11 @@ def run_units(units: Sequence[Unit], backend: str = "local", workers: int | None
     local start method (default fork; ``forkserver`` forks each unit from a clean
     single-threaded server that imported ``preload`` once — safe when this process runs
     threads, and then units must be picklable)."""
-    checks.check_choice(backend, "backend", BACKENDS)
+    check_choice(backend, "backend", BACKENDS)
     if workers is not None:
-        workers = checks.check_int(workers, "workers", min=1, max=1024)
+        workers = check_int(workers, "workers", min=1, max=1024)
     if timeout is not None:
-        timeout = checks.check_float(timeout, "timeout (seconds)", min=0, min_open=True)
+        timeout = check_float(timeout, "timeout (seconds)", min=0, min_open=True)
     units = list(units)
     bad = [type(u).__name__ for u in units if not isinstance(u, Unit)]
     if bad:
@@ -165,7 +165,7 @@ def start_method(preferred: str | None = None) -> str:
     methods = multiprocessing.get_all_start_methods()
     default = preferred if preferred in methods else "fork" if "fork" in methods else "spawn"
     method = os.environ.get("EXPRESSIVITY_MP_START", default)
-    return checks.check_choice(method, "EXPRESSIVITY_MP_START", multiprocessing.get_all_start_methods())
+    return check_choice(method, "EXPRESSIVITY_MP_START", multiprocessing.get_all_start_methods())
 
 
 def _child(conn, payload: Unit | bytes, parent_pid: int) -> None:

@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from .. import checks
+from ..fileio import check_output_path
+from ..rules import missing_extra
 
 KINDS = ("tensorboard", "wandb")
 
@@ -52,7 +53,7 @@ def parse_sink(spec: str, option: str = "--log") -> tuple[str, str | None]:
 
 
 def _missing(package: str, extra: str, option: str, spec: str) -> ImportError:
-    return checks.missing_extra(package, extra, f"{option} {spec}")
+    return missing_extra(package, extra, f"{option} {spec}")
 
 
 def check_sinks(specs: Sequence[str], option: str = "--log") -> list[str]:
@@ -68,7 +69,7 @@ def check_sinks(specs: Sequence[str], option: str = "--log") -> list[str]:
                 import tensorboard  # noqa: F401
             except ImportError:
                 raise _missing("tensorboard", "tensorboard", option, spec) from None
-            checks.check_output_path(arg, option, kind="dir")
+            check_output_path(arg, option, kind="dir")
         else:
             try:
                 import wandb  # noqa: F401

@@ -101,8 +101,8 @@ _OS_CODES = {"SQLITE_FULL": errno.ENOSPC, "SQLITE_IOERR": errno.EIO, "SQLITE_REA
 
 def _os_failure(exc: sqlite3.Error, where: str) -> OSError | None:
     """An SQLite error caused by the disk or the permissions (full, I/O error, read-only, cannot
-    open) as one :class:`~expressivity.checks.WriteError` naming ``where``; None for others."""
-    from ..checks import WriteError
+    open) as one :class:`~expressivity.fileio.WriteError` naming ``where``; None for others."""
+    from ..fileio import WriteError
 
     name = getattr(exc, "sqlite_errorname", "") or ""
     code = next((c for prefix, c in _OS_CODES.items() if name == prefix or name.startswith(prefix + "_")), None)
@@ -140,7 +140,7 @@ class Store:
                  version: str | None = None) -> None:
         if not isinstance(path, (str, Path)) or str(path).strip() == "":
             raise ValueError(f"{name}: expected a file path, got {path!r}")
-        from ..checks import check_bool
+        from ..rules import check_bool
 
         self.path = Path(path)
         self.name = name
@@ -172,7 +172,7 @@ class Store:
         if fresh and self.read_only:
             raise ValueError(f"{where} does not exist (no results database there yet)")
         if fresh:
-            from ..checks import check_output_path, make_dir
+            from ..fileio import check_output_path, make_dir
 
             check_output_path(self.path, name)
             make_dir(self.path.parent, name)
@@ -209,7 +209,7 @@ class Store:
 
     def tx(self) -> _Transaction:
         """A write transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on error); a full disk or a
-        read-only file raises one :class:`~expressivity.checks.WriteError` naming the store."""
+        read-only file raises one :class:`~expressivity.fileio.WriteError` naming the store."""
         return _Transaction(self.conn, f"{self.name} {self.path}")
 
     def _tables(self) -> set[str]:

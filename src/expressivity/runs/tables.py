@@ -26,7 +26,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import checks
+from ..fileio import check_path
+from ..rules import check_choice, missing_extra
 from .store import Store
 
 TABLES = ("results", "runs")
@@ -34,7 +35,7 @@ _RUN_KEYS = ("run_id", "label", "status")
 
 
 def _open(db) -> Store:
-    path = checks.check_path(db, "db")
+    path = check_path(db, "db")
     if path.is_dir():
         raise ValueError(f"db {path} is a directory; give the results database file")
     if not path.is_file():
@@ -48,7 +49,7 @@ def _flat_config(config: Mapping[str, Any] | str) -> dict[str, Any]:
 
 def records(db: str | Path, table: str = "results") -> list[dict[str, Any]]:
     """The store's ``table`` ("results" or "runs") as flat records (see the module docstring)."""
-    checks.check_choice(table, "table", TABLES)
+    check_choice(table, "table", TABLES)
     store = _open(db)
     try:
         runs = store.runs()
@@ -120,6 +121,6 @@ def to_pandas(db: str | Path, table: str = "results"):
     try:
         import pandas as pd
     except ImportError:
-        raise checks.missing_extra("pandas", "pandas", "expressivity.runs.to_pandas") from None
+        raise missing_extra("pandas", "pandas", "expressivity.runs.to_pandas") from None
     recs = records(db, table)
     return pd.DataFrame.from_records(recs, columns=columns_of(recs) or None)

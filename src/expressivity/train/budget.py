@@ -88,9 +88,9 @@ def estimate_seconds(cfg: RunConfig) -> float:
 def estimate_sweep(configs: Iterable[RunConfig], workers: int = 2) -> float:
     """Estimated wall seconds of running ``configs`` on ``workers`` cores (one run per core,
     longest first onto the least-loaded core, as a process pool would)."""
-    from .. import checks
+    from ..rules import check_int
 
-    workers = checks.check_int(workers, "workers", min=1, max=1024)
+    workers = check_int(workers, "workers", min=1, max=1024)
     loads = [0.0] * workers
     for cost in sorted((estimate_seconds(c) for c in configs), reverse=True):
         heapq.heapreplace(loads, loads[0] + cost)  # loads stays a heap: [0] is the least loaded
@@ -141,7 +141,7 @@ def read_gpu_bench(path: Path, option: str = "--gpu-bench") -> dict:
     runs); anything else is refused naming ``option``."""
     import json
 
-    from ..checks import read_text_file
+    from ..fileio import read_text_file
 
     text = read_text_file(path, option)
     try:

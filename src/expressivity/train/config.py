@@ -3,7 +3,7 @@
 Lengths: training strings have lengths drawn uniformly from the valid lengths in
 ``train_lengths`` = (lo, hi) (inclusive; e.g. only even lengths for Dyck); evaluation is per
 length in ``test_lengths`` (invalid lengths for the task are dropped). Both are read with the
-one parser of lengths, :func:`expressivity.checks.parse_lengths` / ``parse_length_range``
+one parser of lengths, :func:`expressivity.rules.parse_lengths` / ``parse_length_range``
 ("1-40", "41-500", "51-100,101-150", 12, (1, 40)), however the config is built; every other
 field is checked with its name (``RunConfig.grad_clip must be >= 0 …``).
 
@@ -39,10 +39,15 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
-from .. import checks
-from ..checks import parse_lengths  # noqa: F401  (re-exported: the one parser of lengths)
 from ..constructions import REGISTRY as CONSTRUCTIONS
 from ..languages import KINDS, REGISTRY, get_task, kinds_of
+from ..rules import (
+    check_choice,
+    check_float,
+    check_int,
+    parse_length_range,
+    parse_lengths,  # noqa: F401  (re-exported: the one parser of lengths)
+)
 from ..transformer.positions import POSITIONALS
 from .devices import DTYPES, check_device_name
 from .recognizers import check_aux, normalize_aux
@@ -120,29 +125,29 @@ class RunConfig:
         put("task_params", dict(self.task_params or {}))
         if not all(isinstance(k, str) for k in self.task_params):
             raise ValueError(f"RunConfig.task_params keys must be parameter names, got {list(self.task_params)!r}")
-        put("train_lengths", checks.parse_length_range(self.train_lengths, field_name("train_lengths")))
-        put("test_lengths", checks.parse_lengths(self.test_lengths, field_name("test_lengths"),
+        put("train_lengths", parse_length_range(self.train_lengths, field_name("train_lengths")))
+        put("test_lengths", parse_lengths(self.test_lengths, field_name("test_lengths"),
                                                  max_count=MAX_TEST_LENGTHS))
         for name in ("train_lengths", "test_lengths"):
             top = max(getattr(self, name))
             if top > MAX_LENGTH:
                 raise ValueError(f"RunConfig.{name}: length {top} is over the limit of {MAX_LENGTH:,} "
                                  "(no model here trains or runs at such lengths)")
-        checks.check_choice(self.kind, "RunConfig.kind", KINDS)
-        checks.check_choice(self.model, "RunConfig.model", MODELS)
+        check_choice(self.kind, "RunConfig.kind", KINDS)
+        check_choice(self.model, "RunConfig.model", MODELS)
         for name in ("layers", "heads", "d_model", "steps", "batch_size", "eval_batch", "checkpoint_every"):
-            put(name, checks.check_int(getattr(self, name), field_name(name), min=1, max=MAX_SIZE[name]))
-        put("d_mlp", checks.check_int(self.d_mlp, "RunConfig.d_mlp", min=0, max=MAX_SIZE["d_mlp"]))
-        put("memory_size", checks.check_int(self.memory_size, "RunConfig.memory_size (stack / tape cells; 0 = the "
+            put(name, check_int(getattr(self, name), field_name(name), min=1, max=MAX_SIZE[name]))
+        put("d_mlp", check_int(self.d_mlp, "RunConfig.d_mlp", min=0, max=MAX_SIZE["d_mlp"]))
+        put("memory_size", check_int(self.memory_size, "RunConfig.memory_size (stack / tape cells; 0 = the "
                                             "model's own)", min=0, max=MAX_LENGTH))
         if self.memory_size and self.model not in MEMORY_MODELS:
             raise ValueError(f"RunConfig.memory_size sizes the stack or tape of {', '.join(MEMORY_MODELS)}; model "
                              f"{self.model!r} has none (leave memory_size at 0)")
-        put("seed", checks.check_int(self.seed, "RunConfig.seed", min=0, max=2**63 - 1))
+        put("seed", check_int(self.seed, "RunConfig.seed", min=0, max=2**63 - 1))
         need(self.d_model % self.heads == 0, "d_model", f"must be divisible by heads = {self.heads}")
-        put("lr", checks.check_float(self.lr, "RunConfig.lr", min=0, min_open=True))
-        put("ln_eps", checks.check_float(self.ln_eps, "RunConfig.ln_eps", min=0))
-        put("grad_clip", checks.check_float(self.grad_clip, "RunConfig.grad_clip (max gradient norm; 0 = off)", min=0))
+        put("lr", check_float(self.lr, "RunConfig.lr", min=0, min_open=True))
+        put("ln_eps", check_float(self.ln_eps, "RunConfig.ln_eps", min=0))
+        put("grad_clip", check_float(self.grad_clip, "RunConfig.grad_clip (max gradient norm; 0 = off)", min=0))
         need(isinstance(self.log_length_scaling, bool), "log_length_scaling", "must be True or False")
         put("aux", normalize_aux(self.aux))
         need(isinstance(self.causal, bool), "causal", "must be True or False")
@@ -152,13 +157,13 @@ class RunConfig:
         if self.causal and self.kind == "next_symbol":
             raise ValueError("RunConfig.causal: a next_symbol transformer is causal already (leave causal False)")
         put("device", check_device_name(self.device, "RunConfig.device"))
-        checks.check_choice(self.dtype, "RunConfig.dtype", DTYPES)
+        check_choice(self.dtype, "RunConfig.dtype", DTYPES)
         if self.dtype != "float32" and (self.model != "transformer" or self.init != "random"):
             raise ValueError(f"RunConfig.dtype {self.dtype} (autocast) is for a randomly initialised transformer; "
                              f"model {self.model!r} with init {self.init!r} trains in float32 (leave dtype out)")
-        checks.check_choice(self.positional, "RunConfig.positional", POSITIONALS)
-        checks.check_choice(self.layer_norm, "RunConfig.layer_norm", ("none", "pre", "post"))
-        checks.check_choice(self.accuracy, "RunConfig.accuracy", ("per_string", "per_position"))
+        check_choice(self.positional, "RunConfig.positional", POSITIONALS)
+        check_choice(self.layer_norm, "RunConfig.layer_norm", ("none", "pre", "post"))
+        check_choice(self.accuracy, "RunConfig.accuracy", ("per_string", "per_position"))
         need(isinstance(self.protocol, str), "protocol", "must be a name")
         task = self.make_task()  # raises ValueError for unknown tasks / bad params / a kind the task lacks
         if self.model == "transformer" and self.positional == "rope" and (self.d_model // self.heads) % 2:
@@ -188,7 +193,7 @@ class RunConfig:
             raise ValueError(f"RunConfig.init_params must be a mapping of construction parameters "
                              f"(e.g. {{'layer_norm': True}}), got {self.init_params!r}")
         object.__setattr__(self, "init_params", dict(self.init_params))
-        object.__setattr__(self, "perturb", checks.check_float(
+        object.__setattr__(self, "perturb", check_float(
             self.perturb, "RunConfig.perturb (σ of the noise on the construction's weights)", min=0))
         if self.init == "random":
             if self.perturb or self.init_params:

@@ -54,10 +54,18 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
-from .. import checks
+from ..fileio import (
+    WriteError,
+    check_output_path,
+    make_dir,
+    write_atomic,
+    write_bytes_atomic,
+    write_safetensors,
+)
+from ..memory import check_memory
+from ..rules import check_bool
 from ..runs.sinks import Sink, log_to
 from ..transformer import Transformer, load_state, save_transformer
-from ..transformer.io import write_safetensors
 from . import bracket_distance, recognizers
 from .config import RunConfig
 from .devices import autocast, check_dtype, resolve_device, to_device
@@ -116,10 +124,10 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     for name, fn in (("on_step", on_step), ("on_eval", on_eval)):
         if fn is not None and not callable(fn):
             raise ValueError(f"{name} must be callable, got {type(fn).__name__}")
-    restart, fit = checks.check_bool(restart, "restart"), checks.check_bool(fit, "fit")
+    restart, fit = check_bool(restart, "restart"), check_bool(fit, "fit")
     sinks = _check_sinks(sinks)
     t0 = time.perf_counter()
-    out = None if out_dir is None else checks.check_output_path(out_dir, "out_dir", kind="dir")
+    out = None if out_dir is None else check_output_path(out_dir, "out_dir", kind="dir")
     task = cfg.make_task()
     check_run_memory(cfg, task)
     train_lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
@@ -179,9 +187,9 @@ def open_run(out: Path | None, cfg: RunConfig, model, opt, rng, restart: bool) -
     _check_checkpoint_owner(out, cfg)  # before anything is written into the directory
     if restart:
         clear_checkpoint(out)
-    checks.make_dir(out, "out_dir")
+    make_dir(out, "out_dir")
     start, losses = _load_checkpoint(out, cfg, model, opt, rng)
-    checks.write_atomic(out / "config.json", lambda p: p.write_text(json.dumps(cfg.to_dict(), indent=1)))
+    write_atomic(out / "config.json", lambda p: p.write_text(json.dumps(cfg.to_dict(), indent=1)))
     return start, losses
 
 
@@ -195,7 +203,7 @@ def finish_run(cfg: RunConfig, task, model, out: Path | None, losses: list[float
         result = RunResult(cfg, (), float("nan"), time.perf_counter() - t0, n_params, resumed_from,
                            status="diverged", diverged_at=diverged_at)
         if out is not None:
-            checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(
+            write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(
                 {"status": "diverged", "diverged_at": diverged_at, "loss": str(losses[-1])}, indent=1)))
         return result
     if metrics is None:
@@ -209,7 +217,7 @@ def finish_run(cfg: RunConfig, task, model, out: Path | None, losses: list[float
     result = RunResult(cfg, tuple(metrics), float(np.mean(tail)), time.perf_counter() - t0, n_params, resumed_from,
                        extra)
     if out is not None:
-        checks.write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(list(metrics), indent=1)))
+        write_atomic(out / "metrics.json", lambda p: p.write_text(json.dumps(list(metrics), indent=1)))
     return result
 
 
@@ -286,14 +294,14 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
 
 def check_run_memory(cfg: RunConfig, task=None) -> None:
     """Refuse (ValueError with the estimate) a run whose :func:`memory_estimate` is over
-    :func:`expressivity.checks.memory_budget`."""
+    :func:`expressivity.memory.memory_budget`."""
     est = memory_estimate(cfg, task)
     phase = "training" if est["training"] >= est["evaluation"] else "evaluation"
     hint = ("use shorter train lengths or a smaller batch size" if phase == "training"
             else "use shorter test lengths or a smaller eval batch")
     if cfg.model == "transformer":
         hint += " (attention memory grows with length²)"
-    checks.check_memory(est[phase] + est["parameters"], f"this run ({phase} at length "
+    check_memory(est[phase] + est["parameters"], f"this run ({phase} at length "
                         f"{(cfg.train_lengths[1] if phase == 'training' else max(cfg.test_lengths))})", hint=hint)
 
 
@@ -372,7 +380,7 @@ def _save_checkpoint(out: Path, cfg, model, opt, rng, step: int, losses: list[fl
     """Both halves are written in full under temporary names before either is renamed, and
     both carry ``step`` and the run id, so a reader can tell a torn pair. Every byte goes
     through Python's file writes (torch's and safetensors' own writers raise RuntimeError on a
-    full disk), so an OS error is one :class:`~expressivity.checks.WriteError` naming the path."""
+    full disk), so an OS error is one :class:`~expressivity.fileio.WriteError` naming the path."""
     meta = {"run_config": cfg.to_json(), "run_id": cfg.run_id, "step": str(step)}
     tmp_model = out / f".model.safetensors.{os.getpid()}.tmp"
     tmp_trainer = out / f".trainer.pt.{os.getpid()}.tmp"
@@ -380,17 +388,17 @@ def _save_checkpoint(out: Path, cfg, model, opt, rng, step: int, losses: list[fl
         if isinstance(model, Transformer):
             save_transformer(model, tmp_model, extra=meta, finite=False)  # a diverging run's last state
         else:
-            write_safetensors(model.state_dict(), tmp_model, meta)
+            write_safetensors(tmp_model, model.state_dict(), meta)
         trainer = {"run_id": cfg.run_id, "step": step, "optimizer": opt.state_dict(),
                    "rng": rng.bit_generator.state, "losses": losses}
         buf = io.BytesIO()
         torch.save(trainer, buf)
-        checks.write_bytes_atomic(tmp_trainer, buf.getvalue())
+        write_bytes_atomic(tmp_trainer, buf.getvalue())
         os.replace(tmp_model, out / "model.safetensors")
         os.replace(tmp_trainer, out / "trainer.pt")
     except OSError as exc:
         reason = getattr(exc, "reason", None) or exc.strerror or str(exc)
-        raise checks.WriteError(exc.errno, f"cannot write the checkpoint in {out}: {reason}", reason) from None
+        raise WriteError(exc.errno, f"cannot write the checkpoint in {out}: {reason}", reason) from None
     finally:
         for tmp in (tmp_model, tmp_trainer):
             try:

@@ -44,8 +44,10 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
 
-from .. import checks
+from ..fileio import check_output_path
 from ..languages.vocab import PAD
+from ..memory import check_memory
+from ..rules import check_bool, check_choice, check_int
 from . import recognizers
 from .config import RunConfig
 from .devices import autocast
@@ -113,7 +115,7 @@ def group_configs(configs: Sequence[RunConfig], max_runs: int | None = None) -> 
     if isinstance(configs, RunConfig) or not isinstance(configs, (list, tuple)):
         raise ValueError(f"configs must be a list of RunConfig, got {type(configs).__name__}")
     if max_runs is not None:
-        max_runs = checks.check_int(max_runs, "max_runs (runs per group)", min=1, max=10**6)
+        max_runs = check_int(max_runs, "max_runs (runs per group)", min=1, max=10**6)
     groups: dict[str, list[RunConfig]] = {}
     out: list[list[RunConfig]] = []
     for cfg in configs:
@@ -146,7 +148,7 @@ def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | Non
     cannot start (a corrupt or foreign checkpoint, an unwritable directory) raises;
     ``"return"`` — it gets a :class:`RunFailure` in its place and the others train (what a
     sweep's or reproduce's unit does, so that such a run fails alone)."""
-    checks.check_choice(on_error, "on_error", ("raise", "return"))
+    check_choice(on_error, "on_error", ("raise", "return"))
     configs = list(configs) if isinstance(configs, (list, tuple)) else configs
     groups = group_configs(configs, max_runs)  # checks the configs
     ids = [c.run_id for c in configs]
@@ -158,13 +160,13 @@ def train_many(configs: Sequence[RunConfig], out_dirs: Sequence[str | Path | Non
     else:
         if isinstance(out_dirs, (str, Path)) or len(out_dirs) != len(configs):
             raise ValueError("out_dirs must give one directory (or None) per config")
-        outs = [None if d is None else checks.check_output_path(d, "out_dirs", kind="dir") for d in out_dirs]
+        outs = [None if d is None else check_output_path(d, "out_dirs", kind="dir") for d in out_dirs]
         named = [str(d) for d in outs if d is not None]
         if len(set(named)) != len(named):
             raise ValueError("out_dirs: each run needs its own directory")
-    restart, fit = checks.check_bool(restart, "restart"), checks.check_bool(fit, "fit")
+    restart, fit = check_bool(restart, "restart"), check_bool(fit, "fit")
     if buckets is not None:
-        buckets = checks.check_int(buckets, "buckets (model calls per step)", min=1, max=10**6)
+        buckets = check_int(buckets, "buckets (model calls per step)", min=1, max=10**6)
     if on_step is not None and not callable(on_step):
         raise ValueError(f"on_step must be callable, got {type(on_step).__name__}")
     where = {c.run_id: i for i, c in enumerate(configs)}
@@ -214,7 +216,7 @@ def check_group_memory(cfgs: Sequence[RunConfig], task=None) -> None:
     is over the budget; evaluation runs one run at a time."""
     task = task or cfgs[0].make_task()
     est = memory_estimate(cfgs[0], task)
-    checks.check_memory(len(cfgs) * (est["training"] + est["parameters"]),
+    check_memory(len(cfgs) * (est["training"] + est["parameters"]),
                         f"{len(cfgs)} runs at once (training at length {cfgs[0].train_lengths[1]})",
                         hint="train fewer runs per group (max_runs, --max-group) or each alone (--no-group)")
 

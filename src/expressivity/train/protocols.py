@@ -153,9 +153,9 @@ def protocol_score(rows: list[dict], protocol: str | None = None) -> dict[str, f
 
 def seed_configs(cfg: RunConfig, n: int) -> list[RunConfig]:
     """``cfg`` with seeds 0, 1, …, n − 1 (a protocol's "best of n seeds")."""
-    from .. import checks
+    from ..rules import check_int
 
-    n = checks.check_int(n, "n (seeds)", min=1, max=10_000)
+    n = check_int(n, "n (seeds)", min=1, max=10_000)
     return [replace(cfg, seed=s) for s in range(n)]
 
 
@@ -201,7 +201,7 @@ def run_config_from_options(task: str, preset_name: str | None, given: dict, *, 
     ``preset_name`` the preset's fields, :func:`preset`) and the device it trains on; each option is
     checked naming it (``--train-lengths`` …), and one the run does not use is refused
     (:func:`refuse_unused`)."""
-    from ..checks import parse_length_range, parse_lengths, parse_params
+    from ..rules import parse_length_range, parse_lengths, parse_params
     from .config import MAX_TEST_LENGTHS
     from .devices import check_dtype, resolve_device
 

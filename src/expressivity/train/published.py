@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from .. import checks
+from ..fileio import read_text_file
+from ..rules import check_choice
 
 COMPARISONS: dict[str, str] = {"deletang": "deletang2023.json", "flare": "butoi2025.json"}  # name → file in train/data/
 
@@ -78,8 +79,8 @@ def published(name: str, what: str = "comparison") -> PublishedTable | Recognize
     in the same layout (e.g. the shipped table with more cells filled); ``what`` names the
     argument in errors."""
     if is_table_path(name):
-        return _parse_any(checks.read_text_file(name, what), str(name))
-    checks.check_choice(name, what, COMPARISONS)
+        return _parse_any(read_text_file(name, what), str(name))
+    check_choice(name, what, COMPARISONS)
     return _load(name)
 
 

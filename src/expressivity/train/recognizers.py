@@ -39,7 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .. import checks
+from ..rules import check_choice, check_float
 
 AUX_LOSSES = ("lm", "next_symbol")
 CAUSAL_MODELS = ("rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn")  # recurrent: causal by construction
@@ -61,8 +61,8 @@ def normalize_aux(value, name: str = "RunConfig.aux") -> dict[str, float]:
                          f"{{'lm': 0.5}}, got {value!r}")
     out = {}
     for loss, coef in items:
-        checks.check_choice(loss, f"{name} loss", AUX_LOSSES)
-        out[loss] = checks.check_float(coef, f"{name} coefficient of {loss!r}", min=0, min_open=True)
+        check_choice(loss, f"{name} loss", AUX_LOSSES)
+        out[loss] = check_float(coef, f"{name} coefficient of {loss!r}", min=0, min_open=True)
     return dict(sorted(out.items()))
 
 

@@ -53,7 +53,9 @@ from typing import Any
 
 import yaml
 
-from .. import checks
+from ..fileio import check_output_path, read_text_file
+from ..memory import fmt_bytes
+from ..rules import check_bool, check_choice, check_float, check_int
 from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
 from ..runs.sinks import check_sinks, close_sinks, open_sinks
 from .budget import estimate_seconds
@@ -163,9 +165,9 @@ def load_sweep(path: str | Path) -> list[RunConfig]:
     path = Path(path)
     size = path.stat().st_size if path.is_file() else 0
     if size > MAX_FILE_BYTES:
-        raise ValueError(f"sweep config {path} is {checks.fmt_bytes(size)}, over the limit of "
-                         f"{checks.fmt_bytes(MAX_FILE_BYTES)} for a sweep file (a grid lists axes, not runs); split it")
-    text = checks.read_text_file(path, "sweep config")
+        raise ValueError(f"sweep config {path} is {fmt_bytes(size)}, over the limit of "
+                         f"{fmt_bytes(MAX_FILE_BYTES)} for a sweep file (a grid lists axes, not runs); split it")
+    text = read_text_file(path, "sweep config")
     try:
         spec = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: 10x faster
     except yaml.YAMLError as exc:
@@ -235,8 +237,8 @@ def check_shard(shard, name: str = "shard") -> tuple[int, int]:
     """``(i, n)`` as ints with 1 <= i <= n <= 10⁶."""
     if not isinstance(shard, (tuple, list)) or len(shard) != 2:
         raise ValueError(f"{name} must be (i, n): shard i of n, got {shard!r}")
-    n = checks.check_int(shard[1], f"{name}: the number of shards N", min=1, max=10**6)
-    i = checks.check_int(shard[0], f"{name}: the shard I", min=1, max=n)
+    n = check_int(shard[1], f"{name}: the number of shards N", min=1, max=10**6)
+    i = check_int(shard[0], f"{name}: the shard I", min=1, max=n)
     return i, n
 
 
@@ -259,7 +261,7 @@ def select_runs(configs: list[RunConfig], only: dict | None = None,
         keys = _scalar_fields()
         only = {k: list(v) if isinstance(v, (list, tuple)) else [v] for k, v in only.items()}
         for key, wanted in only.items():  # every value is checked against the whole grid
-            checks.check_choice(key, "--only key", keys)
+            check_choice(key, "--only key", keys)
             present = list(dict.fromkeys(getattr(c, key) for c in configs))
             for w in wanted:
                 if not any(_same(w, v) for v in present):
@@ -331,16 +333,16 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
     and resumed as its own run. Off with ``group=False``, a ``run_fn`` or ``sinks``.
     ``sinks``: where each run also logs its loss and metrics, e.g. ``["tensorboard:runs/tb"]``
     (:mod:`expressivity.runs.sinks`)."""
-    checks.check_choice(backend, "backend", BACKENDS)
-    retry_errors, restart, reset_db = (checks.check_bool(v, n) for v, n in
+    check_choice(backend, "backend", BACKENDS)
+    retry_errors, restart, reset_db = (check_bool(v, n) for v, n in
                                        ((retry_errors, "retry_errors"), (restart, "restart"), (reset_db, "reset_db")))
-    group = checks.check_bool(group, "group")
+    group = check_bool(group, "group")
     if workers is not None:
-        workers = checks.check_int(workers, "workers", min=1, max=1024)
+        workers = check_int(workers, "workers", min=1, max=1024)
     if max_group is not None:
-        max_group = checks.check_int(max_group, "max_group (runs per group)", min=1, max=10**6)
+        max_group = check_int(max_group, "max_group (runs per group)", min=1, max=10**6)
     if timeout is not None:  # before the store is created
-        timeout = checks.check_float(timeout, "timeout (seconds)", min=0, min_open=True)
+        timeout = check_float(timeout, "timeout (seconds)", min=0, min_open=True)
     if isinstance(configs, RunConfig) or not isinstance(configs, (list, tuple)):
         raise ValueError(f"configs must be a list of RunConfig, got {type(configs).__name__}")
     bad = [type(c).__name__ for c in configs if not isinstance(c, RunConfig)]
@@ -349,7 +351,7 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
     if on_event is not None and not callable(on_event):
         raise ValueError("on_event must be callable")
     if out_dir is not None:
-        checks.check_output_path(out_dir, "out_dir", kind="dir")
+        check_output_path(out_dir, "out_dir", kind="dir")
     sinks = tuple(check_sinks(list(sinks or ()), "sinks"))
     if backend == "ray":
         check_address(address)  # before the store is touched: a wrong address fails at once
@@ -447,7 +449,7 @@ def prepare_sweep(config: Path, *, db: Path, backend: str, address, timeout, wor
     ``--workers`` …; a Ray ``address`` is probed unless ``dry_run``), then the grid loaded:
     (the grid, the selected configs on ``device`` (:func:`on_device`; ``--only`` / ``--shard``:
     :func:`select_runs`), the ``gpu_bench`` table or None)."""
-    from ..checks import check_choice, check_float, check_int
+    from ..rules import check_choice, check_float, check_int
     from .budget import read_gpu_bench
     from .devices import check_device_name, check_dtype, resolve_device
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import MISSING, asdict, dataclass
 from typing import Literal
 
-from ..checks import check_float, check_int
+from ..rules import check_float, check_int
 from .positions import POSITIONALS
 
 Attention = Literal["hardmax", "softmax"]

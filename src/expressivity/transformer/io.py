@@ -1,9 +1,10 @@
 """Save and load a Transformer with safetensors: weights + config + channel map (JSON metadata).
 
-Files are deterministic (the same model gives the same bytes: metadata and tensors in sorted
-order, no timestamps), written atomically (a temporary file in the same directory, then
-renamed; an interrupted save leaves the old file) with the permissions of the umask (0644
-under umask 022). Loading checks everything before building the model: a missing, foreign,
+Files are written by the one safetensors writer, :func:`expressivity.fileio.write_safetensors`:
+deterministic (the same model gives the same bytes: metadata and tensors in sorted order, no
+timestamps), atomic (a temporary file in the same directory, then renamed; an interrupted save
+leaves the old file), with the one file mode (:func:`expressivity.fileio.file_mode`: the
+umask's, 0644 under umask 022). Loading checks everything before building the model: a missing, foreign,
 truncated or tampered file (a missing or extra tensor, a wrong shape or dtype, NaN/inf
 weights, incomplete or non-JSON metadata) gives one ``ValueError`` naming the file and what
 is wrong. :func:`load_state` applies the same checks to any module's state dict (the hub
@@ -14,55 +15,20 @@ weight silently.
 from __future__ import annotations
 
 import json
-import struct
 from pathlib import Path
 
 import torch
 from safetensors import safe_open
 
-from ..checks import check_bool, check_output_path, check_path, write_atomic
+from ..fileio import check_output_path, check_path, safetensors_dtype, write_safetensors
 from ..pretrained import first_line, read_tensors  # noqa: F401  (read_tensors: re-exported, its home is pretrained)
+from ..rules import check_bool
 from .channels import ChannelMap
 from .config import TransformerConfig
 from .model import Transformer
 
 FORMAT = "expressivity.transformer/1"
 AUX_KEY = "aux_tensors"  # metadata: JSON list of the tensors that are not the model's (save_transformer's aux)
-
-_ST_DTYPES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
-              torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
-              torch.uint8: "U8", torch.bool: "BOOL"}
-
-
-def write_safetensors(tensors: dict[str, torch.Tensor], path: str | Path, metadata: dict[str, str]) -> None:
-    """Write a safetensors file byte-for-byte deterministically, atomically, umask permissions.
-
-    The header is JSON with sorted keys (``__metadata__`` included) and tensors laid out in
-    name order; the format is the standard one (``safe_open`` reads it).
-    """
-    path = Path(path)
-    header: dict = {"__metadata__": {k: metadata[k] for k in sorted(metadata)}}
-    blobs, offset = [], 0
-    for name in sorted(tensors):
-        t = tensors[name].detach().cpu().contiguous()
-        if t.dtype not in _ST_DTYPES:
-            raise ValueError(f"tensor {name}: dtype {t.dtype} cannot be saved")
-        data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
-        header[name] = {"dtype": _ST_DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    head = json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    head += b" " * (-len(head) % 8)  # the data start 8-aligned, as safetensors writes them
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:  # mode 0o666 & ~umask
-            fh.write(struct.pack("<Q", len(head)))
-            fh.write(head)
-            for data in blobs:
-                fh.write(data)
-
-    write_atomic(path, write)
-
 
 def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str] | None = None, *,
                      finite: bool = True, aux: dict[str, torch.Tensor] | None = None) -> None:
@@ -95,7 +61,7 @@ def save_transformer(model: Transformer, path: str | Path, extra: dict[str, str]
         if key in ("format", "config", "channels", AUX_KEY):
             raise ValueError(f"metadata key {key!r} is reserved")
         meta[key] = value
-    write_safetensors(tensors, path, meta)
+    write_safetensors(path, tensors, meta)
 
 
 def safetensors_metadata(path: str | Path) -> dict[str, str]:
@@ -179,7 +145,7 @@ def load_transformer(path: str | Path, *, finite: bool = True) -> Transformer:
                 shape, dtype = tuple(sl.get_shape()), sl.get_dtype()
                 if shape != tuple(want[key].shape):
                     raise ValueError(f"{path}: tensor {key} has shape {shape}, expected {tuple(want[key].shape)}")
-                if dtype != _ST_DTYPES.get(want[key].dtype):
+                if dtype != safetensors_dtype(want[key].dtype):
                     raise ValueError(f"{path}: tensor {key} has dtype {dtype}, expected {cfg.dtype}")
                 state[key] = f.get_tensor(key)
     except ValueError:

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..checks import check_memory
+from ..memory import check_memory
 from ..pretrained import WEIGHTS_NAME, PretrainedMixin
 from . import positions as P
 from .channels import ChannelMap

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...checks import check_choice
+from ...rules import check_choice
 from ..function import DigitRearrangement
 
 ORDERS = ("code", "paper")  # which half comes first: s₂s₄… (the benchmark's code) | s₁s₃… (its text)

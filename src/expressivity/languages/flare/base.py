@@ -35,7 +35,8 @@ from abc import abstractmethod
 
 import numpy as np
 
-from ...checks import check_int, check_memory
+from ...memory import check_memory
+from ...rules import check_int
 from ..base import Language
 from ..regular.automaton import DFA
 from ..regular.binning import LengthControlledSampler, uniform_table

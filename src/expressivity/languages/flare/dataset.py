@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ... import checks
+from ...fileio import read_text_file
+from ...rules import check_int, parse_length_range
 from .base import FlareLanguage
 from .perturb import random_edits
 
@@ -73,8 +74,8 @@ def generate_split(lang: FlareLanguage, rng: np.random.Generator, count: int, lo
     in ``exclude`` are re-drawn (a ValueError if that fails 100 times for one example)."""
     if not isinstance(lang, FlareLanguage):
         raise ValueError(f"generate_split needs a FLaRe language (flare.<name>), got {lang!r}")
-    count = checks.check_int(count, "count", min=0)
-    lo, hi = checks.parse_length_range((lo, hi), "length range")
+    count = check_int(count, "count", min=0)
+    lo, hi = parse_length_range((lo, hi), "length range")
     if not lang.positive_lengths(lo, hi):
         raise ValueError(f"{lang.name}: no strings of the language have a length in {lo}-{hi}; it has strings of "
                          f"lengths {', '.join(map(str, lang.positive_lengths(0, 60)[:8]))}, …")
@@ -144,7 +145,7 @@ def read_split(directory: str | Path, lang: FlareLanguage) -> FlareSplit:
     d = Path(directory)
     texts = {}
     for name in ("main.tok", "labels.txt", "num-edits.txt"):
-        texts[name] = checks.read_text_file(d / name, f"FLaRe file {d / name}").splitlines()
+        texts[name] = read_text_file(d / name, f"FLaRe file {d / name}").splitlines()
     lines, labels_text, edits_text = texts["main.tok"], texts["labels.txt"], texts["num-edits.txt"]
     if len(lines) != len(labels_text):
         raise ValueError(f"{d}: main.tok has {len(lines)} strings but labels.txt {len(labels_text)} labels")

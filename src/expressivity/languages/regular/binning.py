@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from ... import checks
+from ...memory import check_memory
 from .automaton import DFA
 
 
@@ -53,7 +53,7 @@ class WeightedLengthTable:
         """The table up to length ``n_max``: (|Q|, ≥ n_max + 1)."""
         have = self._W.shape[1] - 1
         if n_max > have:
-            checks.check_memory(8.0 * self.delta.shape[0] * (n_max + 1), f"a length table to length {n_max}",
+            check_memory(8.0 * self.delta.shape[0] * (n_max + 1), f"a length table to length {n_max}",
                                 hint="use shorter lengths")
             W = np.concatenate([self._W, np.full((self._W.shape[0], n_max - have), -np.inf)], axis=1)
             for r in range(have + 1, n_max + 1):

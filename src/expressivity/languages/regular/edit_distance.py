@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import checks
+from ...memory import check_memory
 from .automaton import DFA
 
 
@@ -31,7 +31,7 @@ def edit_distance(dfa: DFA, ids: np.ndarray) -> np.ndarray:
         raise ValueError(f"edit_distance: ids must have shape (count, n), got {ids.shape}")
     count, n = ids.shape
     Q, K = dfa.delta.shape
-    checks.check_memory(3 * 8.0 * count * Q * Q, f"edit distances of {count} strings over {Q} states",
+    check_memory(3 * 8.0 * count * Q * Q, f"edit distances of {count} strings over {Q} states",
                         hint="pass fewer strings at a time")
     G = dfa.gaps()
     inf = G.max()

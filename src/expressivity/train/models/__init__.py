@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from ... import checks
+from ...rules import check_choice
 from ...transformer import Transformer
 from ..config import MEMORY_MODELS, RunConfig
 from ..config import MODELS as MODEL_NAMES
@@ -57,7 +57,7 @@ assert tuple(MODELS) == MODEL_NAMES and tuple(OWN_MEMORY) == MEMORY_MODELS
 
 def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
     """The model of ``cfg``, initialised deterministically from ``cfg.seed``."""
-    checks.check_choice(cfg.model, "model", MODELS)
+    check_choice(cfg.model, "model", MODELS)
     if cfg.init != "random":
         return from_construction(cfg)
     with torch.random.fork_rng():

@@ -1,37 +1,29 @@
-"""Input checks shared by every package: one parser or rule per concept, one-line errors.
+"""Input rules shared by every package: one parser or rule per concept, one-line errors.
 
 Every function raises ``ValueError`` whose message starts with the parameter's name and says
 what is allowed, e.g. ``lengths: 8.5 is not an integer length``. This module imports nothing
-of ours (a leaf, like ``transformer``), so the library and the CLI use the same rules:
+of ours (a leaf, like :mod:`expressivity.fileio` and :mod:`expressivity.memory`), so the
+library and the CLI use the same rules:
 
 * lengths and ranges: :func:`parse_lengths` ("41-45", "8,16,32", 32, [8, 16]) and
   :func:`parse_length_range` ("1-40", (1, 40), 12 → (12, 12));
 * ``KEY=VALUE`` parameters: :func:`parse_params`;
 * scalars and names: :func:`check_int`, :func:`check_float`, :func:`check_bool`, :func:`check_choice`;
 * arrays: :func:`as_real_array` (no complex, no NaN/inf, shape named);
-* files: :func:`check_path` (a str or PathLike, not empty), :func:`check_output_path` (before
-  any work starts; never a device or pipe), :func:`read_text_file`, :func:`write_atomic` (a
-  temporary file and a rename; an OS error is a :class:`WriteError` naming the path and the
-  reason, e.g. ``cannot write out/m.safetensors: No space left on device``);
-* memory: :func:`memory_budget`, :func:`check_memory` (refuse before allocating, with the
-  estimate) and :func:`chunk_rows` (the one chunking rule for batched work).
+* optional packages: :func:`missing_extra` (a :class:`MissingExtra`, which says what to install).
+
+Files (paths, atomic writes, safetensors and JSON) are :mod:`expressivity.fileio`'s; the
+memory and chunking budget is :mod:`expressivity.memory`'s.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 import numpy as np
-
-CHUNK_BYTES = 256 * 2**20  # working-set budget of one chunk of batched work (256 MiB)
-_MEMORY_ENV = "EXPRESSIVITY_MEMORY_BUDGET"  # bytes, or with a suffix: 512M, 8G, 2GiB
-
 
 # ---------------------------------------------------------------------------- scalars
 
@@ -252,73 +244,7 @@ def as_real_array(a, name: str, *, ndim: int | None = None, shape: tuple | None 
     return out
 
 
-# ---------------------------------------------------------------------------- files
-
-
-def check_path(value, name: str) -> Path:
-    """``value`` as a :class:`~pathlib.Path`: a ``str`` or ``os.PathLike``, not empty (None, a
-    number, bytes or a list are refused, naming ``name``)."""
-    if isinstance(value, bytes) or not isinstance(value, (str, os.PathLike)):
-        got = "None" if value is None else type(value).__name__
-        raise ValueError(f"{name} must be a path (str or pathlib.Path), got {got}")
-    if str(os.fspath(value)).strip() == "":
-        raise ValueError(f"{name}: empty path")
-    return Path(value).expanduser()
-
-
-def _special(p: Path) -> str | None:
-    """What an existing path is when it is neither a regular file nor a directory."""
-    import stat
-
-    try:
-        mode = p.stat().st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        return None
-    return ("a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
-
-
-def check_output_path(path, name: str, *, kind: str = "file") -> Path:
-    """Refuse an output path that cannot be written, before any work starts.
-
-    ``kind="file"``: the path must not be a directory, no existing ancestor may be a file, and
-    the file (or its nearest existing directory) must be writable. ``kind="dir"``: the path must
-    not be a file, likewise. Nothing is created (writability is probed with a temporary file
-    that is removed at once).
-    """
-    if kind not in ("file", "dir"):
-        raise ValueError(f"kind must be 'file' or 'dir', got {kind!r}")
-    if path is None or (isinstance(path, str) and path.strip() == ""):
-        raise ValueError(f"{name}: empty path")
-    p = check_path(path, name)
-    special = _special(p)
-    if special is not None:  # a rename would replace the device or pipe; opening a FIFO blocks
-        raise ValueError(f"{name} {p} is {special}, not a regular {'file' if kind == 'file' else 'directory'}; "
-                         f"give a {'file' if kind == 'file' else 'directory'} path")
-    if kind == "file" and p.is_dir():
-        raise ValueError(f"{name} {p} is a directory; give a file path")
-    if kind == "dir" and p.exists() and not p.is_dir():
-        raise ValueError(f"{name} {p} is a file; give a directory")
-    probe = p if p.is_dir() else p.parent
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir():
-        raise ValueError(f"{name} {p}: {probe} is a file, not a directory")
-    if kind == "file" and p.exists():
-        try:
-            with open(p, "ab"):
-                pass
-        except OSError as exc:
-            raise ValueError(f"{name} {p} is not writable ({exc.strerror or exc})") from None
-        return p
-    try:
-        with tempfile.TemporaryFile(dir=probe):
-            pass
-    except OSError as exc:
-        raise ValueError(f"{name} {p}: cannot write in {probe} ({exc.strerror or exc})") from None
-    return p
+# ---------------------------------------------------------------------------- optional packages
 
 
 class MissingExtra(ImportError, ValueError):
@@ -330,145 +256,3 @@ def missing_extra(package: str, extra: str, what: str) -> MissingExtra:
     """``what needs the 'package' package, which is not installed: pip install 'expressivity[extra]'``."""
     return MissingExtra(f"{what} needs the '{package}' package, which is not installed: "
                         f"pip install 'expressivity[{extra}]' (or pip install {package})")
-
-
-class WriteError(OSError):
-    """An output could not be written (disk full, permission, read-only file system, …): the
-    message names the path and the OS's reason (``reason``), on one line."""
-
-    def __init__(self, errno_: int | None, message: str, reason: str | None = None) -> None:
-        super().__init__(errno_, message)
-        self.reason = reason or message
-
-
-def write_error(exc: OSError, path) -> OSError:
-    """``exc`` (raised while writing ``path``) as a :class:`WriteError` naming ``path``;
-    already one: unchanged."""
-    if isinstance(exc, WriteError):
-        return exc
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    return WriteError(exc.errno, f"cannot write {path}: {reason}", reason)
-
-
-def write_atomic(path, write) -> None:
-    """``write(tmp)`` to a temporary file beside ``path``, then rename it over ``path``: a crash
-    or a full disk never leaves half a file under ``path`` (the old file, or none, stays). The
-    file's mode comes from the umask (as ``open``). An ``OSError`` is raised as a
-    :class:`WriteError` naming ``path``; a ``path`` that is a directory, a device or a pipe is
-    refused (a rename would replace it)."""
-    path = check_path(path, "path")
-    special = _special(path)
-    if special is not None or path.is_dir():
-        raise ValueError(f"{path} is {special or 'a directory'}, not a regular file; give a file path")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise write_error(exc, path) from None
-    finally:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass
-
-
-def write_bytes_atomic(path, data: bytes) -> None:
-    """:func:`write_atomic` of ``data``."""
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-
-    write_atomic(path, write)
-
-
-def make_dir(path, name: str) -> Path:
-    """``mkdir -p path``; an OS error is a :class:`WriteError` naming ``name`` and the path."""
-    p = Path(path)
-    try:
-        p.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise WriteError(exc.errno, f"{name} {p}: cannot create the directory: {reason}", reason) from None
-    return p
-
-
-def read_text_file(path, name: str) -> str:
-    """The UTF-8 text of ``path``; one-line errors for a missing, unreadable or binary file (and
-    for a pipe or device, which could block forever)."""
-    p = check_path(path, name)
-    if p.is_dir():
-        raise ValueError(f"{name} {p} is a directory, not a file")
-    special = _special(p)
-    if special is not None:
-        raise ValueError(f"{name} {p} is {special}, not a regular file")
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise ValueError(f"{name} {p} does not exist") from None
-    except OSError as exc:
-        raise ValueError(f"{name} {p} cannot be read ({exc.strerror or exc})") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError(f"{name} {p} is not UTF-8 text (a binary file?)") from None
-
-
-# ---------------------------------------------------------------------------- memory
-
-
-def fmt_bytes(n: float) -> str:
-    """1536 → '1.5 KiB'."""
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(n) < 1024 or unit == "PiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} EiB"  # pragma: no cover
-
-
-def _parse_bytes(text: str) -> int:
-    t = text.strip().upper().replace("IB", "").replace("B", "")
-    scale = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-    try:
-        if t and t[-1] in scale:
-            return int(float(t[:-1]) * scale[t[-1]])
-        return int(float(t))
-    except ValueError:
-        raise ValueError(f"{_MEMORY_ENV}: cannot read {text!r} (bytes, or e.g. 512M, 8G)") from None
-
-
-def memory_budget() -> int:
-    """Bytes one allocation may take: ``$EXPRESSIVITY_MEMORY_BUDGET`` if set, else half of
-    the machine's memory (MemTotal; 8 GiB where it cannot be read). The machine's total, not
-    what is free right now, so the same input gets the same answer however loaded the machine
-    is."""
-    env = os.environ.get(_MEMORY_ENV)
-    if env:
-        return _parse_bytes(env)
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    return int(line.split()[1]) * 1024 // 2
-    except OSError:
-        pass
-    return 8 * 2**30
-
-
-def check_memory(nbytes: float, what: str, *, hint: str = "") -> None:
-    """Refuse work whose estimated size ``nbytes`` exceeds :func:`memory_budget`.
-
-    The message gives the estimate, the budget and ``hint`` (which option helps)."""
-    budget = memory_budget()
-    if not math.isfinite(nbytes) or nbytes > budget:
-        size = fmt_bytes(nbytes) if math.isfinite(nbytes) else "an unbounded amount"
-        tail = f"; {hint}" if hint else ""
-        raise ValueError(f"{what} needs about {size}, over the memory budget of {fmt_bytes(budget)} "
-                         f"(set {_MEMORY_ENV} to change it){tail}")
-
-
-def chunk_rows(bytes_per_row: float, *, total: int | None = None, budget: int = CHUNK_BYTES) -> int:
-    """Rows per chunk so that one chunk's working set stays under ``budget`` (≥ 1; ≤ total)."""
-    rows = max(1, int(budget // max(1.0, float(bytes_per_row))))
-    return max(1, min(rows, total)) if total is not None else rows
