@@ -16,7 +16,9 @@ ALLOWED: dict[str, set[str]] = {
     "checks": set(),
     # pretrained: the hub layout's mechanics (save_pretrained / from_pretrained as methods of every
     # model kind, local directories or huggingface_hub); a leaf like checks, which it uses
-    "pretrained": set(),
+    "pretrained": {"model_kinds"},
+    # model_kinds: what kind of model this is (kind_of), asked by regions, interop and limits
+    "model_kinds": set(),
     "transformer": set(),
     "cpwl": set(),
     "languages": set(),
@@ -35,7 +37,7 @@ ALLOWED: dict[str, set[str]] = {
             "report", "interop", "runs"},
     "__main__": {"cli"},  # `python -m expressivity`: the command line only
 }
-LEAVES = {"checks", "pretrained"}  # importable from everywhere
+LEAVES = {"checks", "pretrained", "model_kinds"}  # importable from everywhere
 
 
 def _package_of(path: Path) -> str:
