@@ -31,7 +31,7 @@ import torch
 from ..checks import check_int, check_memory, parse_lengths
 from ..compile import compile_maxout
 from ..cpwl import MaxoutNetwork, interpolate_1d
-from ..languages import CLS, PAD, Vocab
+from ..languages import CLS, PAD, Vocab, token_layout
 from ..languages import get as get_language
 from ..transformer import ChannelMap, Weights
 from .base import Construction, Encoded
@@ -62,10 +62,8 @@ def _encoder(T: int, N: int):
         n = len(strings[0]) if B else 0
         if n > N:
             raise ValueError(f"parity-compiled: strings have length {n} > max_length = {N}")
-        ids = torch.full((B, T), PAD, dtype=torch.long)
-        ids[:, 0] = CLS
-        if n:
-            ids[:, 1:n + 1] = torch.from_numpy(VOCAB.ids_of(LANGUAGE.to_ids(strings)))
+        ids = torch.from_numpy(token_layout(VOCAB.ids_of(LANGUAGE.to_ids(strings)), prefix=(CLS,),
+                                            suffix=(PAD,) * (T - 1 - n)))
         return Encoded(ids, None, torch.zeros(B, dtype=torch.long))
     return encode
 

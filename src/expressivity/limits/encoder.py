@@ -30,7 +30,7 @@ import torch
 
 from ..checks import check_int, chunk_rows
 from ..constructions.base import Encoded
-from ..languages import Language
+from ..languages import Language, token_layout
 from ..model_kinds import kind_of, register
 from ..transformer import Transformer
 
@@ -125,9 +125,7 @@ class TokenEncoder:
         if not -T <= self.readout < T:
             raise ValueError(f"TokenEncoder.readout = {self.readout} is not a token position of a "
                              f"length-{n} input ({T} tokens)")
-        parts = [np.broadcast_to(np.asarray(self.prefix, dtype=np.int64), (N, len(self.prefix))), self._ids[ids],
-                 np.broadcast_to(np.asarray(self.suffix, dtype=np.int64), (N, len(self.suffix)))]
-        x = torch.as_tensor(np.concatenate(parts, axis=1))
+        x = torch.as_tensor(token_layout(self._ids[ids], self.prefix, self.suffix))
         return Encoded(x, None, torch.full((N,), self.readout % T, dtype=torch.long))
 
 
