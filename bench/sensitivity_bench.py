@@ -19,7 +19,8 @@ import numpy as np
 import torch
 
 from expressivity.limits import measure_flips
-from expressivity.transformer import Transformer, TransformerConfig
+from expressivity.limits.models import random_transformer
+from expressivity.transformer import Transformer
 
 
 @torch.no_grad()
@@ -49,10 +50,7 @@ def main() -> None:
     torch.set_num_threads(1)
     rows = []
     for L, n in [(int(a), int(b)) for a in args.layers.split(",") for b in args.lengths.split(",")]:
-        cfg = TransformerConfig(d_model=16, n_layers=L, n_heads=2, d_head=8, d_mlp=32, d_vocab=2, d_out=1,
-                                n_ctx=n, lam=0.1)
-        model = Transformer(cfg)
-        model.reset_parameters(0)
+        model = random_transformer(0, n_layers=L, n_ctx=n, lam=0.1)
         ids = np.random.default_rng(0).integers(0, 2, size=(args.strings, n))
         t_b = t_l = float("inf")
         for _ in range(args.repeats):

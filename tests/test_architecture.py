@@ -20,8 +20,10 @@ ALLOWED: dict[str, set[str]] = {
     "fileio": set(),
     "memory": set(),
     # pretrained: the hub layout's mechanics (save_pretrained / from_pretrained as methods of every
-    # model kind, local directories or huggingface_hub); a leaf above rules and fileio, which it uses
-    "pretrained": set(),
+    # model kind, local directories or huggingface_hub); a leaf above rules, fileio and model_kinds
+    "pretrained": {"model_kinds"},
+    # model_kinds: what kind of model this is (kind_of), asked by regions, interop and limits
+    "model_kinds": set(),
     "transformer": set(),
     "cpwl": set(),
     "languages": set(),
@@ -40,7 +42,7 @@ ALLOWED: dict[str, set[str]] = {
             "report", "interop", "runs"},
     "__main__": {"cli"},  # `python -m expressivity`: the command line only
 }
-BOTTOM = {"rules", "fileio", "memory"}  # import nothing of ours at all
+BOTTOM = {"rules", "fileio", "memory", "model_kinds"}  # import nothing of ours at all
 LEAVES = BOTTOM | {"pretrained"}  # importable from everywhere
 
 

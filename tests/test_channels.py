@@ -11,12 +11,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from expressivity.transformer import ChannelMap, Weights, channels, each
+from expressivity.transformer import ChannelMap, Weights, builder, channels, each
 
 
-def test_docstring_examples_hold():
-    result = doctest.testmod(channels, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 2 and result.failed == 0
+@pytest.mark.parametrize("module", [channels, builder], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_docstring_examples_hold(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 1 and result.failed == 0
 
 
 def test_build_names_bare_and_indexed_groups():

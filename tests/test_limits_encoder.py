@@ -94,3 +94,25 @@ def test_a_trained_model_reads_the_tokens_its_task_trained_on():
         strings = task.vocab.decode(batch["input"])
         enc = TrainedModel(c.transformer, task.language, kind).encode(strings)
         assert enc.inputs.tolist() == batch["input"].tolist(), kind
+
+
+def test_random_transformer_is_the_one_random_model():
+    """The CLI's ``random`` model, the limits claims' models and the bench's are one factory:
+    its options reach the config, one seed gives one set of weights, bad options are refused."""
+    import numpy as np
+    import pytest
+    import torch
+
+    from expressivity.limits.models import random_transformer
+    from expressivity.report.limits_claims import _random_softmax
+
+    a = random_transformer(seed=2, n_layers=3, n_ctx=9, positional="sinusoidal", dtype="float64")
+    assert (a.cfg.n_layers, a.cfg.n_ctx, a.cfg.positional, a.cfg.dtype, a.cfg.lam) == (3, 9, "sinusoidal",
+                                                                                     "float64", 0.1)
+    b = random_transformer(seed=2, n_layers=3, n_ctx=9, positional="sinusoidal", dtype="float64")
+    assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+    claim = _random_softmax(2, 9)
+    assert claim.cfg == random_transformer(2, lam=1 / np.sqrt(8), n_ctx=9, positional="sinusoidal",
+                                           dtype="float64").cfg
+    with pytest.raises(ValueError, match="n_layers"):
+        random_transformer(n_layers=0)

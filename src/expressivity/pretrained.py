@@ -19,7 +19,8 @@ rebuilt from validated records (a compile record, a registry name, a RunConfig),
 second weight file (a compiled model's source network), and loading must work offline
 without the package. The method names and keyword arguments are the mixin's.
 
-A leaf: it imports nothing of ours but the bottom leaf :mod:`~expressivity.fileio`.
+A leaf: it imports nothing of ours but the bottom leaves :mod:`~expressivity.fileio` and
+:mod:`~expressivity.model_kinds` (every class with a ``hub_kind`` registers it there).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import ClassVar
 import torch
 
 from .fileio import check_path, make_dir, read_json, write_safetensors, write_text_atomic
+from .model_kinds import register
 
 FORMAT = "expressivity.hub/1"
 CONFIG_NAME = "config.json"
@@ -55,6 +57,11 @@ class PretrainedMixin:
     hub_kind: ClassVar[str]
     hub_keys: ClassVar[frozenset[str]] = frozenset()
     hub_optional: ClassVar[frozenset[str]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "hub_kind" in cls.__dict__:  # the model kind (expressivity.model_kinds.kind_of)
+            register(cls.hub_kind, cls)
 
     def _hub_records(self) -> tuple[dict, dict[str, dict[str, torch.Tensor]]]:
         raise NotImplementedError

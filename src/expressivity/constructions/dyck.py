@@ -39,7 +39,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ..languages import BOS, CLS, Language, Vocab
+from ..languages import BOS, CLS, Language, Vocab, token_layout
 from ..languages import get as get_language
 from ..memory import check_memory
 from ..rules import check_float, check_int
@@ -90,10 +90,8 @@ def bracket_encoder(label: str, language: Language, vocab: Vocab, max_length: in
         if n > max_length:
             raise ValueError(f"{label}: strings have length {n} > max_length = {max_length}")
         T = n + n_bos + 1
-        ids = torch.full((B, T), BOS, dtype=torch.long)
-        if n:
-            ids[:, n_bos:n_bos + n] = torch.from_numpy(vocab.ids_of(language.to_ids(strings)))
-        ids[:, -1] = CLS
+        ids = torch.from_numpy(token_layout(vocab.ids_of(language.to_ids(strings)), prefix=(BOS,) * n_bos,
+                                            suffix=(CLS,)))
         return Encoded(ids, None, torch.full((B,), T - 1, dtype=torch.long))
 
     return encode

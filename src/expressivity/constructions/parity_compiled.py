@@ -30,7 +30,7 @@ import torch
 
 from ..compile import compile_maxout
 from ..cpwl import MaxoutNetwork, interpolate_1d
-from ..languages import CLS, PAD, Vocab
+from ..languages import CLS, PAD, Vocab, token_layout
 from ..languages import get as get_language
 from ..memory import check_memory
 from ..rules import check_int, parse_lengths
@@ -63,10 +63,8 @@ def _encoder(T: int, N: int):
         n = len(strings[0]) if B else 0
         if n > N:
             raise ValueError(f"parity-compiled: strings have length {n} > max_length = {N}")
-        ids = torch.full((B, T), PAD, dtype=torch.long)
-        ids[:, 0] = CLS
-        if n:
-            ids[:, 1:n + 1] = torch.from_numpy(VOCAB.ids_of(LANGUAGE.to_ids(strings)))
+        ids = torch.from_numpy(token_layout(VOCAB.ids_of(LANGUAGE.to_ids(strings)), prefix=(CLS,),
+                                            suffix=(PAD,) * (T - 1 - n)))
         return Encoded(ids, None, torch.zeros(B, dtype=torch.long))
     return encode
 

@@ -57,6 +57,7 @@ from ..constructions import Construction
 from ..cpwl import MaxoutNetwork
 from ..fileio import check_path
 from ..limits.trained import TrainedModel
+from ..model_kinds import kind_of
 from ..pretrained import CONFIG_NAME, FORMAT, SOURCE_NET_NAME, WEIGHTS_NAME, resolve
 from ..pretrained import read_config as _read_config
 from ..transformer import Transformer, read_metadata
@@ -73,19 +74,11 @@ _KIND_KEYS = {kind: (cls.hub_keys, cls.hub_optional) for kind, cls in CLASSES.it
 
 
 def model_kind(model) -> str:
-    """``"transformer"`` | ``"compiled"`` | ``"construction"`` | ``"trained"`` | ``"run"`` | ``"network"``."""
-    if isinstance(model, TrainedRun):
-        return "run"
-    if isinstance(model, CompiledModel):
-        return "compiled"
-    if isinstance(model, Construction):
-        return "construction"
-    if isinstance(model, TrainedModel):
-        return "trained"
-    if isinstance(model, Transformer):
-        return "transformer"
-    if isinstance(model, MaxoutNetwork):
-        return "network"
+    """``"transformer"`` | ``"compiled"`` | ``"construction"`` | ``"trained"`` | ``"run"`` | ``"network"``:
+    :func:`~expressivity.model_kinds.kind_of`, refusing the kinds the hub layout does not save."""
+    kind = kind_of(model, default=None)
+    if kind in CLASSES:
+        return kind
     raise ValueError(f"model: cannot save a {type(model).__name__}; expected a Transformer, CompiledModel, "
                      "Construction, TrainedModel, MaxoutNetwork or TrainedRun (a trained model of train.MODELS "
                      "with its RunConfig: TrainedRun(model, config))")
@@ -95,10 +88,11 @@ def transformer_of(model) -> Transformer:
     """The :class:`Transformer` inside any model kind (a ValueError for a recurrent run)."""
     kind = model_kind(model)
     if kind == "run":
-        if not isinstance(model.model, Transformer) and model.config.init != "random":
+        inner = kind_of(model.model)
+        if inner != "transformer" and model.config.init != "random":
             raise ValueError(f"a run fine-tuned from {model.config.init} reads its construction's encoding, not "
                              "token ids: export run.encoder() (the construction with the run's weights) instead")
-        if not isinstance(model.model, Transformer):
+        if inner != "transformer":
             raise ValueError(f"a {model.kind} model is not a transformer: the ONNX and TransformerLens exports take "
                              "transformers (the hub layout, save_pretrained / --hub, takes every model kind)")
         return model.model

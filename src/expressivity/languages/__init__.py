@@ -54,7 +54,7 @@ from .tasks import (
     TransductionTask,
     make_task,
 )
-from .vocab import BOS, CLS, EOS_TOKEN, PAD, Vocab
+from .vocab import BOS, CLS, EOS_TOKEN, PAD, Vocab, token_layout
 
 REGISTRY: dict[str, type[Language] | type[FunctionTask]] = {
     # languages (recognition, next_symbol)
@@ -151,6 +151,6 @@ def get_task(name: str, kind: str = "recognition", **params) -> Task:
 
 __all__ = ["BOS", "CLS", "EOS", "EOS_TOKEN", "FLARE", "KINDS", "LEVELS", "PAD", "PAIRS", "REGISTRY", "Classification",
            "ClassificationTask", "Dyck", "First", "FlareLanguage", "FunctionTask", "Language", "Majority", "NextSymbolTask", "Parity",
-           "RecognitionTask", "Task", "Transduction", "TransductionTask", "Vocab", "get", "get_language", "get_task",
+           "RecognitionTask", "Task", "Transduction", "TransductionTask", "Vocab", "get", "get_language", "get_task", "token_layout",
            "kinds_of",
            "make_task", "register"]

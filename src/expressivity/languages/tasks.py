@@ -35,7 +35,7 @@ import torch
 from .base import Language, Task
 from .flare.base import FlareLanguage
 from .function import Classification, FunctionTask, Transduction
-from .vocab import BOS, CLS, EOS_TOKEN, Vocab
+from .vocab import BOS, CLS, EOS_TOKEN, Vocab, token_layout
 
 KINDS = ("recognition", "next_symbol", "classification", "transduction")
 LANGUAGE_KINDS = ("recognition", "next_symbol")
@@ -44,13 +44,13 @@ LANGUAGE_KINDS = ("recognition", "next_symbol")
 def cls_tokens(vocab: Vocab, ids: np.ndarray) -> np.ndarray:
     """Token ids s_1 … s_n CLS (B, n + 1) of symbol indices ids (B, n): what a recogniser or
     classifier reads (the label at CLS)."""
-    return np.concatenate([vocab.ids_of(ids), np.full((len(ids), 1), CLS)], axis=1)
+    return token_layout(vocab.ids_of(ids), suffix=(CLS,))
 
 
 def bos_tokens(vocab: Vocab, ids: np.ndarray) -> np.ndarray:
     """Token ids BOS s_1 … s_n (B, n + 1) of symbol indices ids (B, n): what a next-symbol
     model reads (position t predicts s_{t+1}, the last one EOS)."""
-    return np.concatenate([np.full((len(ids), 1), BOS), vocab.ids_of(ids)], axis=1)
+    return token_layout(vocab.ids_of(ids), prefix=(BOS,))
 
 
 def cls_batch(vocab: Vocab, ids: np.ndarray, labels: np.ndarray, n_classes: int) -> dict:
@@ -175,8 +175,7 @@ class TransductionTask(_FunctionTask):
         ids = fn.sample_ids(generator, batch_size, length)  # (B, n)
         targets = fn.outputs_ids(ids)  # (B, m), −1 = unscored
         m = targets.shape[1]
-        tokens = np.concatenate([self.vocab.ids_of(ids), np.full((batch_size, 1), EOS_TOKEN),
-                                 np.full((batch_size, m), CLS)], axis=1)  # (B, n+1+m)
+        tokens = token_layout(self.vocab.ids_of(ids), suffix=(EOS_TOKEN,) + (CLS,) * m)  # (B, n+1+m)
         T = length + 1 + m
         scored = np.zeros((batch_size, T), dtype=bool)
         scored[:, length + 1:] = targets >= 0

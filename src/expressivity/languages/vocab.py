@@ -1,6 +1,9 @@
 """Tokenisation: symbols of an alphabet plus the special tokens PAD, BOS, EOS, CLS.
 
 Token ids: PAD = 0, BOS = 1, EOS = 2, CLS = 3, then the alphabet's symbols in order (4, 5, …).
+:func:`token_layout` is the one writer of a batch's token layout (fixed tokens around the
+string's): the tasks (s CLS, BOS s, s EOS CLS^m), the hand-built constructions (BOS^k s CLS)
+and the limits' token-id adapter (any prefix and suffix) all write through it.
 Torch appears in ``languages`` only at the task boundary: here (token tensors) and in
 :mod:`.tasks` (the batches a task hands to training); the languages themselves are numpy.
 """
@@ -14,6 +17,21 @@ import torch
 
 PAD, BOS, EOS_TOKEN, CLS = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<cls>")
+
+
+def token_layout(tokens, prefix=(), suffix=()) -> np.ndarray:
+    """prefix, t_1 … t_n, suffix for each row of token ids ``tokens`` (B, n): an int64 array
+    (B, len(prefix) + n + len(suffix)), e.g. ``token_layout(vocab.ids_of(ids), suffix=(CLS,))``.
+
+    >>> token_layout(np.array([[4, 5], [5, 5]]), prefix=(BOS,), suffix=(CLS,)).tolist()
+    [[1, 4, 5, 3], [1, 5, 5, 3]]
+    """
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if tokens.ndim != 2:
+        raise ValueError(f"token_layout: tokens must be (batch, length), got shape {tokens.shape}")
+    B = len(tokens)
+    return np.concatenate([np.broadcast_to(np.asarray(prefix, dtype=np.int64), (B, len(prefix))), tokens,
+                           np.broadcast_to(np.asarray(suffix, dtype=np.int64), (B, len(suffix)))], axis=1)
 
 
 @dataclass(frozen=True)

@@ -29,8 +29,9 @@ import numpy as np
 import torch
 
 from ..constructions.base import Encoded
-from ..languages import Language
+from ..languages import Language, token_layout
 from ..memory import chunk_rows
+from ..model_kinds import kind_of, register
 from ..rules import check_int
 from ..transformer import Transformer
 
@@ -43,20 +44,24 @@ def rows_per_pass(scores_per_row: float, total: int | None = None) -> int:
     return chunk_rows(8.0 * scores_per_row, total=total, budget=SCORE_BUDGET)
 
 
+_HOLD_A_TRANSFORMER = ("compiled", "construction", "trained", "encoder")  # kinds with a .transformer
+_ENCODERS = ("construction", "trained", "encoder")  # kinds with their own .encode(strings)
+
+
 def as_transformer(model) -> Transformer:
     """The model itself if it is a :class:`Transformer`, else its ``.transformer`` (an Encoder)."""
-    if isinstance(model, Transformer):
+    kind = kind_of(model, default=None)
+    if kind == "transformer":
         return model
-    t = getattr(model, "transformer", None)
-    if isinstance(t, Transformer):
-        return t
+    if kind in _HOLD_A_TRANSFORMER and kind_of(model.transformer, default=None) == "transformer":
+        return model.transformer
     raise ValueError(f"model: expected a Transformer or a construction (an object with .transformer), "
                      f"got {type(model).__name__} {model!r:.40}")
 
 
 def is_encoder(model) -> bool:
     """True for an Encoder (its own ``.encode(strings)``), False for a plain Transformer."""
-    return not isinstance(model, Transformer) and callable(getattr(model, "encode", None))
+    return kind_of(model, default=None) in _ENCODERS
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,10 +126,11 @@ class TokenEncoder:
         if not -T <= self.readout < T:
             raise ValueError(f"TokenEncoder.readout = {self.readout} is not a token position of a "
                              f"length-{n} input ({T} tokens)")
-        parts = [np.broadcast_to(np.asarray(self.prefix, dtype=np.int64), (N, len(self.prefix))), self._ids[ids],
-                 np.broadcast_to(np.asarray(self.suffix, dtype=np.int64), (N, len(self.suffix)))]
-        x = torch.as_tensor(np.concatenate(parts, axis=1))
+        x = torch.as_tensor(token_layout(self._ids[ids], self.prefix, self.suffix))
         return Encoded(x, None, torch.full((N,), self.readout % T, dtype=torch.long))
+
+
+register("encoder", TokenEncoder)
 
 
 def _check_language(language) -> None:

@@ -21,9 +21,11 @@ from ..transformer import Transformer, TransformerConfig, load_transformer, safe
 
 def random_transformer(seed: int = 0, attention: str = "softmax", layer_norm: str = "none", eps: float = 1e-5,
                        lam: float | None = None, causal: bool = False, n_ctx: int = 129,
-                       vocab: int = 2) -> Transformer:
-    """The ``random`` model: seeded weights, ``n_ctx`` positions, ``vocab`` token ids; λ (softmax
-    only) defaults to 0.1."""
+                       vocab: int = 2, n_layers: int = 2, positional: str = "learned",
+                       dtype: str = "float32") -> Transformer:
+    """The ``random`` model, the one random-model factory of the limits analyses, their claims and
+    benchmarks: d_model 16, ``n_layers`` blocks of 2 heads (d_head 8), d_mlp 32, one output;
+    seeded weights, ``n_ctx`` positions, ``vocab`` token ids; λ (softmax only) defaults to 0.1."""
     check_choice(attention, "--attention", ("softmax", "hardmax"))
     check_choice(layer_norm, "--layer-norm", ("none", "pre", "post"))
     check_float(eps, "--eps", min=0.0)
@@ -34,11 +36,12 @@ def random_transformer(seed: int = 0, attention: str = "softmax", layer_norm: st
     elif attention == "softmax":
         lam = 0.1
     check_int(seed, "--seed", min=0)
+    check_int(n_layers, "n_layers", min=1)
     check_memory(3 * 4.0 * n_ctx * 16, f"the random model's positional table ({n_ctx} positions)",
                  hint="use smaller --lengths (or --n)")
-    cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=vocab, d_out=1,
-                            n_ctx=n_ctx, attention=attention, layer_norm=layer_norm, ln_eps=eps, lam=lam,
-                            causal=causal)
+    cfg = TransformerConfig(d_model=16, n_layers=n_layers, n_heads=2, d_head=8, d_mlp=32, d_vocab=vocab, d_out=1,
+                            n_ctx=n_ctx, positional=positional, attention=attention, layer_norm=layer_norm,
+                            ln_eps=eps, lam=lam, causal=causal, dtype=dtype)
     t = Transformer(cfg)
     t.reset_parameters(seed)
     return t

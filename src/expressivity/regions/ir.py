@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model_kinds import register
 from .tolerances import QUERY_CONST_RTOL, TIE_RTOL, VALUE_SPREAD_RTOL
 
 
@@ -256,6 +257,9 @@ class Program:
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Reference evaluation at points x (N, n) → (N, out)."""
         return outputs_and_patterns(self, x)[0]
+
+
+register("program", Program)
 
 
 def flatten(ops) -> list[Step]:

@@ -4,7 +4,7 @@
 Linear/ReLU, an :class:`~expressivity.cpwl.MaxoutNetwork`, a hardmax
 :class:`~expressivity.transformer.Transformer` with continuous input (x copied to every one of
 ``n_tokens`` tokens, output at every token unless ``tokens`` is given) or a compiled model
-(anything with ``.transformer`` and ``.n_tokens``; output read at token 0, like ``CompiledModel.evaluate``;
+(kind ``compiled``, :func:`~expressivity.model_kinds.kind_of`; output read at token 0, like ``CompiledModel.evaluate``;
 its compile box travels as ``Program.compile_domain``, a :class:`~.ir.CompileDomain`).
 Anything not piecewise linear (GELU, softmax attention, layer norm, token-id input) raises
 one ValueError naming the part.
@@ -15,9 +15,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from torch import nn
 
 from ..cpwl import MaxoutNetwork
 from ..cpwl.relu import sequential_steps
+from ..model_kinds import kind_of
 from .ir import Affine, CompileDomain, Embed, GroupMax, Hardmax, Program, Read, ReLU, Residual
 
 
@@ -25,29 +27,24 @@ def lower(model, n_tokens: int | None = None, tokens: tuple[int, ...] | None = N
           input_shape: tuple[int, ...] | None = None) -> Program:
     """Any supported model → :class:`Program`. ``input_shape``: the shape of one input of a torch
     module (without the batch dimension; used by :func:`~.lower_torch.lower_module` only)."""
-    if isinstance(model, Program):
+    kind = kind_of(model, default=None)
+    if kind == "program":
         return model
-    if isinstance(model, MaxoutNetwork):
+    if kind == "network":
         return lower_maxout(model)
-    if hasattr(model, "transformer") and hasattr(model, "n_tokens") and hasattr(model, "evaluate"):
+    if kind == "compiled":
         prog = lower_transformer(model.transformer, model.n_tokens if n_tokens is None else n_tokens,
                                  tokens if tokens is not None else (0,), name="compiled transformer")
         # the transformer equals its source net only on the compile domain: counters refuse
         # to count outside it (see count.check_compile_domain)
         return replace(prog, compile_domain=CompileDomain(model.lo, model.hi))
-    try:
-        from torch import nn
-    except ImportError:  # pragma: no cover
-        nn = None
-    if nn is not None and isinstance(model, nn.Sequential) and all(
-            type(m) in (nn.Linear, nn.ReLU, nn.Identity, nn.Flatten) for m in model) and any(
-            type(m) is nn.Linear for m in model):
-        return lower_sequential(model)  # the plain MLP: read directly
-    from ..transformer import Transformer
-
-    if isinstance(model, Transformer):
+    if kind == "transformer":
         return lower_transformer(model, n_tokens, tokens)
-    if nn is not None and isinstance(model, nn.Module):
+    if kind == "module":
+        if isinstance(model, nn.Sequential) and all(
+                type(m) in (nn.Linear, nn.ReLU, nn.Identity, nn.Flatten) for m in model) and any(
+                type(m) is nn.Linear for m in model):
+            return lower_sequential(model)  # the plain MLP: read directly
         from .lower_torch import lower_module
 
         return lower_module(model, input_shape)

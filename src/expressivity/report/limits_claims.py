@@ -40,14 +40,10 @@ def _slope(x, y) -> float:
 
 
 def _random_softmax(seed: int, n_ctx: int):
-    from ..transformer import Transformer, TransformerConfig
+    from ..limits.models import random_transformer
 
-    cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=2, d_out=1,
-                            n_ctx=n_ctx, positional="sinusoidal", attention="softmax",
-                            lam=1 / np.sqrt(8), layer_norm="none", dtype="float64")
-    m = Transformer(cfg)
-    m.reset_parameters(seed)
-    return m
+    return random_transformer(seed, attention="softmax", lam=1 / np.sqrt(8), n_ctx=n_ctx, positional="sinusoidal",
+                              dtype="float64")
 
 
 # --------------------------------------------------------------------------- Lemma 5
@@ -167,17 +163,13 @@ def hard_attention(ctx: Context) -> Measurement:
     import torch
 
     from ..limits import dependence_under_restriction, depth_reduction
-    from ..transformer import Transformer, TransformerConfig
+    from ..limits.models import random_transformer
 
     torch.set_num_threads(1)
     ns = ctx.pick({"test": (16, 32, 64), "quick": (16, 32, 64, 128), "standard": (16, 32, 64, 128, 256),
                    "full": (16, 32, 64, 128, 256)})
     n_red = ctx.pick({"test": 32, "quick": 64, "standard": 96, "full": 128})
-    cfg = TransformerConfig(d_model=16, n_layers=2, n_heads=2, d_head=8, d_mlp=32, d_vocab=2, d_out=1,
-                            n_ctx=max(max(ns), n_red) + 1, positional="learned", attention="hardmax",
-                            layer_norm="none", dtype="float64")
-    model = Transformer(cfg)
-    model.reset_parameters(ctx.seed)
+    model = random_transformer(ctx.seed, attention="hardmax", n_ctx=max(max(ns), n_red) + 1, dtype="float64")
     rows = dependence_under_restriction(model, ns, C=0.5, seed=ctx.seed,
                                         progress=lambda n: ctx.progress(0.7 * (ns.index(n) + 1) / len(ns)))
     red = depth_reduction(model, n_red, seed=ctx.seed)

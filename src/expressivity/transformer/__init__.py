@@ -1,6 +1,7 @@
 """The one transformer model of the project (see :mod:`.model` for the math)."""
 
-from .channels import ChannelMap, Weights, each
+from .builder import Weights, each
+from .channels import ChannelMap
 from .config import TransformerConfig
 from .io import (
     check_finite_weights,
