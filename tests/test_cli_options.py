@@ -85,7 +85,7 @@ def test_shared_options_are_declared_once():
     """An option of options.py is not declared again in a command module (``typer.Option(...,
     "--db"`` and the like); the commands use the alias."""
     shared = ["--db", "--reset-db", "--backend", "--address", "--workers", "--timeout", "--log", "--seed", "--plot",
-              "--layers"]
+              "--layers", "--device", "--dtype", "--no-group"]
     for path in SRC.glob("*.py"):
         if path.name == "options.py":
             continue

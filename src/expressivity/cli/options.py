@@ -55,6 +55,14 @@ Timeout = Annotated[float | None, typer.Option("--timeout", help="stop a unit af
 Log = Annotated[list[str], typer.Option("--log", help="also log the training loss and the per-length metrics to "
                                         "tensorboard:DIR (one subdirectory per run; extra 'tensorboard') or wandb "
                                         "/ wandb:PROJECT (extra 'wandb'; WANDB_MODE=offline works); repeatable")]
+Device = Annotated[str | None, typer.Option("--device", help="where training runs (model, batches, evaluation): "
+                                           "auto (cuda, else mps, else cpu; the default) | cpu | cuda | cuda:N | mps; "
+                                           "not part of the run id, so a run resumes on any device")]
+Dtype = Annotated[str | None, typer.Option("--dtype", help="float32 (default) | bfloat16: transformer runs under "
+                                           "autocast (an accelerator or a CPU with native bfloat16); bfloat16 is part "
+                                           "of the run id")]
+NoGroup = Annotated[bool, typer.Option("--no-group", help="one process per run: do not train runs that differ only "
+                                       "in seed / lr / grad_clip / steps as one batched model")]
 
 # ---------------------------------------------------------------------------------- measuring
 Seed = Annotated[int, typer.Option("--seed", help="random seed (model init, sampled strings and points)")]

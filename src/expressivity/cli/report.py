@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -12,7 +11,7 @@ from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 from ..runs.store import DEFAULT_DB
 from . import app
 from ._common import console, fail, output_path, user_errors
-from .options import Address, Backend, Db, ResetDb, SizeName, Timeout, Workers
+from .options import Address, Backend, Db, Device, NoGroup, ResetDb, SizeName, Timeout, Workers
 from .output import progress as make_progress
 from .output import table
 
@@ -35,12 +34,6 @@ def _list_claims(specs) -> None:
     console.print(listing, highlight=False)
 
 
-_ReproduceDevice = Annotated[str | None, typer.Option("--device", help=(
-    "Where the training units train: auto (cuda, else mps, else cpu; the default) | cpu | cuda | cuda:N |"
-    " mps."))]
-_ReproduceNoGroup = Annotated[bool, typer.Option("--no-group", help=(
-    "One process per training unit: do not train units whose runs differ only in seed as one batched "
-    "model."))]
 
 
 @app.command()
@@ -61,8 +54,8 @@ def reproduce(
     strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated or incomplete."),
     timeout: Timeout = None,
     list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
-    device: _ReproduceDevice = None,
-    no_group: _ReproduceNoGroup = False,
+    device: Device = None,
+    no_group: NoGroup = False,
 ) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
     from ..report import reproduce as run_reproduce

@@ -23,10 +23,13 @@ from .options import (
     Address,
     Backend,
     Db,
+    Device,
+    Dtype,
     KindName,
     LayerNormName,
     Log,
     ModelName,
+    NoGroup,
     Output,
     Plot,
     PositionalName,
@@ -70,12 +73,6 @@ _TrainInitParam = Annotated[list[str], typer.Option("--init-param", help=(
     "construction parameter KEY=VALUE, e.g. layer_norm=true"))]
 _TrainPerturb = Annotated[float | None, typer.Option(help=(
     "σ of the Gaussian noise added to every weight of the construction (with --init construction:NAME)"))]
-_TrainDevice = Annotated[str, typer.Option("--device", help=(
-    "auto (cuda, else mps, else cpu) | cpu | cuda | cuda:N | mps; not part of the run id (a run resumes "
-    "on any device)"))]
-_TrainDtype = Annotated[str | None, typer.Option("--dtype", help=(
-    "float32 (default) | bfloat16: the transformer under autocast (an accelerator or a CPU with native "
-    "bfloat16)"))]
 _TrainRestart = Annotated[bool, typer.Option("--restart", help=(
     "discard this run's checkpoint in --out (e.g. a corrupt one) and train from scratch"))]
 
@@ -107,8 +104,8 @@ def train(
     init: _TrainInit = None,
     init_param: _TrainInitParam = (),
     perturb: _TrainPerturb = None,
-    device: _TrainDevice = "auto",
-    dtype: _TrainDtype = None,
+    device: Device = "auto",
+    dtype: Dtype = None,
     db: Db = DEFAULT_DB,
     out: Path | None = typer.Option(None, help="checkpoint directory (default runs/<run_id>)"),
     restart: _TrainRestart = False,
@@ -233,13 +230,6 @@ _SweepShard = Annotated[str | None, typer.Option("--shard", help=(
 _SweepDryRun = Annotated[bool, typer.Option("--dry-run", help=(
     "print the selected runs' count and estimated cost (train/budget.py) on --workers cores, and grouped "
     "on one GPU; train nothing"))]
-_SweepDevice = Annotated[str, typer.Option("--device", help=(
-    "auto (cuda, else mps, else cpu) | cpu | cuda | cuda:N | mps for every run; not part of the run ids"))]
-_SweepDtype = Annotated[str | None, typer.Option("--dtype", help=(
-    "float32 (default) | bfloat16 for the grid's transformer runs (autocast; changes their run ids)"))]
-_SweepNoGroup = Annotated[bool, typer.Option("--no-group", help=(
-    "one process per run: do not train runs that differ only in seed / lr / grad_clip / steps as one "
-    "batched model"))]
 _SweepGpuBench = Annotated[Path | None, typer.Option("--gpu-bench", help=(
     "with --dry-run: run-steps/s measured by bench/gpu_bench.py --json FILE, instead of the assumed GPU "
     "throughput"))]
@@ -260,9 +250,9 @@ def sweep(
     only: _SweepOnly = (),
     shard: _SweepShard = None,
     dry_run: _SweepDryRun = False,
-    device: _SweepDevice = "auto",
-    dtype: _SweepDtype = None,
-    no_group: _SweepNoGroup = False,
+    device: Device = "auto",
+    dtype: Dtype = None,
+    no_group: NoGroup = False,
     max_group: int = typer.Option(32, "--max-group", help="most runs trained as one batched model"),
     gpu_bench: _SweepGpuBench = None,
     log: Log = (),
