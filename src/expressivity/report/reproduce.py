@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -220,6 +221,37 @@ def _one_line(text: Any, limit: int = 120) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def member_outcomes(o: Outcome, mine: list[Unit] | None) -> list[Outcome]:
+    """A group unit's outcome as its members' (each judged as itself; a member whose run could
+    not start, a RunFailure, fails alone); a plain unit's outcome as it is."""
+    if mine is None:
+        return [o]
+    values = o.value if o.status == "done" else [None] * len(mine)
+    share = o.seconds / len(mine)
+    return [Outcome(u, "error", None, v.error, share) if getattr(v, "status", None) == "error"
+            else Outcome(u, o.status, v, o.error, share) for u, v in zip(mine, values)]
+
+
+@contextmanager
+def units_on(device: str | None):
+    """While it lasts, what the training units' ``auto`` device means (DEVICE_ENV, inherited by
+    local units and a local Ray instance; they start inside it); restored after. None: unchanged."""
+    from ..train.devices import DEVICE_ENV
+
+    if device is None:
+        yield
+        return
+    before = os.environ.get(DEVICE_ENV)
+    os.environ[DEVICE_ENV] = device
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(DEVICE_ENV, None)
+        else:
+            os.environ[DEVICE_ENV] = before
+
+
 def group_units(units: list[Unit], timeout: float | None = None, max_group: int = 32
                 ) -> tuple[list[Unit], dict[str, list[Unit]]]:
     """Training units that can share trained as one batched model: units whose function
@@ -372,24 +404,12 @@ def reproduce(
             n, c = len(plan.units), len(chosen) - len(reused)
             log.info("%d unit%s to run for %d claim%s (%s backend, size %s)", n, "s" * (n != 1), c, "s" * (c != 1),
                      backend, size)
+
         def on_done(o: Outcome) -> None:
-            mine = members.get(o.unit.key)
-            if mine is None:
-                plan.on_done(o)
-                return
-            values = o.value if o.status == "done" else [None] * len(mine)
-            for u, value in zip(mine, values):
-                if getattr(value, "status", None) == "error":  # a RunFailure: this unit failed alone
-                    plan.on_done(Outcome(u, "error", None, value.error, o.seconds / len(mine)))
-                else:
-                    plan.on_done(Outcome(u, o.status, value, o.error, o.seconds / len(mine)))
+            for each in member_outcomes(o, members.get(o.unit.key)):
+                plan.on_done(each)
 
-        from ..train.devices import DEVICE_ENV
-
-        before = os.environ.get(DEVICE_ENV) if device is not None else None
-        if device is not None:
-            os.environ[DEVICE_ENV] = device  # the units' "auto" (they start after this)
-        try:
+        with units_on(device):
             units = plan.units
             if group:
                 units, grouped = group_units(units, timeout)
@@ -397,12 +417,6 @@ def reproduce(
             run_units(units, backend=backend, workers=workers, address=address, timeout=timeout,
                       on_start=on_start, on_done=on_done, on_progress=on_progress,
                       start=_START)
-        finally:
-            if device is not None:
-                if before is None:
-                    os.environ.pop(DEVICE_ENV, None)
-                else:
-                    os.environ[DEVICE_ENV] = before
     finally:
         if store is not None:
             store.close()

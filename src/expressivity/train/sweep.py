@@ -315,6 +315,26 @@ def plan_groups(configs: list[RunConfig], workers: int, max_group: int | None = 
     return sorted(groups, key=lambda g: sum(estimate_seconds(c) for c in g), reverse=True)
 
 
+def sweep_units(plan: list[list[RunConfig]], out: str | None, run_fn: Callable | None, restart: bool,
+                sinks: tuple[str, ...], timeout: float | None) -> tuple[list[Unit], dict[str, list[RunConfig]]]:
+    """The sweep's units for ``plan`` (groups of runs): a single run trains by :func:`_run_one`, a
+    group as one batched model by :func:`.many.group_unit` (its timeout R × ``timeout``); also,
+    per unit key, the runs it stands for."""
+    units, members = [], {}
+    for g in plan:
+        if len(g) == 1:
+            c = g[0]
+            units.append(Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart, c.device, sinks),
+                              group="sweep"))
+        else:
+            key = "group:" + "+".join(c.run_id for c in g)[:200]
+            lim = None if timeout is None else timeout * len(g)
+            units.append(Unit(key, group_unit, ([c.to_dict() for c in g], out, 1, restart, g[0].device),
+                              group="sweep", timeout=lim))
+        members[units[-1].key] = g
+    return units, members
+
+
 def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", workers: int | None = None,
               address: str | None = None, out_dir: str | Path | None = None, run_fn: Callable | None = None,
               retry_errors: bool = False, on_event: Callable[[str, RunConfig, Any], None] | None = None,
@@ -365,22 +385,9 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
             if c.run_id in finished and on_event:
                 on_event("skipped", c, None)
         out = None if out_dir is None else str(out_dir)
-        if group and run_fn is None and not sinks:
-            plan = plan_groups(todo, workers or os.cpu_count() or 1, max_group)
-        else:
-            plan = [[c] for c in todo]
-        units, members = [], {}
-        for g in plan:
-            if len(g) == 1:
-                c = g[0]
-                units.append(Unit(c.run_id, _run_one, (c.to_dict(), out, run_fn, 1, restart, c.device, sinks),
-                                  group="sweep"))
-            else:
-                key = "group:" + "+".join(c.run_id for c in g)[:200]
-                lim = None if timeout is None else timeout * len(g)
-                units.append(Unit(key, group_unit, ([c.to_dict() for c in g], out, 1, restart, g[0].device),
-                                  group="sweep", timeout=lim))
-            members[units[-1].key] = g
+        grouping = group and run_fn is None and not sinks
+        plan = plan_groups(todo, workers or os.cpu_count() or 1, max_group) if grouping else [[c] for c in todo]
+        units, members = sweep_units(plan, out, run_fn, restart, sinks, timeout)
         if summary.skipped:
             log.info("%d of %d runs already in %s: skipped", summary.skipped, len(configs), db)
         if todo:
