@@ -28,7 +28,7 @@ def _runs(device, **fields) -> list[RunConfig]:
     return [replace(base, **v) for v in VARY]
 
 
-def _same_as_alone(cfgs, tmp_path, buckets: int | None = 1) -> list:
+def _assert_same_as_alone(cfgs, tmp_path, buckets: int | None = 1) -> list:
     """train_many vs train_run run by run: results, and the checkpoints' losses and weights.
     ``buckets=1``: every step pads all runs' batches to the longest (what an accelerator does)."""
     many = train_many(cfgs, [tmp_path / "many" / str(i) for i in range(len(cfgs))], buckets=buckets)
@@ -57,7 +57,7 @@ def _same_as_alone(cfgs, tmp_path, buckets: int | None = 1) -> list:
 
 @pytest.mark.parametrize("model", sorted(MODELS))
 def test_every_model_kind_matches_its_runs_alone(model, device, tmp_path):
-    _same_as_alone(_runs(device, model=model), tmp_path)
+    _assert_same_as_alone(_runs(device, model=model), tmp_path)
 
 
 @pytest.mark.parametrize("fields", [
@@ -72,13 +72,13 @@ def test_every_model_kind_matches_its_runs_alone(model, device, tmp_path):
 ], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()))
 def test_transformer_variants_match_their_runs_alone(fields, device, tmp_path):
     """Padding to the longest of the runs' lengths is exact: key masks, positions, i/n, log n."""
-    _same_as_alone(_runs(device, model="transformer", **fields), tmp_path)
+    _assert_same_as_alone(_runs(device, model="transformer", **fields), tmp_path)
 
 
 @pytest.mark.parametrize("model", ["tape_rnn", "stack_lstm"])
 def test_recurrent_transduction_matches(model, device, tmp_path):
     """The tape's jump length n is read past the padding (the first PAD)."""
-    _same_as_alone(_runs(device, model=model, task="reverse_string", kind="transduction", train_lengths=(1, 5),
+    _assert_same_as_alone(_runs(device, model=model, task="reverse_string", kind="transduction", train_lengths=(1, 5),
                          test_lengths=(6,)), tmp_path)
 
 
@@ -87,7 +87,7 @@ def test_recurrent_transduction_matches(model, device, tmp_path):
 def test_length_buckets_change_nothing(model, buckets, device, tmp_path):
     """Runs split by length into buckets per step (the CPU's default) give the same results."""
     cfgs = _runs(device, model=model) + [replace(_runs(device, model=model)[0], seed=3)]
-    _same_as_alone(cfgs, tmp_path, buckets=buckets)
+    _assert_same_as_alone(cfgs, tmp_path, buckets=buckets)
 
 
 def test_length_buckets_are_a_partition_shortest_first():
@@ -99,14 +99,14 @@ def test_length_buckets_are_a_partition_shortest_first():
 def test_a_diverging_run_stops_alone_and_the_others_go_on(device, tmp_path):
     cfgs = _runs(device, model="transformer")
     cfgs[1] = replace(cfgs[1], lr=1e30)  # Adam steps of 1e30: NaN at step 2
-    many = _same_as_alone(cfgs, tmp_path)
+    many = _assert_same_as_alone(cfgs, tmp_path)
     assert [r.status for r in many] == ["done", "diverged", "done"] and many[1].diverged_at == 2
 
 
 def test_runs_of_different_lengths_of_training_share_a_group(device, tmp_path):
     cfgs = [replace(c, steps=s) for c, s in zip(_runs(device, model="lstm"), (5, 2, 7))]
     assert len(group_configs(cfgs)) == 1
-    _same_as_alone(cfgs, tmp_path)
+    _assert_same_as_alone(cfgs, tmp_path)
 
 
 def test_an_interrupted_group_resumes_run_by_run(device, tmp_path):
