@@ -267,49 +267,49 @@ def test_counts_do_not_depend_on_the_float_dtype_or_train_flag_of_the_caller():
 # ---------------------------------------------------------------- refusals
 
 
-def _refused(net, match, shape=(4,)):
+def _assert_refused(net, match, shape=(4,)):
     with pytest.raises(ValueError, match=match):
         lower(net, input_shape=shape)
 
 
 def test_not_piecewise_linear_and_batch_dependent_parts_are_refused():
-    _refused(nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4)), r"LayerNorm.*not piecewise linear")
-    _refused(nn.Sequential(nn.Linear(4, 4), nn.Softmax(-1)), r"Softmax.*not piecewise linear")
-    _refused(nn.Sequential(nn.Linear(4, 4), nn.GELU()), r"GELU.*not piecewise linear")
-    _refused(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)).train(), r"train mode depends on the batch")
-    _refused(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4, track_running_stats=False)).eval(),
+    _assert_refused(nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4)), r"LayerNorm.*not piecewise linear")
+    _assert_refused(nn.Sequential(nn.Linear(4, 4), nn.Softmax(-1)), r"Softmax.*not piecewise linear")
+    _assert_refused(nn.Sequential(nn.Linear(4, 4), nn.GELU()), r"GELU.*not piecewise linear")
+    _assert_refused(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4)).train(), r"train mode depends on the batch")
+    _assert_refused(nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4, track_running_stats=False)).eval(),
              "depends on the batch")
-    _refused(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)).train(), "Dropout in train mode is random")
+    _assert_refused(nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5)).train(), "Dropout in train mode is random")
 
     class Sq(nn.Module):
         def forward(self, x):
             return x * x
 
-    _refused(Sq(), "product of two input-dependent tensors")
+    _assert_refused(Sq(), "product of two input-dependent tensors")
 
     class Soft(nn.Module):
         def forward(self, x):
             return F.softmax(x, -1)
 
-    _refused(Soft(), r"softmax is not piecewise linear")
+    _assert_refused(Soft(), r"softmax is not piecewise linear")
 
     class Branchy(nn.Module):
         def forward(self, x):
             return x if x.sum() > 0 else -x
 
-    _refused(Branchy(), "cannot trace Branchy with torch.fx")
+    _assert_refused(Branchy(), "cannot trace Branchy with torch.fx")
 
     class MixBatch(nn.Module):
         def forward(self, x):
             return x.std(-1, keepdim=True)
 
-    _refused(MixBatch(), r"method .std\(\) is not in the supported set")
+    _assert_refused(MixBatch(), r"method .std\(\) is not in the supported set")
 
     class AllSum(nn.Module):
         def forward(self, x):
             return torch.sum(x)
 
-    _refused(AllSum(), "mixes the samples of a batch")
+    _assert_refused(AllSum(), "mixes the samples of a batch")
 
 
 def test_subclasses_with_their_own_forward_are_refused_not_lowered_as_the_base():
@@ -324,8 +324,8 @@ def test_subclasses_with_their_own_forward_are_refused_not_lowered_as_the_base()
     class PlainReLU(nn.ReLU):  # no forward of its own: it is an nn.ReLU
         pass
 
-    _refused(nn.Sequential(nn.Linear(4, 4), DoubledReLU()), "subclass of nn.ReLU with its own forward")
-    _refused(nn.Sequential(NoisyLinear(4, 4), nn.ReLU()), "subclass of nn.Linear with its own forward")
+    _assert_refused(nn.Sequential(nn.Linear(4, 4), DoubledReLU()), "subclass of nn.ReLU with its own forward")
+    _assert_refused(nn.Sequential(NoisyLinear(4, 4), nn.ReLU()), "subclass of nn.Linear with its own forward")
     torch.manual_seed(0)
     _check_exact(nn.Sequential(nn.Linear(4, 4), PlainReLU(), nn.Linear(4, 1)), (4,))
     from expressivity.cpwl import from_relu_mlp
@@ -393,7 +393,7 @@ def test_abs_and_global_average_pooling_lower_exactly():
         def forward(self, x):
             return x.mean(0)
 
-    _refused(Pooled(), r"over dim=0 mixes the samples")
+    _assert_refused(Pooled(), r"over dim=0 mixes the samples")
 
 
 def test_nets_whose_dense_matrices_do_not_fit_are_refused(monkeypatch):

@@ -219,6 +219,7 @@ def test_a_killed_sweep_driver_leaves_no_worker_behind(tmp_path):
         os.kill(proc.pid, signal.SIGKILL)  # the driver only
         proc.wait(10)
         _wait_for(lambda: not any(_alive(w) for w in workers), 10, "the orphaned workers to exit")
+        assert not any(_alive(w) for w in workers)
     finally:
         _cleanup(proc, workers)
 
@@ -247,6 +248,7 @@ def test_a_killed_reproduce_leaves_no_claim_child_nor_resource_tracker(tmp_path)
         # a spawned unit arms its death signal only once its imports are done: on a loaded
         # machine that takes tens of seconds (the wait ends as soon as they are gone)
         _wait_for(lambda: not any(_alive(k) for k in kids), 90, "the unit processes and the tracker to exit")
+        assert not any(_alive(k) for k in kids)
     finally:
         _cleanup(proc, kids)
 
