@@ -11,7 +11,9 @@ computed input ŷ with |ŷ − y| ≤ e, the computed pre-activation ẑ satisfi
 (γ_{m+2}, not γ_{m+1}: it also covers a basis that is itself one rounding from the exact one, the
 segment's b − a); the bound is evaluated in float64 and then enlarged by the factor 1 + 2 γ_{m+3}
 plus (m + 2)·2^−1022 (its own rounding and underflow). ReLU is 1-Lipschitz, so the bound carries
-through it unchanged. Where |ẑ_i| exceeds the bound, sign(z_i) = sign(ẑ_i) is proved.
+through it unchanged. :func:`float_signs` takes e and |ŷ| as their maxima over the points it is given
+(one matmul per layer for the bound; still a bound at each point). Where |ẑ_i| exceeds the bound,
+sign(z_i) = sign(ẑ_i) is proved.
 """
 
 from __future__ import annotations
@@ -156,14 +158,15 @@ def float_signs(ch: Chain, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """At points α (N, k): the computed pattern (N, neurons) (z > 0) and where every sign is proved
     (|ẑ| above the error bound of the module docstring, and α strictly inside the domain)."""
     y = np.asarray(alpha, dtype=np.float64)
-    e = np.zeros_like(y)
+    e = np.zeros(y.shape[1])  # one bound per coordinate for all points (the maxima over them)
     inside = np.all(y @ ch.D.T < ch.f - gamma(ch.k + 2) * (np.abs(y) @ np.abs(ch.D).T + np.abs(ch.f)) - 1e-300, axis=1)
     signs, proved = [], inside
     for L in ch.layers:
         m = L.W.shape[0]
         aW = np.abs(L.W)
         z = y @ L.W + L.b
-        e = (e @ aW + gamma(m + 2) * (np.abs(y) @ aW + np.abs(L.b))) * (1 + 2 * gamma(m + 3)) + (m + 2) * 2.0 ** -1022
+        g = gamma(m + 2)
+        e = ((e + g * np.abs(y).max(axis=0)) @ aW + g * np.abs(L.b)) * (1 + 2 * gamma(m + 3)) + (m + 2) * 2.0 ** -1022
         if L.relu:
             signs.append(z > 0)
             proved = proved & np.all(np.abs(z) > e, axis=1)
