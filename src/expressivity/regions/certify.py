@@ -36,11 +36,13 @@ _CHUNK = 2048  # points per float pass
 class Certificate:
     """What :func:`certify_regions` proved. ``how[r]`` is "float", "exact", "lp" or "" (not proved)
     for region r; ``points`` (R, k) the proved interior points in the domain's parameters α;
-    ``duplicates``: pairs of regions counted twice with one pattern."""
+    ``patterns`` (R, ⌈neurons/8⌉) the patterns proved, bit-packed (``np.unpackbits``, neurons in
+    layer order); ``duplicates``: pairs of regions counted twice with one pattern."""
 
     n_regions: int
     how: np.ndarray
     points: np.ndarray
+    patterns: np.ndarray
     duplicates: list
     seconds: float
 
@@ -110,7 +112,7 @@ def certify_regions(model_or_prog, domain, regions=None) -> Certificate:
     for r in np.nonzero(how == "")[0]:
         sigma = np.unpackbits(packed[r])[:ch.n_neurons].astype(bool)
         how[r], alpha[r] = _prove(ch, sigma, alpha[r])
-    return Certificate(R, how.astype(str), alpha, _duplicates(packed), time.perf_counter() - start)
+    return Certificate(R, how.astype(str), alpha, packed, _duplicates(packed), time.perf_counter() - start)
 
 
 def _prove(ch: Chain, sigma: np.ndarray, a: np.ndarray) -> tuple[str, np.ndarray]:
