@@ -120,10 +120,16 @@ def run_capped(fn, widths, seed, path, mem_gb, timeout):
     q = ctx.Queue()
     p = ctx.Process(target=_child, args=(fn, widths, seed, path, mem_gb, q))
     p.start()
-    try:
-        out = q.get(timeout=timeout)
-    except Exception:
-        out = ("skipped", f"ran past {timeout} s")
+    out, waited = None, 0.0
+    while out is None:
+        try:
+            out = q.get(timeout=1.0)
+        except Exception:  # queue.Empty: still running, or died without a word (an abort on allocation)
+            waited += 1.0
+            if not p.is_alive() and q.empty():
+                out = ("skipped", f"the child died (exit code {p.exitcode}): it needs more than {mem_gb} GB")
+            elif waited > timeout:
+                out = ("skipped", f"ran past {timeout} s")
     p.join(5)
     if p.is_alive():
         p.kill()
@@ -135,7 +141,7 @@ def differ(widths, seed, mine, theirs, name):
     """Print our cells the peer lacks and the peer's patterns we lack (each refuted or not)."""
     from expressivity.regions import lower
     from expressivity.regions.certify import _chebyshev, refute_pattern
-    from expressivity.regions.relu_chain import cell_rows, chain
+    from expressivity.regions.relu_chain import cell_rows, chain, float_signs
 
     net, dom = relu_net(widths, seed), domain_of(widths)
     ch = chain(lower(net), dom)
@@ -157,15 +163,9 @@ def differ(widths, seed, mine, theirs, name):
                    None: "undecided"}[ref.empty]
         where = ""
         if theirs[3] is not None:
-            flips = np.nonzero(sigma != _nearest(mine, theirs[3][j], n))[0].tolist()
-            where = f" near {np.round(theirs[3][j], 4).tolist()}, our nearest cell's pattern but for neurons {flips}"
+            flips = np.nonzero(sigma != float_signs(ch, theirs[3][j][None])[0][0])[0].tolist()
+            where = f" near {np.round(theirs[3][j], 4).tolist()} (our pattern there but for neurons {flips})"
         print(f"  {name}'s pattern {j}{where}: {verdict}")
-
-
-def _nearest(mine, point, n):
-    """Our pattern of the proved point nearest to ``point``."""
-    i = int(np.argmin(np.linalg.norm(mine[3] - point, axis=1)))
-    return np.unpackbits(mine[2][i])[:n].astype(bool)
 
 
 def main(argv=None):
