@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from expressivity.cpwl import MaxoutNetwork
-from expressivity.regions import Box, Plane, Regions, Segment, count_regions, lower
+from expressivity.regions import Box, Plane, Regions, Segment, Slice, count_regions, lower
 from expressivity.regions.certify import certify_regions, check_farkas, refute_pattern
 from expressivity.regions.relu_chain import cell_rows, chain
 from expressivity.regions.result import CellPieces
@@ -41,7 +41,8 @@ def patterns_on_grid(net: nn.Sequential, pts: np.ndarray) -> set:
 
 
 DOMAINS = {"box": lambda d: Box(-1.0, 1.0), "plane": lambda d: Plane.square(1.0),
-           "segment": lambda d: Segment(-np.ones(d), np.r_[1.0, 0.5 * np.ones(d - 1)])}
+           "segment": lambda d: Segment(-np.ones(d), np.r_[1.0, 0.5 * np.ones(d - 1)]),
+           "slice": lambda d: Slice(np.full(d, 0.1), np.eye(d)[:2] + 0.25, -1.0, 1.0)}
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -64,8 +65,12 @@ def test_count_equals_the_nonempty_patterns(d, widths, seed, kind):
             nonempty.add(np.array(bits).tobytes())
     assert len(nonempty) == regions.activation_regions
     t = np.linspace(0.003, 0.997, 41)
-    x = (domain.a + t[:, None] * (domain.b - domain.a) if kind == "segment"
-         else np.stack(np.meshgrid(*[2 * t - 1] * d), -1).reshape(-1, d))
+    if kind == "segment":
+        x = domain.a + t[:, None] * (domain.b - domain.a)
+    elif kind == "slice":
+        x = domain.points(np.stack(np.meshgrid(2 * t - 1, 2 * t - 1), -1).reshape(-1, 2))
+    else:
+        x = np.stack(np.meshgrid(*[2 * t - 1] * d), -1).reshape(-1, d)
     assert patterns_on_grid(net, x) <= nonempty
 
 
@@ -107,6 +112,8 @@ def test_refuses_what_is_not_a_relu_net():
         refute_pattern(net, Box(-1.0, 1.0), np.ones(4, bool))
     with pytest.raises(ValueError, match="domain"):
         certify_regions(net, "box")
+    with pytest.raises(ValueError, match="dimension"):
+        certify_regions(net, Segment([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]))
 
 
 def test_3d_net_where_edge_subdivision_differs(monkeypatch):

@@ -79,8 +79,9 @@ class Refutation:
 def _representatives(regions) -> tuple[np.ndarray, np.ndarray]:
     """(points α (P, k), region id (P,)) of the counted pieces, in the domain's parameters."""
     p = regions.pieces
-    if isinstance(p, CellPieces):
-        return np.asarray(p.points, dtype=np.float64), np.asarray(p.region)
+    if isinstance(p, CellPieces):  # the centroids are in α; counts without them are on a box (α = x)
+        alpha = p.centroids if p.centroids is not None else p.points
+        return np.asarray(alpha, dtype=np.float64), np.asarray(p.region)
     if isinstance(p, PlanePieces):
         return face_centroids(p.faces, p.vertices), np.asarray(p.region)
     if isinstance(p, SegmentPieces):
@@ -153,10 +154,11 @@ def _chebyshev(M: np.ndarray, q: np.ndarray, centre: np.ndarray, rho: float):
     return centre + rho * res.x[:k], res.x[-1] * rho
 
 
-def interior_point(ch: Chain, sigma: np.ndarray, guess: np.ndarray | None = None) -> np.ndarray | None:
+def interior_point(ch: Chain, sigma: np.ndarray, guess: np.ndarray | None = None, rows=None) -> np.ndarray | None:
     """A point α of the open cell of σ, proved exactly, from Chebyshev-centre LPs (first over the
-    whole domain, then twice more zoomed in on the centre found); None when none is proved."""
-    M, q = cell_rows(ch, sigma)
+    whole domain, then up to three times zoomed in on the centre found); None when none is
+    proved. ``rows``: the cell's float (M, q) when already built."""
+    M, q = rows if rows is not None else cell_rows(ch, sigma)
     centre = np.zeros(ch.k) if guess is None else np.asarray(guess, dtype=np.float64)
     rho = float(np.abs(ch.f).max()) * 2 + float(np.abs(centre).max())
     for _ in range(4):
@@ -239,7 +241,7 @@ def refute_pattern(model_or_prog, domain, pattern) -> Refutation:
         pattern = np.concatenate([np.asarray(p, dtype=bool).reshape(-1) for p in pattern])
     sigma = np.asarray(pattern, dtype=bool)
     M, q = cell_rows(ch, sigma)
-    point = interior_point(ch, sigma)
+    point = interior_point(ch, sigma, rows=(M, q))
     if point is not None:
         return Refutation(False, point=point)
     M_ex, q_ex = cell_rows(ch, sigma, exact=True)

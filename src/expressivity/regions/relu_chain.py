@@ -115,6 +115,7 @@ def _box_rows(lo, hi) -> tuple[np.ndarray, np.ndarray]:
 def chain(prog: ir.Program, domain, what: str = "certify_regions") -> Chain:
     """The chain of ``prog`` on a Box, Segment, Plane or Slice (α: the counters' parameters)."""
     layers = program_layers(prog, what)
+    exact_rows = None
     if isinstance(domain, Box):
         box = domain.with_dim(prog.in_dim)
         D, f = _box_rows(box.lo, box.hi)
@@ -130,17 +131,18 @@ def chain(prog: ir.Program, domain, what: str = "certify_regions") -> Chain:
         edges = np.roll(P, -1, axis=0) - P
         D = np.stack([edges[:, 1], -edges[:, 0]], axis=1)
         f = (D * P).sum(1)
-        D_ex, f_ex = _polygon_rows(P)
+        exact_rows = _polygon_rows(P)
         first = [_layer(np.stack([domain.u, domain.v]), domain.origin, False)]
-        return Chain(first + layers, 2, D, f, D_ex, f_ex)
     elif isinstance(domain, Slice):
         D, f = _box_rows(domain.lo, domain.hi)
         first = [_layer(domain.basis, domain.origin, False)]
     else:
         raise ValueError(f"{what}: domain must be a Box, Segment, Plane or Slice, got {type(domain).__name__}")
-    if layers[0].W.shape[0] != prog.in_dim or (first and first[0].W.shape[1] != prog.in_dim):
-        raise ValueError(f"{what}: the domain's dimension does not match the model's input dimension {prog.in_dim}")
-    return Chain(first + layers, D.shape[1], D, f, [[Fraction(v) for v in row] for row in D], [Fraction(v) for v in f])
+    if first and first[0].W.shape[1] != prog.in_dim:
+        raise ValueError(f"{what}: the domain has dimension {first[0].W.shape[1]} but the model's input dimension is "
+                         f"{prog.in_dim}")
+    D_ex, f_ex = exact_rows or ([[Fraction(v) for v in row] for row in D], [Fraction(v) for v in f])
+    return Chain(first + layers, D.shape[1], D, f, D_ex, f_ex)
 
 
 def _polygon_rows(P: np.ndarray) -> tuple[list, list]:
