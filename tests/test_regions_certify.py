@@ -137,3 +137,23 @@ def test_2d_net_where_regioncam_differs(monkeypatch):
     assert regions.activation_regions == 205_162
     cert = certify_regions(net, plane, regions)
     assert cert.ok and cert.summary()["exact"] + cert.summary()["lp"] > 0
+
+
+def test_interior_point_from_the_lp_is_proved_exactly():
+    """A cell's point found by the Chebyshev LP from another cell's point lies in the cell (its
+    exact pattern is σ); a made-up empty pattern gets none."""
+    from expressivity.regions.certify import interior_point
+    from expressivity.regions.relu_chain import exact_signs
+
+    net, box = relu_net([2, 6, 5], 11), Box(-1.0, 1.0)
+    cert = certify_regions(net, box)
+    ch = chain(lower(net), box)
+    n = ch.n_neurons
+    for r in range(min(cert.n_regions, 6)):
+        sigma = np.unpackbits(cert.patterns[r])[:n].astype(bool)
+        a = interior_point(ch, sigma, guess=cert.points[(r + 1) % cert.n_regions])
+        assert a is not None and np.array_equal(exact_signs(ch, a), sigma)
+        assert not np.array_equal(exact_signs(ch, cert.points[(r + 1) % cert.n_regions]), sigma)
+    empty = next(s for s in itertools.product([False, True], repeat=n)
+                 if refute_pattern(net, box, np.array(s)).empty)
+    assert interior_point(ch, np.array(empty)) is None
