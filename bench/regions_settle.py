@@ -165,7 +165,7 @@ def differ(widths, seed, mine, theirs, name):
         if theirs[3] is not None:
             flips = np.nonzero(sigma != float_signs(ch, theirs[3][j][None])[0][0])[0].tolist()
             where = f" near {np.round(theirs[3][j], 4).tolist()} (our pattern there but for neurons {flips})"
-        print(f"  {name}'s pattern {j}{where}: {verdict}")
+        print(f"  pattern {j} of {name}{where}: {verdict}")
 
 
 def main(argv=None):
