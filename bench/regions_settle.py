@@ -141,7 +141,7 @@ def differ(widths, seed, mine, theirs, name):
     """Print our cells the peer lacks and the peer's patterns we lack (each refuted or not)."""
     from expressivity.regions import lower
     from expressivity.regions.certify import _chebyshev, refute_pattern
-    from expressivity.regions.relu_chain import cell_rows, chain, float_signs
+    from expressivity.regions.relu_chain import cell_rows, chain
 
     net, dom = relu_net(widths, seed), domain_of(widths)
     ch = chain(lower(net), dom)
@@ -161,10 +161,11 @@ def differ(widths, seed, mine, theirs, name):
         ref = refute_pattern(net, dom, sigma)
         verdict = {True: "empty (exact Farkas certificate)", False: f"NONEMPTY: point {ref.point}",
                    None: "undecided"}[ref.empty]
-        where = ""
+        near = np.unpackbits(np.bitwise_xor(mine[2], theirs[2][j]), axis=1)[:, :n]
+        i = int(np.argmin(near.sum(1)))  # our cell with the closest pattern (Hamming)
+        where = f" (closest: our cell {i} at {np.round(mine[3][i], 4).tolist()}, neurons {np.nonzero(near[i])[0].tolist()} flipped)"
         if theirs[3] is not None:
-            flips = np.nonzero(sigma != float_signs(ch, theirs[3][j][None])[0][0])[0].tolist()
-            where = f" near {np.round(theirs[3][j], 4).tolist()} (our pattern there but for neurons {flips})"
+            where = f" near {np.round(theirs[3][j], 4).tolist()}" + where
         print(f"  pattern {j} of {name}{where}: {verdict}")
 
 
