@@ -61,8 +61,8 @@ def ours(widths, seed, _path):
 
 
 def regioncam_patterns(widths, seed, _path):
-    """regioncam's faces on [−1, 1]² and their patterns (a neuron is on where its column of the
-    face's post-ReLU affine map is nonzero)."""
+    """regioncam's faces on [−1, 1]², their patterns (a neuron is on where its column of the
+    face's post-ReLU affine map is nonzero) and centroids."""
     import regioncam
 
     net = relu_net(widths, seed)
@@ -71,7 +71,9 @@ def regioncam_patterns(widths, seed, _path):
         rc.linear(lin.weight.detach().numpy().T.copy(), lin.bias.detach().numpy().copy())
         rc.relu()
     bits = [np.any(np.asarray(rc.face_activations(layer)) != 0, axis=1) for layer in range(2, rc.num_layers, 2)]
-    return rc.num_faces, {}, np.packbits(np.concatenate(bits, axis=1), axis=1), None
+    X = np.asarray(rc.vertex_inputs, dtype=np.float64)
+    centroids = np.array([X[np.asarray(face.vertex_ids)].mean(axis=0) for face in rc.faces])
+    return rc.num_faces, {}, np.packbits(np.concatenate(bits, axis=1), axis=1), centroids
 
 
 def berzins_patterns(widths, seed, path):
@@ -147,7 +149,15 @@ def differ(widths, seed, mine, theirs, name):
     ch = chain(lower(net), dom)
     n = ch.n_neurons
     ours_set = {r.tobytes(): i for i, r in enumerate(mine[2])}
-    theirs_set = {r.tobytes(): i for i, r in enumerate(theirs[2])}
+    theirs_set: dict[bytes, int] = {}
+    for j, r in enumerate(theirs[2]):
+        if r.tobytes() in theirs_set:  # one cell counted twice (convex cells: one pattern, one cell)
+            i = ours_set.get(r.tobytes())
+            at = f" (our cell {i} at {np.round(mine[3][i], 4).tolist()})" if i is not None else ""
+            where = f" at {np.round(theirs[3][theirs_set[r.tobytes()]], 4).tolist()} and {np.round(theirs[3][j], 4).tolist()}" \
+                if theirs[3] is not None else ""
+            print(f"  {name} counts one pattern twice: its cells {theirs_set[r.tobytes()]} and {j}{where}{at}")
+        theirs_set.setdefault(r.tobytes(), j)
     for key in sorted(set(ours_set) - set(theirs_set), key=ours_set.get):
         i = ours_set[key]
         sigma = np.unpackbits(mine[2][i])[:n].astype(bool)
