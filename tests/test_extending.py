@@ -3,29 +3,46 @@ defined here, are seen by the registries and the command line without editing an
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from expressivity import languages
-from expressivity.languages.binary import BinaryLanguage
+from expressivity.languages import registry
 from expressivity.regions import count as count_mod
 
 
-class EndsInOne(BinaryLanguage):
-    """Toy language: bit strings whose last symbol is 1 (regular)."""
+def _import_new_file(monkeypatch, folder, module: str, text: str):
+    """The extending path: ``text`` saved as ``folder/<module>.py`` (the one new file, on
+    sys.path), then imported — the one registration line."""
+    (folder / f"{module}.py").write_text(text)
+    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    return importlib.import_module(module)
 
+
+ENDS_IN_ONE_MODULE = '''"""A language in one file: bit strings whose last symbol is 1 (regular)."""
+
+import numpy as np
+
+from expressivity.languages.binary import BinaryLanguage
+from expressivity.languages.registry import register
+
+
+class EndsInOne(BinaryLanguage):
     name = "ends_in_one"
 
-    def accepts(self, s: str) -> bool:
+    def accepts(self, s):
         return set(s) <= {"0", "1"} and s.endswith("1")
 
-    def accepts_ids(self, ids: np.ndarray) -> np.ndarray:
+    def accepts_ids(self, ids):
         return ids[:, -1] == 1 if ids.shape[1] else np.zeros(len(ids), dtype=bool)
 
-    def supports(self, length: int, positive: bool) -> bool:
+    def supports(self, length, positive):
         return length >= 1
 
     def _sample_positive_ids(self, rng, count, length):
@@ -43,35 +60,101 @@ class EndsInOne(BinaryLanguage):
         return state == 1
 
 
+register("ends_in_one", EndsInOne, level="regular")
+'''
+
+
 @pytest.fixture
-def toy_language(monkeypatch):
-    monkeypatch.setattr(languages, "REGISTRY", dict(languages.REGISTRY))
-    monkeypatch.setattr(languages, "LEVELS", dict(languages.LEVELS))
-    languages.register("ends_in_one", EndsInOne, level="regular")
-    return "ends_in_one"
+def toy_language(monkeypatch, tmp_path):
+    """docs/extending.md's language path: one new module file (written here) that ends with its
+    ``register`` call; importing it is the one registration line. The registry is restored
+    afterwards."""
+    saved = dict(registry.REGISTRY), dict(registry.LEVELS)
+    module = _import_new_file(monkeypatch, tmp_path, "toy_ends_in_one", ENDS_IN_ONE_MODULE)
+    yield module.EndsInOne
+    for table, before in zip((registry.REGISTRY, registry.LEVELS), saved, strict=True):
+        table.clear()
+        table.update(before)
 
 
-def test_a_registered_language_is_a_task_and_a_cli_language(toy_language):
-    lang = languages.get(toy_language)
+def test_the_registry_is_one_set_of_objects():
+    assert languages.REGISTRY is registry.REGISTRY and languages.LEVELS is registry.LEVELS
+    assert languages.register is registry.register
+    from expressivity.train import config
+
+    assert config.REGISTRY is registry.REGISTRY
+    assert set(registry.LEVELS) == set(registry.REGISTRY)
+
+
+def test_a_language_from_one_file_is_sampled_and_tokenised(toy_language):
+    name = "ends_in_one"
+    assert languages.REGISTRY[name] is toy_language and languages.LEVELS[name] == "regular"
+    lang = languages.get(name)
     rng = np.random.default_rng(0)
     ids = lang.sample_mixed_ids(rng, 6, 5)
     assert lang.accepts_ids(ids).tolist() == [True] * 3 + [False] * 3
-    batch = languages.get_task(toy_language, "recognition").sample_batch(rng, 4, 6)
+    assert languages.kinds_of(name) == ("recognition", "next_symbol")
+    batch = languages.get_task(name, "recognition").sample_batch(rng, 4, 6)
     assert batch["input"].shape == (4, 7)
-    assert languages.LEVELS[toy_language] == "regular"
+    assert batch["label"].tolist().count(1) == 2
+    # the generative process of the positives: p(EOS | prefix) > 0 only after a final 1
+    dist = lang.next_symbol_distribution("10")
+    assert dist["$"] == 0 and dist["0"] + dist["1"] == pytest.approx(1.0)
+    assert lang.next_symbol_distribution("01")["$"] > 0
+
+
+def test_a_language_from_one_file_trains_in_the_library(toy_language):
+    from expressivity.train import RunConfig, train_run
+
+    cfg = RunConfig(task="ends_in_one", model="lstm", layers=1, d_model=8, train_lengths=(1, 4),
+                    test_lengths=(5, 6), steps=3, batch_size=8, eval_batch=8, device="cpu")
+    result = train_run(cfg)
+    assert result.status == "done"
+    assert [m["length"] for m in result.metrics] == [5, 6]
+    assert all(0.0 <= m["accuracy"] <= 1.0 for m in result.metrics)
+
+
+def test_a_language_from_one_file_reaches_the_cli(toy_language, tmp_path):
     from expressivity.cli import app
 
-    res = CliRunner().invoke(app, ["sensitivity", "--model", "random", "--language", toy_language,
-                                   "--lengths", "4,6", "--strings", "2"], terminal_width=200)
+    runner = CliRunner()
+    db = tmp_path / "runs.sqlite"
+    res = runner.invoke(app, ["train", "--task", "ends_in_one", "--model", "lstm", "--layers", "1", "--d-model", "8",
+                              "--train-lengths", "1-4", "--test-lengths", "5-6", "--steps", "3", "--batch-size", "8",
+                              "--eval-batch", "8", "--device", "cpu", "--db", str(db), "--out", str(tmp_path / "ck")],
+                        terminal_width=200)
     assert res.exit_code == 0, res.output
-    assert "Lemma 5 applies" in res.output
+    assert "mean_accuracy = " in res.output and db.is_file()
+    res = runner.invoke(app, ["results", "--db", str(db), "--json"])
+    assert res.exit_code == 0, res.output
+    (record,) = json.loads(res.stdout)
+    assert (record["task"], record["model"], record["status"]) == ("ends_in_one", "lstm", "done")
+    assert (record["min_length"], record["max_length"]) == (5, 6)
+    png = tmp_path / "results.png"
+    res = runner.invoke(app, ["results", "--db", str(db), "--plot", str(png)])
+    assert res.exit_code == 0, res.output
+    assert "ends_in_one" in res.output and png.stat().st_size > 0
+    png = tmp_path / "sens.png"
+    res = runner.invoke(app, ["sensitivity", "--model", "random", "--language", "ends_in_one", "--lengths", "4,6",
+                              "--strings", "2", "--plot", str(png)], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "Lemma 5 applies" in res.output and png.stat().st_size > 0
+    # the task list: an unknown --task names every task, the new one among them
+    res = runner.invoke(app, ["train", "--task", "ends_in_zero", "--steps", "1"], terminal_width=400)
+    assert res.exit_code == 2 and "'ends_in_one'" in res.output and "'parity'" in res.output
 
 
 def test_register_refuses_a_taken_name_and_bad_levels(toy_language):
-    with pytest.raises(ValueError, match="taken by"):
-        languages.register("parity", EndsInOne, level="regular")
-    with pytest.raises(ValueError, match="level must be"):
-        languages.register("other", EndsInOne, level="regularish")
+    with pytest.raises(ValueError, match="taken by EndsInOne"):
+        registry.register("ends_in_one", languages.Parity, level="regular")
+    with pytest.raises(ValueError, match="taken by Parity"):
+        languages.register("parity", toy_language, level="regular")
+    with pytest.raises(ValueError, match="level must be one of regular, context-free, context-sensitive"):
+        languages.register("other", toy_language, level="regularish")
+    with pytest.raises(ValueError, match="not a Language or FunctionTask subclass"):
+        languages.register("other", dict, level="regular")
+    languages.register("ends_in_one", toy_language, level="regular")  # a second import: a no-op
+    assert "other" not in languages.REGISTRY and "other" not in languages.LEVELS
 
 
 DIAGONAL_MODULE = '''"""A region domain in one file: the diagonal {t·(1, …, 1) : t ∈ [−size, size]} of R^dim."""
@@ -131,17 +214,9 @@ register_domain(Diagonal, "diagonal", count, plot=plot, progress="pieces")
 def toy_domain(monkeypatch, tmp_path):
     """docs/extending.md's domain path: one new file (written here) whose import is the one
     registration line; the registries are restored afterwards."""
-    import importlib
-    import sys
-
     monkeypatch.setattr(count_mod, "COUNTERS", dict(count_mod.COUNTERS))
     monkeypatch.setattr(count_mod, "DOMAIN_NAMES", dict(count_mod.DOMAIN_NAMES))
-    (tmp_path / "toy_diagonal_domain.py").write_text(DIAGONAL_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "toy_diagonal_domain", raising=False)
-    module = importlib.import_module("toy_diagonal_domain")  # the registration line
-    yield module.Diagonal
-    sys.modules.pop("toy_diagonal_domain", None)
+    yield _import_new_file(monkeypatch, tmp_path, "toy_diagonal_domain", DIAGONAL_MODULE).Diagonal
 
 
 def test_a_domain_from_one_file_is_counted_drawn_and_reachable_from_the_cli(toy_domain, tmp_path):
