@@ -16,12 +16,17 @@ from expressivity.languages import registry
 from expressivity.regions import count as count_mod
 
 
-def _import_new_file(monkeypatch, folder, module: str, text: str):
-    """The extending path: ``text`` saved as ``folder/<module>.py`` (the one new file, on
-    sys.path), then imported — the one registration line."""
-    (folder / f"{module}.py").write_text(text)
-    monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.delitem(sys.modules, module, raising=False)
+def _import_new_file(monkeypatch, root, module: str, text: str):
+    """The extending path: ``text`` saved as the one new file of ``module`` under ``root`` (put
+    on sys.path; a dotted name's folders are namespace packages, no ``__init__.py``), then
+    imported — the one registration line."""
+    path = root.joinpath(*module.split(".")).with_suffix(".py")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(root))
+    parts = module.split(".")
+    for i in range(len(parts)):
+        monkeypatch.delitem(sys.modules, ".".join(parts[:i + 1]), raising=False)
     return importlib.import_module(module)
 
 
@@ -284,48 +289,125 @@ def test_domain_registration_and_spec_errors(toy_domain):
         plot_domain(None, Slice([0.0, 0.0], [[1.0, 0.0]], 0.0, 1.0), "x.png")
 
 
-def _answer(ctx):
-    from expressivity.report.claims import Check, Measurement
+CLAIMS_MODULE = '''"""A claim group in one file: one claim measured whole (with a figure), one split into work units."""
 
-    return Measurement(checks=(Check("the answer", 42.0, "==", 42.0),), summary="42")
+from expressivity.report.claims import Check, ClaimSpec, Measurement
+from expressivity.runs import Unit
 
 
-def _square(i: int) -> dict:
+def answer(ctx):
+    from expressivity.report import figures
+
+    fig, (ax,) = figures.new()
+    ax.axhline(42.0)
+    return Measurement(checks=(Check("the answer", 42.0, "==", 42.0),), summary="42", figure=figures.png(fig))
+
+
+def square(i):
     return {"square": i * i}
 
 
-def _sum_of_squares(ctx):
-    from expressivity.report.claims import Check, Measurement
+def square_units(ctx):
+    n = ctx.pick({"test": 3, "quick": 4, "standard": 5, "full": 6})
+    return [Unit(f"i{i}", square, (i,)) for i in range(n)]
 
+
+def sum_of_squares(ctx):
+    n = len(ctx.units)
     total = sum(v["square"] for v in ctx.units.values())
-    return Measurement(checks=(Check("Σ i² for i < 3", total, "==", 5.0),), summary=str(total))
+    return Measurement(checks=(Check(f"sum of i^2 for i < {n}", total, "==", (n - 1) * n * (2 * n - 1) / 6),),
+                       summary=f"sum = {total}")
 
 
-def _square_units(ctx) -> list:
-    from expressivity.runs import Unit
+BUDGET = {"test": 1, "quick": 1, "standard": 1, "full": 1}
+SPECS = [
+    ClaimSpec(id="toy.answer", title="The answer is 42", source="Adams 1979", bound="$= 42$", bound_value=42.0,
+              run=answer, how_to_read="One flat line at the answer.", budget_s=BUDGET),
+    ClaimSpec(id="toy.squares", title="Squares sum to (n-1)n(2n-1)/6", source="folklore", bound="closed form",
+              bound_value=None, run=sum_of_squares, units=square_units, budget_s=BUDGET,
+              how_to_read="No figure: the sum of the squares each unit computed, against the closed form."),
+]
+'''
+GROUP = "toyext.claims"
 
-    return [Unit(f"i{i}", _square, (i,)) for i in range(3)]
+
+@pytest.fixture
+def toy_claims(monkeypatch, tmp_path):
+    """docs/extending.md's claim path: one new group module (written here, in a folder on
+    sys.path) and one entry in ``GROUPS`` naming it, the one registration line."""
+    from expressivity.report import registry as claims_registry
+
+    module = _import_new_file(monkeypatch, tmp_path / "ext", GROUP, CLAIMS_MODULE)
+    monkeypatch.setattr(claims_registry, "GROUPS", (*claims_registry.GROUPS, GROUP))
+    return module
 
 
-def test_a_new_claim_group_is_seen_by_the_registry_and_measured(monkeypatch, tmp_path, unit_server):
-    """The claim path of docs/extending.md: a group module with SPECS, named in GROUPS — one
-    whole claim and one split into work units, both measured and judged by ``reproduce``."""
-    import sys
-    import types
+def test_a_claim_group_from_one_file_is_registered(toy_claims):
+    from expressivity.report import registry as claims_registry
+    from expressivity.report.tables import how_to_read
 
-    from expressivity.report import registry
-    from expressivity.report.claims import ClaimSpec
+    assert [s.id for s in claims_registry.select(["toy"])] == ["toy.answer", "toy.squares"]
+    assert [s.id for s in claims_registry.all_specs()][-2:] == ["toy.answer", "toy.squares"]
+    assert claims_registry.group_of("toy.squares") == GROUP
+    assert claims_registry.group_of("compile.hardmax-exact") == "compile_claims"
+    assert claims_registry.by_id("toy.answer") is toy_claims.SPECS[0]
+    assert claims_registry.by_id(claims_registry.ref("toy.squares")) is toy_claims.SPECS[1]
+    assert "- **toy.answer** — One flat line at the answer." in how_to_read()
+    with pytest.raises(KeyError, match="toy.nothing"):
+        claims_registry.group_of("toy.nothing")
+    with pytest.raises(KeyError, match="in claim group 'compile_claims'"):
+        claims_registry.by_id("compile_claims:toy.answer")
+
+
+def test_a_claim_group_entry_must_name_a_module_with_specs(toy_claims, monkeypatch):
+    from expressivity.report import registry as claims_registry
+
+    monkeypatch.setattr(claims_registry, "GROUPS", ("compile_claims", "toy ext"))
+    with pytest.raises(ValueError, match="claim group 'toy ext' is not a module name"):
+        claims_registry.all_specs()
+    monkeypatch.setattr(claims_registry, "GROUPS", ("compile_claims", "expressivity.report.figures"))
+    with pytest.raises(ValueError, match="module expressivity.report.figures has no SPECS list of ClaimSpec"):
+        claims_registry.all_specs()
+    monkeypatch.setattr(claims_registry, "GROUPS", (GROUP, GROUP))
+    with pytest.raises(ValueError, match=r"duplicate claim ids: \['toy.answer', 'toy.squares'\]"):
+        claims_registry.all_specs()
+
+
+def test_a_claim_group_from_one_file_is_reproduced_tabled_and_reused(toy_claims, tmp_path, unit_server):
+    """``reproduce`` measures both claims (their units in child processes, which find the group
+    by its module), writes the figure, claims.json and the page; a second run, from the CLI,
+    reuses the store; the claims table and the how-to-read list are generated from the run."""
+    from expressivity.cli import app
     from expressivity.report.reproduce import reproduce
 
-    mod = types.ModuleType("expressivity.report.toy_claims")
-    mod.SPECS = [ClaimSpec(id="toy.answer", title="The answer is 42", source="none", bound="= 42",
-                           bound_value=42.0, run=_answer),
-                 ClaimSpec(id="toy.squares", title="0 + 1 + 4 = 5", source="none", bound="= 5",
-                           bound_value=5.0, run=_sum_of_squares, units=_square_units)]
-    monkeypatch.setitem(sys.modules, "expressivity.report.toy_claims", mod)
-    monkeypatch.setattr(registry, "GROUPS", (*registry.GROUPS, "toy_claims"))
-    assert [s.id for s in registry.select(["toy"])] == ["toy.answer", "toy.squares"]
-    assert registry.by_id("toy.answer").bound_value == 42.0
-    res = reproduce(tmp_path / "out", size="test", db=tmp_path / "r.sqlite", specs=registry.select(["toy"]))
+    db = tmp_path / "results.sqlite"
+    res = reproduce(tmp_path / "first", size="test", db=db, only=["toy"])
     assert [(c.id, c.status) for c in res.claims] == [("toy.answer", "holds"), ("toy.squares", "holds")]
-    assert res.claims[1].units == {"done": 3, "total": 3}
+    assert sorted(res.computed) == ["toy.answer", "toy.squares"] and res.reused == ()
+    assert res.claims[1].units == {"done": 3, "total": 3} and res.claims[1].measured == "sum = 5"
+    figure = (tmp_path / "first" / "figures" / "toy.answer.png").read_bytes()
+    assert figure.startswith(b"\x89PNG") and res.claims[0].figure == "figures/toy.answer.png"
+    assert not (tmp_path / "first" / "figures" / "toy.squares.png").exists()
+    page = res.index.read_text(encoding="utf-8")
+    assert "One flat line at the answer." in page and "toy.squares" in page
+
+    runner = CliRunner()
+    out = tmp_path / "second"
+    cli = runner.invoke(app, ["reproduce", "--size", "test", "--only", "toy", "--out", str(out), "--db", str(db)],
+                        terminal_width=200)
+    assert cli.exit_code == 0, cli.output
+    assert "0 measured, 2 reused" in cli.output
+    assert (out / "figures" / "toy.answer.png").read_bytes() == figure
+    doc = json.loads((out / "claims.json").read_text(encoding="utf-8"))
+    assert [(c["id"], c["reused"]) for c in doc["claims"]] == [("toy.answer", True), ("toy.squares", True)]
+    assert doc["claims"][1]["how_to_read"] == toy_claims.SPECS[1].how_to_read
+
+    page = tmp_path / "page.md"
+    page.write_text("<!-- claims-table:start readme -->\n<!-- claims-table:end -->\n\n"
+                    "<!-- how-to-read:start -->\n<!-- how-to-read:end -->\n", encoding="utf-8")
+    cli = runner.invoke(app, ["claims-table", str(out / "claims.json"), str(page)])
+    assert cli.exit_code == 0, cli.output
+    text = page.read_text(encoding="utf-8")
+    assert "| The answer is 42 (`toy.answer`) | Adams 1979 | $= 42$ | 42 | **holds** |" in text
+    assert "2 of 2 claims hold (budget `--size test`)" in text
+    assert "- **toy.squares** — No figure: the sum of the squares each unit computed, against the closed" in text

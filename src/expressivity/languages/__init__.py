@@ -43,12 +43,12 @@ from .flare import FLARE, PREFIX, FlareLanguage, unknown_flare
 from .function import Classification, FunctionTask, Transduction
 from .majority import Majority
 from .parity import Parity
+from .registry import LEVELS, REGISTRY, register, register_all
 from .regular.cycle_navigation import CycleNavigation
 from .regular.even_pairs import EvenPairs
 from .regular.modular_arithmetic import ModularArithmetic
 from .regular.parity_check import ParityCheck
 from .regular.tomita import TOMITA
-from .registry import LEVELS, REGISTRY, register, register_all
 from .tasks import (
     KINDS,
     ClassificationTask,
