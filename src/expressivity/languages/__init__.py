@@ -82,7 +82,7 @@ for _name, _cls in FLARE.items():
     register(_name, _cls, _FLARE_LEVELS[_cls.level])
 
 # a task whose module ends with its own register(...) call is added by importing it here,
-# one line, e.g. ``from .regular import ends_in_one  # noqa: F401`` (docs/extending.md)
+# one line, e.g. ``from .regular import ends_in_one`` (docs/extending.md)
 
 
 def _check_name(name) -> None:
