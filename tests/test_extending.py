@@ -368,6 +368,10 @@ def test_a_claim_group_entry_must_name_a_module_with_specs(toy_claims, monkeypat
     monkeypatch.setattr(claims_registry, "GROUPS", ("compile_claims", "expressivity.report.figures"))
     with pytest.raises(ValueError, match="module expressivity.report.figures has no SPECS list of ClaimSpec"):
         claims_registry.all_specs()
+    from expressivity.report.claims import ClaimSpec
+
+    with pytest.raises(ValueError, match="without spaces or ':'"):  # ':' separates group and id in a ref
+        ClaimSpec(id=f"{GROUP}:toy.answer", title="", source="", bound="", bound_value=None, run=len)
     monkeypatch.setattr(claims_registry, "GROUPS", (GROUP, GROUP))
     with pytest.raises(ValueError, match=r"duplicate claim ids: \['toy.answer', 'toy.squares'\]"):
         claims_registry.all_specs()

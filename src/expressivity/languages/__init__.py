@@ -80,6 +80,7 @@ register_all("context-sensitive", {
 # Butoi et al. 2025 (FLaRe): recognizers, flare.<name>, at our level of their class
 for _name, _cls in FLARE.items():
     register(_name, _cls, _FLARE_LEVELS[_cls.level])
+del _name, _cls
 
 # a task whose module ends with its own register(...) call is added by importing it here,
 # one line, e.g. ``from .regular import ends_in_one`` (docs/extending.md)
