@@ -9,7 +9,9 @@ Languages: ``parity`` (odd number of 1s), ``first`` (first bit is 1), ``majority
 more 1s than 0s; ties are out) — binary languages take ``p_end``; ``dyck`` (``k`` ≤ 256,
 ``max_depth``, ``p_open``; Dyck-2 alphabet ``()[]``); ``shuffle_dyck``; ``tomita1`` …
 ``tomita7``; ``anbn``, ``anbncn``, ``anbncndn``.
-Function tasks (Delétang et al. 2023): see :data:`REGISTRY` and :data:`LEVELS`.
+Function tasks (Delétang et al. 2023): see :data:`REGISTRY` and :data:`LEVELS`, both held by
+:mod:`.registry` with :func:`register` (a new task's module calls it; importing the module
+registers the task).
 The 18 FLaRe languages (Butoi et al. 2025) as recognizers: ``flare.<name>``
 (:mod:`.flare`, e.g. ``flare.marked_copy``).
 ``EOS`` ("$") is the end symbol in next-symbol distributions.
@@ -41,6 +43,7 @@ from .flare import FLARE, PREFIX, FlareLanguage, unknown_flare
 from .function import Classification, FunctionTask, Transduction
 from .majority import Majority
 from .parity import Parity
+from .registry import LEVELS, REGISTRY, register, register_all
 from .regular.cycle_navigation import CycleNavigation
 from .regular.even_pairs import EvenPairs
 from .regular.modular_arithmetic import ModularArithmetic
@@ -56,50 +59,31 @@ from .tasks import (
 )
 from .vocab import BOS, CLS, EOS_TOKEN, PAD, Vocab, token_layout
 
-REGISTRY: dict[str, type[Language] | type[FunctionTask]] = {
-    # languages (recognition, next_symbol)
-    "parity": Parity, "first": First, "majority": Majority, **TOMITA,
-    "dyck": Dyck, "anbn": AnBn, "shuffle_dyck": ShuffleDyck, "anbncn": AnBnCn, "anbncndn": AnBnCnDn,
-    # Delétang et al. 2023: regular
+# the built-in tasks by Chomsky level (MAJORITY is a one-counter language, not regular;
+# Shuffle-Dyck-1 = Dyck-1); a new task registers itself in its own module instead
+register_all("regular", {
+    "parity": Parity, "first": First, **TOMITA,
+    # Delétang et al. 2023
     "even_pairs": EvenPairs, "modular_arithmetic": ModularArithmetic, "parity_check": ParityCheck,
-    "cycle_navigation": CycleNavigation,
-    # deterministic context-free
+    "cycle_navigation": CycleNavigation})
+register_all("context-free", {
+    "majority": Majority, "dyck": Dyck, "anbn": AnBn,
+    # Delétang et al. 2023: deterministic context-free
     "stack_manipulation": StackManipulation, "reverse_string": ReverseString,
-    "modular_arithmetic_brackets": ModularArithmeticBrackets, "solve_equation": SolveEquation,
-    # context-sensitive
+    "modular_arithmetic_brackets": ModularArithmeticBrackets, "solve_equation": SolveEquation})
+register_all("context-sensitive", {
+    "shuffle_dyck": ShuffleDyck, "anbncn": AnBnCn, "anbncndn": AnBnCnDn,
+    # Delétang et al. 2023
     "duplicate_string": DuplicateString, "missing_duplicate": MissingDuplicate, "odds_first": OddsFirst,
     "binary_addition": BinaryAddition, "binary_multiplication": BinaryMultiplication,
-    "compute_sqrt": ComputeSqrt, "bucket_sort": BucketSort,
-    # Butoi et al. 2025 (FLaRe): recognizers, flare.<name>
-    **FLARE,
-}
+    "compute_sqrt": ComputeSqrt, "bucket_sort": BucketSort})
+# Butoi et al. 2025 (FLaRe): recognizers, flare.<name>, at our level of their class
+for _name, _cls in FLARE.items():
+    register(_name, _cls, _FLARE_LEVELS[_cls.level])
+del _name, _cls
 
-_REGULAR = ("parity", "first", "majority", *TOMITA, "even_pairs", "modular_arithmetic", "parity_check",
-            "cycle_navigation")
-_CONTEXT_FREE = ("dyck", "anbn", "stack_manipulation", "reverse_string", "modular_arithmetic_brackets",
-                 "solve_equation")
-# Chomsky level of each task (MAJORITY is a one-counter language, not regular; Shuffle-Dyck-1 = Dyck-1)
-LEVELS: dict[str, str] = {name: ("regular" if name in _REGULAR else "context-free" if name in _CONTEXT_FREE
-                                 else "context-sensitive") for name in REGISTRY}
-LEVELS["majority"] = "context-free"
-LEVELS.update({name: _FLARE_LEVELS[cls.level] for name, cls in FLARE.items()})
-
-
-def register(name: str, cls: type[Language] | type[FunctionTask], level: str) -> None:
-    """Add a language or function task under ``name`` at Chomsky ``level`` (regular |
-    context-free | context-sensitive): :func:`get`, :func:`get_task`, training (``--task``) and
-    the limits commands (``--language``) see it at once. In-tree languages are entries of
-    :data:`REGISTRY` and the level tuples above instead (see docs/extending.md)."""
-    if not isinstance(name, str) or not name or any(ch.isspace() for ch in name):
-        raise ValueError(f"register: name must be a non-empty string without spaces, got {name!r}")
-    if not (isinstance(cls, type) and issubclass(cls, (Language, FunctionTask))):
-        raise ValueError(f"register: {cls!r} is not a Language or FunctionTask subclass")
-    if level not in ("regular", "context-free", "context-sensitive"):
-        raise ValueError(f"register: level must be regular, context-free or context-sensitive, got {level!r}")
-    if name in REGISTRY and REGISTRY[name] is not cls:
-        raise ValueError(f"register: {name!r} is taken by {REGISTRY[name].__name__}")
-    REGISTRY[name] = cls
-    LEVELS[name] = level
+# a task whose module ends with its own register(...) call is added by importing it here,
+# one line, e.g. ``from .regular import ends_in_one`` (docs/extending.md)
 
 
 def _check_name(name) -> None:

@@ -182,8 +182,8 @@ class ClaimSpec:
     units: Callable[[Context], list] | None = None
 
     def __post_init__(self) -> None:
-        if not self.id or any(ch.isspace() for ch in self.id):
-            raise ValueError(f"id must be a non-empty string without spaces, got {self.id!r}")
+        if not self.id or any(ch.isspace() or ch == ":" for ch in self.id):
+            raise ValueError(f"id must be a non-empty string without spaces or ':', got {self.id!r}")
 
 
 @dataclass(frozen=True)

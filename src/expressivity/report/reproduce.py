@@ -31,7 +31,7 @@ from ..runs.driver import BACKENDS, Outcome, Unit, check_address, report_progres
 from ..runs.store import DEFAULT_DB
 from . import html
 from .claims import SIZES, Claim, ClaimSpec, Context, incomplete, measure_and_judge
-from .registry import by_id, select
+from .registry import by_id, ref, select
 from .store import Store
 
 # Local units start as fresh processes (spawn): forking this process, which may run threads,
@@ -113,7 +113,7 @@ class _Plan:
 
     def add(self, spec: ClaimSpec, custom: bool) -> None:
         if spec.units is None:
-            unit = Unit(self.key(spec, "claim"), measure_unit, (spec if custom else spec.id, self.size, self.seed),
+            unit = Unit(self.key(spec, "claim"), measure_unit, (spec if custom else ref(spec.id), self.size, self.seed),
                         group=spec.id)
             self.owner[unit.key] = (spec, "")
             self.units.append(unit)
