@@ -77,6 +77,14 @@ def output_path(path, option: str, *, kind: str = "file") -> Path | None:
         return check_output_path(path, option, kind=kind)
 
 
+def open_store(store_cls, db: Path, reset_db: bool) -> None:
+    """Fail early on a store that is not ours or of another version (--reset-db: set it aside)."""
+    first = store_cls(db, reset=reset_db)
+    first.close()
+    if first.set_aside is not None:
+        console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
+
+
 class OneLineErrors(typer.core.TyperGroup):
     """The app's group: usage errors, user errors and bugs each end in one line."""
 

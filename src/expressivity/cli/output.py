@@ -95,6 +95,46 @@ def progress(*columns, **kwargs) -> Progress:
     return Progress(*columns, disable=disable, **kwargs)
 
 
+def progress_bar(*, status: bool = False, remaining: bool = False, **kwargs) -> Progress:
+    """The bar of a command that counts its steps: description, bar, done/total, the
+    ``status`` field (when asked), elapsed and (when asked) remaining time."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn()]
+    columns += [TextColumn("{task.fields[status]}")] if status else []
+    columns += [TimeElapsedColumn()] + ([TimeRemainingColumn()] if remaining else [])
+    return progress(*columns, **kwargs)
+
+
+def show(listing, **print_kw) -> None:
+    """Print a library :class:`~expressivity.listing.Listing`: heading, table, notes (cells
+    are plain text; the listing's ``styles`` colour some)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    if listing.heading:
+        console.print(listing.heading, highlight=False, soft_wrap=True)
+    out = (Table(*listing.columns, title=listing.title) if listing.framed else
+           table(*listing.columns, title=listing.title, text=listing.text, show_lines=listing.show_lines))
+    for i in listing.no_wrap:
+        out.columns[i].no_wrap = True
+    marks = {(r, c): style for r, c, style in listing.styles}
+    for i, row in enumerate(listing.rows):
+        if row is None:
+            out.add_section()
+            continue
+        out.add_row(*(f"[{marks[i, j]}]{escape(v)}[/]" if (i, j) in marks else escape(v) for j, v in enumerate(row)))
+    console.print(out, **print_kw)
+    for note in listing.notes:
+        console.print(note, highlight=False, soft_wrap=True)
+
+
 def table(*columns: str, title: str | None = None, text: tuple[str, ...] = (), **kwargs):
     """A results table that fits 80 columns: a rule under the header and no vertical lines;
     ``text`` columns are left-aligned and fold long words, the others are numbers, right-aligned
