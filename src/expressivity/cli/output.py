@@ -112,9 +112,10 @@ def progress_bar(*, status: bool = False, remaining: bool = False, **kwargs) -> 
     return progress(*columns, **kwargs)
 
 
-def show(listing, **print_kw) -> None:
+def show(listing, *, fold_notes: bool = False, **print_kw) -> None:
     """Print a library :class:`~expressivity.listing.Listing`: heading, table, notes (cells
-    are plain text; the listing's ``styles`` colour some)."""
+    are plain text; the listing's ``styles`` colour some). A note is one unbroken line unless
+    ``fold_notes`` (then wrapped to the terminal)."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -132,7 +133,7 @@ def show(listing, **print_kw) -> None:
         out.add_row(*(f"[{marks[i, j]}]{escape(v)}[/]" if (i, j) in marks else escape(v) for j, v in enumerate(row)))
     console.print(out, **print_kw)
     for note in listing.notes:
-        console.print(note, highlight=False, soft_wrap=True)
+        console.print(note, highlight=False, soft_wrap=not fold_notes)
 
 
 def table(*columns: str, title: str | None = None, text: tuple[str, ...] = (), **kwargs):
