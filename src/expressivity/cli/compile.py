@@ -9,7 +9,7 @@ import typer
 from ..fileio import make_dir
 from ..listing import Listing
 from . import app
-from ._common import console, output_path, user_errors
+from ._common import console, output_path
 from .options import AttentionName, Layers, Seed
 from .output import show
 
@@ -31,13 +31,12 @@ def compile_cmd(
     from ..interop.torch_in import load_source
 
     output_path(out, "--out")
-    with user_errors():
-        if out.suffix != ".safetensors":  # export, verify and regions read models by this suffix
-            raise ValueError(f"--out {out}: a compiled model is a .safetensors file; give a path ending in .safetensors")
-        net, domain = load_source(spec, layers, need_domain=True)
-        cm = compile_maxout(net, domain=domain, attention=attention, lam=lam)
-        make_dir(out.parent, "--out")
-        cm.save(out)
+    if out.suffix != ".safetensors":  # export, verify and regions read models by this suffix
+        raise ValueError(f"--out {out}: a compiled model is a .safetensors file; give a path ending in .safetensors")
+    net, domain = load_source(spec, layers, need_domain=True)
+    cm = compile_maxout(net, domain=domain, attention=attention, lam=lam)
+    make_dir(out.parent, "--out")
+    cm.save(out)
     console.print(f"wrote {out}: {cm.n_blocks} blocks, {cm.n_tokens} tokens, "
                   f"error bound {cm.error_bound():.3g} ({attention})")
     _print_table(complexity_report(net, cm).rows())

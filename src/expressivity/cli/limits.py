@@ -9,7 +9,7 @@ import typer
 
 from ..rules import check_int, parse_lengths, parse_params
 from . import app
-from ._common import console, output_path, user_errors
+from ._common import console, output_path
 from .options import AttentionName, LayerNormName, Lengths, Param, Plot, Seed
 from .output import progress_bar, show
 
@@ -17,11 +17,9 @@ from .output import progress_bar, show
 def _plot_path(plot: Path | None) -> None:
     """--plot checked before any work: a writable file path with an image suffix."""
     if plot is not None:
-        output_path(plot, "--plot")
         from ..limits.plots import plot_format
 
-        with user_errors():
-            plot_format(plot, "--plot")
+        plot_format(output_path(plot, "--plot"), "--plot")
 
 
 @app.command()

@@ -1,16 +1,11 @@
-"""What the command line prints while it works: log lines and progress bars.
+"""What the command line prints while it works: log lines, progress bars and the library's tables.
 
-The library logs with :mod:`logging` (``logging.getLogger(__name__)``; one INFO line per
-finished unit, run or claim, DEBUG lines for details). The command line shows the package's
-records (logger ``expressivity``) on stderr:
-
-* on a terminal through rich (aligned, coloured, above any progress bar);
-* otherwise as plain timestamped lines, one per record, e.g.
-  ``2026-12-03 06:10:02 INFO unit chomsky.dcf/transformer/seed0 done in 12.3 s``, so a log
-  file or CI output shows the work as it happens, not only at the end.
-
-``--quiet`` shows warnings and errors only and no progress bars; ``--verbose`` adds the DEBUG
-lines. Progress bars are drawn on a terminal only (elsewhere the log lines say the same).
+The library logs with :mod:`logging` (one INFO line per finished unit, run or claim; DEBUG
+for details); the package's records (logger ``expressivity``) go to stderr: through rich on a
+terminal, else as plain timestamped lines (``2026-12-03 06:10:02 INFO unit … done in 12.3 s``),
+so a log file shows the work as it happens. ``--quiet``: warnings and errors only, no bars;
+``--verbose``: DEBUG lines too. Bars are drawn on a terminal only. :func:`show` draws a
+:class:`~expressivity.listing.Listing`.
 """
 
 from __future__ import annotations
@@ -76,8 +71,7 @@ def reset() -> None:
 
 
 def set_verbosity(quiet: bool = False, verbose: bool = False) -> None:
-    if quiet and verbose:
-        raise ValueError("--quiet and --verbose exclude each other: give one")
+    """--quiet: WARNING; --verbose: DEBUG (the flags' exclusion is checked where they are parsed)."""
     if quiet:
         setup_logging(logging.WARNING)
     elif verbose:
