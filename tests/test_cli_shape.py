@@ -31,3 +31,14 @@ def test_the_counter_sees_a_long_function(tmp_path):
     body = "\n".join(f"    x{i} = {i}" for i in range(60))
     (tmp_path / "fake.py").write_text(f"@decorator\ndef f():\n{body}\n")
     assert _function_lengths(tmp_path / "fake.py") == {"fake.py:f": 62}
+
+
+# issue 24 asks for cli/ under 900 lines; this bound is where the moves of issue 24 left it
+# (1 647 before them): lower it whenever logic moves into the library, never raise it
+MAX_CLI_LINES = 1240
+
+
+def test_cli_stays_small():
+    total = sum(len(p.read_text().splitlines()) for p in CLI.glob("*.py"))
+    assert total <= MAX_CLI_LINES, (f"cli/ has {total} lines, over {MAX_CLI_LINES}: move checks, tables and "
+                                    "file writing into the library (it builds a Listing, cli/output.show draws it)")

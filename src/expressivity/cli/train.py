@@ -106,7 +106,8 @@ def train(
     from ..train import single
     from ..train.protocols import run_config_from_options
 
-    given = {k: v for k, v in locals().items() if k in _GIVEN}  # the RunConfig fields given on the command line
+    args = locals()
+    given = {k: args[k] for k in _GIVEN}  # the RunConfig fields as given on the command line (None: not given)
     cfg, where = run_config_from_options(task, preset, given, device=device, init_param=init_param,
                                          train_lengths=train_lengths, test_lengths=test_lengths, param=param)
     out_dir = out or Path("runs") / cfg.run_id
