@@ -238,29 +238,24 @@ def results(
 
     --json / --csv write the same table as records, to stdout or --output FILE; in Python,
     expressivity.runs.to_pandas(db) gives every run × test length as a DataFrame."""
+    from ..train import results as recorded
     from ..train.compare import comparison_listing
-    from ..train.results import (
-        RUN_COLUMNS,
-        plot_results,
-        read_results,
-        run_records,
-        runs_listing,
-        write_records,
-    )
 
     output_path(plot, "--plot")
     output_path(output, "--output")
     fmt = "json" if as_json else "csv" if as_csv else None
     say = err_console if fmt is not None and output is None else console  # stdout carries the records
-    rows, runs = read_results(db, compare=compare, as_json=as_json, as_csv=as_csv, output=output, show_all=show_all)
+    rows, runs = recorded.read_results(db, compare=compare, as_json=as_json, as_csv=as_csv, output=output,
+                                       show_all=show_all)
     view = comparison_listing(rows, compare, show_all=show_all) if compare is not None else None
-    records = list(view.records) if view is not None else run_records(rows, runs)
+    records = list(view.records) if view is not None else recorded.run_records(rows, runs)
     if fmt is not None:
-        write_records(records, fmt, output, view.record_columns if view is not None else RUN_COLUMNS)
+        columns = view.record_columns if view is not None else recorded.RUN_COLUMNS
+        recorded.write_records(records, fmt, output, columns)
         if output is not None:
             err_console.print(f"wrote {len(records)} records to {output}", highlight=False, soft_wrap=True)
     else:
-        show(view if view is not None else runs_listing(records, f"{len(runs)} runs in {db}"))
+        show(view if view is not None else recorded.runs_listing(records, f"{len(runs)} runs in {db}"))
     if plot is not None:
-        (view.plot if view is not None else lambda path: plot_results(rows, path))(plot)
+        (view.plot if view is not None else lambda path: recorded.plot_results(rows, path))(plot)
         say.print(f"plot written to {plot}", highlight=False, soft_wrap=True)
