@@ -35,3 +35,40 @@ def test_csv_spreads_the_bin_scores_into_columns():
 
 def test_mean_skips_missing_values():
     assert mean([1.0, None, 3.0]) == 2.0 and mean([None]) is None
+
+
+def test_metrics_listing_keeps_12_evenly_spaced_lengths_with_both_ends():
+    from expressivity.train.single import metrics_listing
+
+    metrics = [{"length": n, "accuracy": 1.0, "ce_bits": None, "optimal_bits": 0.0, "excess_bits": 0.0}
+               for n in range(41, 71)]
+    rows = metrics_listing(metrics, "t").rows
+    lengths = [int(r[0]) for r in rows]
+    assert len(rows) == 12 and lengths[0] == 41 and lengths[-1] == 70 and lengths == sorted(set(lengths))
+    assert rows[0][2] == "nan"  # a missing metric
+
+
+def test_a_failed_run_shows_its_status_in_red_and_its_error_cut_to_50():
+    from expressivity.train.results import runs_listing
+
+    rec = {"name": "parity", "protocol": "custom", "status": "error", "error": "x" * 80}
+    view = runs_listing([rec], "1 run")
+    assert view.rows[0][3] == "error" and view.rows[0][4] == "x" * 50 and view.styles == ((0, 3, "red"),)
+
+
+def test_show_prints_cells_as_text_not_markup(capsys):
+    from expressivity.cli.output import show
+    from expressivity.listing import Listing
+
+    show(Listing(("a", "b"), (("[bold]x[/]", "1"), None, ("y", "2")), heading="above", notes=("below",),
+                 styles=((2, 0, "red"),)))
+    out = capsys.readouterr().out
+    assert "[bold]x[/]" in out and out.index("above") < out.index("y") < out.index("below")
+
+
+def test_sweep_advice_names_the_fix():
+    from expressivity.train.sweep import SweepSummary
+
+    assert SweepSummary(total=1, done=1).advice is None
+    assert "--retry-errors --restart" in SweepSummary(errors=1, error_messages=["corrupt: use --restart"]).advice
+    assert SweepSummary(errors=1, error_messages=["boom"]).advice.endswith("rerun with --retry-errors")

@@ -23,7 +23,6 @@ app = typer.Typer(
 )
 
 
-
 def _version(value: bool) -> None:
     if value:
         from ..runs.version import version_text

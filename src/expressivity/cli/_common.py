@@ -11,7 +11,6 @@ import errno
 import os
 import sqlite3
 import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -60,21 +59,18 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code=code)
 
 
-@contextmanager
-def user_errors():
-    """Turn the library's ValueError / OSError / … into :func:`fail`."""
-    try:
-        yield
-    except USER_ERRORS as exc:
-        fail(describe(exc))
-
-
 def output_path(path, option: str, *, kind: str = "file") -> Path | None:
-    """Check an output path before any work starts (``None`` passes through)."""
-    if path is None:
-        return None
-    with user_errors():
-        return check_output_path(path, option, kind=kind)
+    """Check an output path before any work starts (``None`` passes through). The library's
+    errors need no wrapping: :class:`OneLineErrors` turns them into one line, wherever raised."""
+    return None if path is None else check_output_path(path, option, kind=kind)
+
+
+def open_store(store_cls, db: Path, reset_db: bool) -> None:
+    """Fail early on a store that is not ours or of another version (--reset-db: set it aside)."""
+    first = store_cls(db, reset=reset_db)
+    first.close()
+    if first.set_aside is not None:
+        console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
 
 
 class OneLineErrors(typer.core.TyperGroup):

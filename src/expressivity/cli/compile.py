@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import typer
-from rich.table import Table
 
-from ..cpwl.maxout import sample_box
 from ..fileio import make_dir
-from ..memory import check_memory
-from ..rules import check_int
+from ..listing import Listing
 from . import app
-from ._common import console, output_path, user_errors
+from ._common import console, output_path
 from .options import AttentionName, Layers, Seed
+from .output import show
 
 
 @app.command("compile")
@@ -34,13 +31,12 @@ def compile_cmd(
     from ..interop.torch_in import load_source
 
     output_path(out, "--out")
-    with user_errors():
-        if out.suffix != ".safetensors":  # export, verify and regions read models by this suffix
-            raise ValueError(f"--out {out}: a compiled model is a .safetensors file; give a path ending in .safetensors")
-        net, domain = load_source(spec, layers, need_domain=True)
-        cm = compile_maxout(net, domain=domain, attention=attention, lam=lam)
-        make_dir(out.parent, "--out")
-        cm.save(out)
+    if out.suffix != ".safetensors":  # export, verify and regions read models by this suffix
+        raise ValueError(f"--out {out}: a compiled model is a .safetensors file; give a path ending in .safetensors")
+    net, domain = load_source(spec, layers, need_domain=True)
+    cm = compile_maxout(net, domain=domain, attention=attention, lam=lam)
+    make_dir(out.parent, "--out")
+    cm.save(out)
     console.print(f"wrote {out}: {cm.n_blocks} blocks, {cm.n_tokens} tokens, "
                   f"error bound {cm.error_bound():.3g} ({attention})")
     _print_table(complexity_report(net, cm).rows())
@@ -59,47 +55,17 @@ def verify_cmd(
 ) -> None:
     """Measure the compiled model against its source network: error, bound, sizes.
 
-    Passes when max |F(x) − f(x)| ≤ output_error + 2·roundoff_error: the σ_λ bound (0 for
-    hardmax) plus the float64 round-off bound of the compiled model, counted twice because the
-    reference f(x) is computed in float64 too. The round-off term scales with the magnitude of
-    the values (see ``compile_maxout``), so the tolerance is relative, not an absolute 1e-9.
+    Passes when max |F(x) − f(x)| ≤ output_error + 2·roundoff_error (the σ_λ bound plus twice
+    the float64 round-off bound: a relative tolerance; see expressivity.interop.verification).
     """
-    from ..compile import complexity_report, load_compiled
-    from ..interop.torch_in import load_source
+    from ..interop.verification import verify_compiled
 
-    with user_errors():
-        if points < 1:
-            raise ValueError(f"--points must be >= 1, got {points}")
-        check_int(seed, "--seed", min=0)
-        if spec is None and layers is not None:
-            raise ValueError("--layers describes torch weights given as SPEC; give SPEC too (or leave --layers out)")
-        cm = load_compiled(model)
-        if spec is None and cm.net is None:
-            raise ValueError(f"{model} holds no source network (written before `expressivity compile` saved it); "
-                             "give the SPEC it was compiled from: expressivity verify MODEL SPEC")
-        net = cm.net if spec is None else load_source(spec, layers)[0]
-        if cm.in_dim != net.in_dim or cm.transformer.cfg.d_out != net.out_dim:
-            raise ValueError(f"{model} has input/output sizes ({cm.in_dim}, {cm.transformer.cfg.d_out}) "
-                             f"but the network of the spec {spec} has ({net.in_dim}, {net.out_dim})")
-        # the points, both outputs and the source net's widest activations (the compiled model batches itself)
-        per_point = 8 * (net.in_dim + 2 * net.out_dim + sum(l.width for l in net.layers)
-                         + max(l.width * l.rank for l in net.layers))
-        check_memory(points * per_point, f"verify --points {points}", hint="use fewer --points")
-        x = sample_box(cm.lo, cm.hi, points, seed)
-        err = float(np.abs(cm.evaluate(x) - net(x)).max())
-    bound = cm.error_bound()
-    ok = err <= cm.output_error + 2 * cm.roundoff_error
-    rows = [("max |error| (measured)", f"{err:.3e}", ""), ("error bound", f"{bound:.3e}",
-            "exact (hardmax)" if cm.attention == "hardmax" else f"σ_λ, λ = {cm.lam:g}")]
-    rows += complexity_report(net, cm).rows()
-    _print_table(rows)
-    console.print("[green]verified[/]: measured error within the bound" if ok
+    result = verify_compiled(model, spec, layers, points=points, seed=seed)
+    _print_table(result.rows)
+    console.print("[green]verified[/]: measured error within the bound" if result.ok
                   else "[red]FAILED[/]: measured error exceeds the bound")
-    raise typer.Exit(code=0 if ok else 1)
+    raise typer.Exit(code=0 if result.ok else 1)
 
 
 def _print_table(rows) -> None:
-    table = Table("quantity", "maxout net", "transformer")
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
+    show(Listing(("quantity", "maxout net", "transformer"), tuple(rows), framed=True))

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from . import app
-from ._common import console, fail, output_path, user_errors
+from ._common import console, fail, output_path
 
 DEFAULT_CHECK = 10_000
 
@@ -39,77 +39,17 @@ def export_cmd(
     TransformerLens softmax transformers and hardmax compiled models with --lam. The ONNX
     check exits with code 1 when onnxruntime and our forward differ by more than the tolerance
     or an output is not finite."""
-    from ..interop import load_any
-    from ..interop.export_targets import check_distinct_outputs, check_export_options
+    from ..interop.export_targets import check_export_options
+    from ..interop.exporting import disagreement, export_model
 
-    with user_errors():
-        n_check = check_export_options(onnx, hub, transformer_lens, lam=lam, n_ctx=n_ctx, check=check,
-                                       tolerance=tolerance, allow_zero_eps=allow_zero_eps,
-                                       default_check=DEFAULT_CHECK)
+    n_check = check_export_options(onnx, hub, transformer_lens, lam=lam, n_ctx=n_ctx, check=check, tolerance=tolerance,
+                                   allow_zero_eps=allow_zero_eps, default_check=DEFAULT_CHECK)
     onnx_path = output_path(onnx, "--onnx")
-    hub_path = output_path(hub, "--hub", kind="dir")
-    tl_path = output_path(transformer_lens, "--transformer-lens", kind="dir")
-    with user_errors():
-        check_distinct_outputs(model, onnx_path, hub_path, tl_path)
-        m = load_any(model)
-        tl = None
-        if tl_path is not None:  # refuse (hardmax without --lam, post-LN, …) before anything is written
-            from ..interop.transformer_lens import to_transformer_lens
-
-            tl = _with_options(lambda: to_transformer_lens(m, lam=lam, n_ctx=n_ctx))
-        if onnx_path is not None:
-            from ..interop.onnx_export import check_inputs_memory, preflight
-
-            preflight(m, allow_zero_eps=allow_zero_eps)  # refuse before anything is written
-            if n_check:
-                check_inputs_memory(m, n_check, "--check")
-        _write(m, hub_path, tl, tl_path, onnx_path, allow_zero_eps=allow_zero_eps)
-    if onnx_path is not None and n_check:
-        _check_onnx(m, onnx_path, n_check, tolerance)
-
-
-def _write(m, hub_path, tl, tl_path, onnx_path, *, allow_zero_eps: bool) -> None:
-    """Write the hub layout, the TransformerLens export and the ONNX file that were asked for."""
-    if hub_path is not None:
-        from ..interop import save_pretrained
-
-        save_pretrained(m, hub_path)
-        console.print(f"wrote {hub_path}/ (config.json + model.safetensors)")
-    if tl is not None:
-        tl.save(tl_path)
-        bound = f", error bound {tl.error_bound:.3g} against the model (σ_λ, λ = {tl.lam:g})" if tl.lam else ""
-        from ..interop.transformer_lens import LOAD_WITH_TL
-
-        console.print(f"wrote {tl_path}/ (TransformerLens: tl_config.json + model.safetensors{bound}); load it "
-                      f"with expressivity.interop.transformer_lens.load_transformer_lens({str(tl_path)!r}) or, "
-                      "TransformerLens alone, with:", highlight=False, soft_wrap=True)
-        console.print(LOAD_WITH_TL.replace("DIR", str(tl_path)), highlight=False, soft_wrap=True, markup=False)
-    if onnx_path is not None:
-        from ..interop.onnx_export import export_onnx
-
-        export_onnx(m, onnx_path, allow_zero_eps=allow_zero_eps)
-        console.print(f"wrote {onnx_path}")
-
-
-def _check_onnx(m, onnx_path: Path, n_check: int, tolerance) -> None:
-    """onnxruntime against our forward on ``n_check`` inputs; exit code 1 when they disagree."""
-    from ..interop.onnx_export import check_onnx
-
-    with user_errors():
-        result = check_onnx(m, onnx_path, n_inputs=n_check, tolerance=tolerance)
-    console.print(result.line(), highlight=False, soft_wrap=True)
-    if not result.ok:
-        what = (f"{result.nonfinite} outputs are NaN or inf" if result.nonfinite else
-                f"they differ by {result.max_abs_error:.3g}, over the tolerance {result.tolerance:.3g}")
-        fail(f"--check: onnxruntime and our forward disagree on {onnx_path} ({what}); the file is left there "
-             "for inspection: please report it", code=1)
-
-
-def _with_options(export):
-    """``export()`` with the API's argument names in its errors given as the CLI's options."""
-    try:
-        return export()
-    except ValueError as exc:
-        msg = str(exc).replace("pass lam=… (shell: expressivity export MODEL --transformer-lens DIR --lam LAM)",
-                               "give --lam LAM")
-        raise ValueError(msg.replace("pass a smaller n_ctx", "give a smaller --n-ctx")) from None
+    result = export_model(model, onnx=onnx_path, hub=output_path(hub, "--hub", kind="dir"),
+                          tl=output_path(transformer_lens, "--transformer-lens", kind="dir"), lam=lam, n_ctx=n_ctx,
+                          n_check=n_check, tolerance=tolerance, allow_zero_eps=allow_zero_eps,
+                          say=lambda line: console.print(line, highlight=False, soft_wrap=True, markup=False))
+    if result is not None:
+        console.print(result.line(), highlight=False, soft_wrap=True)
+        if not result.ok:
+            fail(disagreement(result, onnx_path), code=1)

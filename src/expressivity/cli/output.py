@@ -1,16 +1,11 @@
-"""What the command line prints while it works: log lines and progress bars.
+"""What the command line prints while it works: log lines, progress bars and the library's tables.
 
-The library logs with :mod:`logging` (``logging.getLogger(__name__)``; one INFO line per
-finished unit, run or claim, DEBUG lines for details). The command line shows the package's
-records (logger ``expressivity``) on stderr:
-
-* on a terminal through rich (aligned, coloured, above any progress bar);
-* otherwise as plain timestamped lines, one per record, e.g.
-  ``2026-12-03 06:10:02 INFO unit chomsky.dcf/transformer/seed0 done in 12.3 s``, so a log
-  file or CI output shows the work as it happens, not only at the end.
-
-``--quiet`` shows warnings and errors only and no progress bars; ``--verbose`` adds the DEBUG
-lines. Progress bars are drawn on a terminal only (elsewhere the log lines say the same).
+The library logs with :mod:`logging` (one INFO line per finished unit, run or claim; DEBUG
+for details); the package's records (logger ``expressivity``) go to stderr: through rich on a
+terminal, else as plain timestamped lines (``2026-12-03 06:10:02 INFO unit … done in 12.3 s``),
+so a log file shows the work as it happens. ``--quiet``: warnings and errors only, no bars;
+``--verbose``: DEBUG lines too. Bars are drawn on a terminal only. :func:`show` draws a
+:class:`~expressivity.listing.Listing`.
 """
 
 from __future__ import annotations
@@ -76,8 +71,7 @@ def reset() -> None:
 
 
 def set_verbosity(quiet: bool = False, verbose: bool = False) -> None:
-    if quiet and verbose:
-        raise ValueError("--quiet and --verbose exclude each other: give one")
+    """--quiet: WARNING; --verbose: DEBUG (the flags' exclusion is checked where they are parsed)."""
     if quiet:
         setup_logging(logging.WARNING)
     elif verbose:
@@ -93,6 +87,47 @@ def progress(*columns, **kwargs) -> Progress:
     kwargs.setdefault("console", console)
     disable = kwargs.pop("disable", False) or quiet() or not kwargs["console"].is_terminal
     return Progress(*columns, disable=disable, **kwargs)
+
+
+def progress_bar(*, status: bool = False, remaining: bool = False, **kwargs) -> Progress:
+    """The bar of a command that counts its steps: description, bar, done/total, the
+    ``status`` field (when asked), elapsed and (when asked) remaining time."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn()]
+    columns += [TextColumn("{task.fields[status]}")] if status else []
+    columns += [TimeElapsedColumn()] + ([TimeRemainingColumn()] if remaining else [])
+    return progress(*columns, **kwargs)
+
+
+def show(listing, *, fold_notes: bool = False, **print_kw) -> None:
+    """Print a library :class:`~expressivity.listing.Listing`: heading, table, notes (cells
+    are plain text; the listing's ``styles`` colour some). A note is one unbroken line unless
+    ``fold_notes`` (then wrapped to the terminal)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    if listing.heading:
+        console.print(listing.heading, highlight=False, soft_wrap=True)
+    out = (Table(*listing.columns, title=listing.title) if listing.framed else
+           table(*listing.columns, title=listing.title, text=listing.text, show_lines=listing.show_lines))
+    for i in listing.no_wrap:
+        out.columns[i].no_wrap = True
+    marks = {(r, c): style for r, c, style in listing.styles}
+    for i, row in enumerate(listing.rows):
+        if row is None:
+            out.add_section()
+            continue
+        out.add_row(*(f"[{marks[i, j]}]{escape(v)}[/]" if (i, j) in marks else escape(v) for j, v in enumerate(row)))
+    console.print(out, **print_kw)
+    for note in listing.notes:
+        console.print(note, highlight=False, soft_wrap=not fold_notes)
 
 
 def table(*columns: str, title: str | None = None, text: tuple[str, ...] = (), **kwargs):

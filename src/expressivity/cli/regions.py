@@ -1,15 +1,5 @@
-"""`expressivity regions`: exact linear/activation region counts on a segment, plane or box.
-
-MODEL is either a ``.safetensors`` file written by ``save_transformer`` / ``expressivity
-compile`` (a compiled model is read at token 0, like ``CompiledModel.evaluate``; a plain hardmax transformer
-at every token of ``--n-tokens`` copies of x) or a JSON spec: the network specs of
-``expressivity compile`` (maxout | relu | random) or a constructed family
-``{"type": "sawtooth", "q": 3, "L": 4}`` | ``{"type": "tent", "L": 5}`` |
-``{"type": "serra", "widths": [3, 4]}``, or a torch ``nn.Sequential``'s state dict (``.pt`` /
-``.safetensors``) with its layer-shapes JSON (``--layers``, see ``expressivity.interop.torch_in``). Vectors are comma-separated: ``--segment 0 1`` or
-``--segment=-1,0 1,0`` (use ``=`` for values starting with ``-``). ``--through A.npy B.npy C.npy``
-counts on the plane through three inputs (``Plane.through``; any shape, e.g. (C, H, W)).
-"""
+"""`expressivity regions`: exact linear/activation region counts on a segment, plane or box
+(the inputs it takes: :mod:`expressivity.interop.region_inputs`)."""
 
 from __future__ import annotations
 
@@ -20,7 +10,7 @@ import typer
 from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from . import app
-from ._common import console, output_path, user_errors
+from ._common import console, output_path
 from .options import ColorBy, Layers, Plot
 from .output import progress
 
@@ -48,34 +38,13 @@ def regions_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
-    from ..interop import region_inputs as inputs
-    from ..interop.region_models import region_model
-    from ..regions.count import counter_for, drawn_domains
+    from ..interop.region_inputs import region_job
 
     output_path(plot, "--plot")
-    with user_errors():
-        chosen = sum(x is not None and x is not False for x in (segment, plane, through, box or None, domain))
-        if chosen != 1:
-            raise ValueError("give exactly one of --segment A B, --plane O U V, --through A B C, --box, --domain JSON")
-        if plot is not None and plot.suffix.lower() != ".png":
-            raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
-        inputs.check_options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo,
-                                   hi=hi, plot=plot, color_by=color_by)
-        color_by = color_by or "linear"
-        if color_by not in ("linear", "activation"):
-            raise ValueError(f"--color-by must be 'linear' or 'activation', got {color_by!r}")
-        m = region_model(model, compile_it, layers)
-        if n_tokens is not None and not inputs.is_plain_transformer(m):
-            raise ValueError(f"--n-tokens does not apply: it sets the copies of x for a plain transformer MODEL, "
-                             f"and {model.name} is {inputs.describe_model_file(model)}")
-        kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
-        dom = inputs.domain_from_options(m, kw, domain=domain, segment=segment, through=through, plane=plane,
-                                         bounds=bounds, lo=lo, hi=hi)
-        counter = counter_for(dom)
-        if plot is not None and counter.plot is None:
-            raise ValueError(f"--plot: no picture is registered for a {type(dom).__name__} domain; domains with "
-                             f"one: {', '.join(drawn_domains())} (--plane, --through, --box or --domain)")
-        summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json).summary()
+    m, dom, counter, kw, color_by = region_job(model, layers, compile_it, segment=segment, plane=plane, through=through,
+                                               bounds=bounds, box=box, domain=domain, lo=lo, hi=hi, n_tokens=n_tokens,
+                                               plot=plot, color_by=color_by)
+    summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json).summary()
     if as_json:
         console.print_json(json.dumps(summary))
         return

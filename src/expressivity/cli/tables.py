@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from . import app
-from ._common import console, fail, user_errors
+from ._common import console, fail
 
 
 @app.command("claims-table")
@@ -20,9 +20,8 @@ def claims_table_cmd(
     and every ``<!-- how-to-read:start -->`` block from the claims' how_to_read."""
     from ..report.tables import load_doc, update_file
 
-    with user_errors():
-        doc = load_doc(claims_json)
-        stale = [f for f in files if update_file(f, doc, check=check)]
+    doc = load_doc(claims_json)
+    stale = [f for f in files if update_file(f, doc, check=check)]
     for f in stale:
         console.print(f"{'stale' if check else 'updated'}: {f}", highlight=False)
     if check and stale:

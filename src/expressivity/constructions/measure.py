@@ -16,6 +16,7 @@ import inspect
 
 import numpy as np
 
+from ..listing import Listing
 from . import REGISTRY
 from .base import Construction, ce_bits_from_logits
 
@@ -47,3 +48,24 @@ def registry_rows() -> list[tuple[str, dict, str]]:
         doc = inspect.getdoc(build) or ""
         out.append((name, params, doc.splitlines()[0] if doc else ""))
     return out
+
+
+def registry_listing() -> Listing:
+    """``expressivity constructions``: name, parameters (``k=default``, or ``k`` without one)
+    and the idea of each construction."""
+    rows = tuple((name, ", ".join(f"{k}={v!r}" if v is not inspect.Parameter.empty else k
+                                  for k, v in defaults.items()) or "—", description)
+                 for name, defaults, description in registry_rows())
+    cols = ("name", "parameters (defaults)", "description")
+    return Listing(cols, rows, text=cols, no_wrap=(0,), show_lines=True)
+
+
+def measures_listing(c: Construction, rows: list[dict]) -> Listing:
+    """``expressivity construct``: the construction's idea and size above one row per length."""
+    s = c.summary()
+    heading = (f"{c.name} {c.params}: {c.description}\n{c.attention} attention, d_model = {s['d_model']}, "
+               f"d_mlp = {s['d_mlp']}, layer norm = {s['layer_norm']}, nonzero params = {s['n_params_nonzero']}")
+    return Listing(("n", "members", "non-members", "accuracy", "CE (bits)", "layers", "heads", "params"),
+                   tuple((str(r["n"]), str(r["members"]), str(r["non_members"]), f"{r['accuracy']:.4f}",
+                          f"{r['ce_bits']:.6f}", str(r["layers"]), str(r["heads"]), str(r["params"])) for r in rows),
+                   heading=heading, framed=True)

@@ -1,7 +1,18 @@
 """The region counters' inputs as the command line gives them (``expressivity regions``):
 vectors as comma-separated numbers, inputs as ``.npy`` files (never unpickled), the one
 domain the options name, and options that do not apply to MODEL or to that domain refused
-(never ignored)."""
+(never ignored).
+
+MODEL is either a ``.safetensors`` file written by ``save_transformer`` / ``expressivity
+compile`` (a compiled model is read at token 0, like ``CompiledModel.evaluate``; a plain hardmax transformer
+at every token of ``--n-tokens`` copies of x) or a JSON spec: the network specs of
+``expressivity compile`` (maxout | relu | random) or a constructed family
+``{"type": "sawtooth", "q": 3, "L": 4}`` | ``{"type": "tent", "L": 5}`` |
+``{"type": "serra", "widths": [3, 4]}``, or a torch ``nn.Sequential``'s state dict (``.pt`` /
+``.safetensors``) with its layer-shapes JSON (``--layers``, see ``expressivity.interop.torch_in``). Vectors are comma-separated: ``--segment 0 1`` or
+``--segment=-1,0 1,0`` (use ``=`` for values starting with ``-``). ``--through A.npy B.npy C.npy``
+counts on the plane through three inputs (``Plane.through``; any shape, e.g. (C, H, W)).
+"""
 
 from __future__ import annotations
 
@@ -85,3 +96,34 @@ def check_options_apply(model: Path, layers, compile_it: bool, *, plane, bounds,
             raise ValueError(f"{name} does not apply: it bounds --box (give the domain's own bounds with --domain)")
     if color_by is not None and plot is None:
         raise ValueError("--color-by does not apply: it colours the --plot picture")
+
+
+def region_job(model: Path, layers, compile_it: bool, *, segment, plane, through, bounds, box: bool, domain, lo,
+               hi, n_tokens, plot, color_by):
+    """``expressivity regions``' options checked and resolved: (the model, the one domain they
+    name, its registered counter, the count's keywords (``n_tokens``), the plot's colouring)."""
+    from ..regions.count import counter_for, drawn_domains
+    from .region_models import region_model
+
+    chosen = sum(x is not None and x is not False for x in (segment, plane, through, box or None, domain))
+    if chosen != 1:
+        raise ValueError("give exactly one of --segment A B, --plane O U V, --through A B C, --box, --domain JSON")
+    if plot is not None and plot.suffix.lower() != ".png":
+        raise ValueError(f"--plot {plot}: writes a PNG image; give a path ending in .png")
+    check_options_apply(model, layers, compile_it, plane=plane, bounds=bounds, box=box, lo=lo, hi=hi, plot=plot,
+                        color_by=color_by)
+    color_by = color_by or "linear"
+    if color_by not in ("linear", "activation"):
+        raise ValueError(f"--color-by must be 'linear' or 'activation', got {color_by!r}")
+    m = region_model(model, compile_it, layers)
+    if n_tokens is not None and not is_plain_transformer(m):
+        raise ValueError(f"--n-tokens does not apply: it sets the copies of x for a plain transformer MODEL, "
+                         f"and {model.name} is {describe_model_file(model)}")
+    kw = {"n_tokens": n_tokens} if n_tokens is not None else {}
+    dom = domain_from_options(m, kw, domain=domain, segment=segment, through=through, plane=plane, bounds=bounds,
+                              lo=lo, hi=hi)
+    counter = counter_for(dom)
+    if plot is not None and counter.plot is None:
+        raise ValueError(f"--plot: no picture is registered for a {type(dom).__name__} domain; domains with "
+                         f"one: {', '.join(drawn_domains())} (--plane, --through, --box or --domain)")
+    return m, dom, counter, kw, color_by

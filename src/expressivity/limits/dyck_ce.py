@@ -87,6 +87,22 @@ class DyckCEConfig:
 QUICK = DyckCEConfig(lengths=(8, 16, 32), steps=150, d_model=16, eval_batch=64)  # ~1 minute
 
 
+def config_from_options(quick: bool, lengths: str | None, steps: int | None, models: str, seed: int) -> DyckCEConfig:
+    """``expressivity dyck-ce``'s config: QUICK (or the full default) with the options given;
+    every length's memory is checked before the first model trains."""
+    from dataclasses import replace
+
+    over: dict = {"seed": seed, "models": models}
+    if lengths:
+        over["lengths"] = parse_lengths(lengths, "--lengths")
+    if steps is not None:
+        over["steps"] = steps
+    cfg = replace(QUICK if quick else DyckCEConfig(), **over)
+    for n in cfg.lengths:
+        check_memory(cfg.bytes_needed(n), f"dyck-ce at n = {n}", hint="use smaller --lengths")
+    return cfg
+
+
 @dataclass(frozen=True)
 class DyckCERow:
     model: str

@@ -47,6 +47,19 @@ def random_transformer(seed: int = 0, attention: str = "softmax", layer_norm: st
     return t
 
 
+def resolve_with_options(model: str, params: dict, *, attention=None, layer_norm=None, eps=None, lam=None,
+                         causal=None, **rest):
+    """:func:`resolve_model` with the random model's options as given (None: not given, its
+    default); giving one for another model is an error."""
+    given = [k for k, v in {"--attention": attention, "--layer-norm": layer_norm, "--eps": eps, "--lam": lam,
+                            "--causal": causal}.items() if v is not None]
+    if model != "random" and given:
+        raise ValueError(f"{', '.join(given)}: option(s) of --model random only; {model} has its own "
+                         "architecture (use --param for a construction's parameters)")
+    return resolve_model(model, params, attention=attention or "softmax", layer_norm=layer_norm or "none",
+                         eps=1e-5 if eps is None else eps, lam=lam, causal=bool(causal), **rest)
+
+
 def resolve_model(model: str, params: dict | None = None, **random_options):
     """'random' (``random_options`` go to :func:`random_transformer`) | a construction name
     (built with ``params``) | a path to a saved transformer or trained checkpoint."""

@@ -347,6 +347,7 @@ def reproduce(
     reset_db: bool = False,
     device: str | None = None,
     group: bool = True,
+    prefix: str = "",
 ) -> ReproduceResult:
     """Measure the claims and write ``out/index.html``, ``out/claims.json``, ``out/figures/``.
 
@@ -361,8 +362,10 @@ def reproduce(
     for them (:data:`expressivity.train.devices.DEVICE_ENV`, inherited by local units and a
     local Ray instance); not part of any run id. ``group``: training units whose runs can
     share train as one batched model (:func:`group_units`); each is stored as its own unit.
+    The options are checked first (:func:`check_options`; errors name them as ``prefix + name``).
     """
-    check_options(size=size, backend=backend, address=address, timeout=timeout, workers=workers, device=device)
+    check_options(size=size, backend=backend, address=address, timeout=timeout, workers=workers, device=device,
+                  prefix=prefix)
     emit = on_event or (lambda e: None)
     t0 = time.perf_counter()
     chosen = list(specs) if specs is not None else select(only)

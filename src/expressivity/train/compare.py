@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..listing import Listing
 from .protocols import PROTOCOLS, protocol_score
 from .published import PublishedTable, published
 
@@ -142,21 +143,14 @@ def plot_comparison(comparison: Comparison, path: str | Path) -> None:
 
 
 @dataclass(frozen=True)
-class Listing:
-    """``results --compare`` as text: the line above the table, its columns (``text``: those
-    not numbers; ``no_wrap``: their indices never broken), rows (``None``: a section break
-    between levels), the lines below it; ``records`` / ``record_columns`` for --json / --csv;
+class ComparisonListing(Listing):
+    """``results --compare`` as text (a :class:`~expressivity.listing.Listing`: rows, ``None``
+    a section break between levels); ``records`` / ``record_columns`` for --json / --csv;
     ``plot(path)`` draws the figure."""
 
-    heading: str
-    columns: tuple[str, ...]
-    text: tuple[str, ...]
-    no_wrap: tuple[int, ...]
-    rows: tuple[tuple[str, ...] | None, ...]
-    notes: tuple[str, ...]
-    records: tuple[dict, ...]
-    record_columns: tuple[str, ...]
-    plot: Callable[[Path], None]
+    records: tuple[dict, ...] = ()
+    record_columns: tuple[str, ...] = ()
+    plot: Callable[[Path], None] | None = None
 
 
 def _sections(cells, row_of) -> list:
@@ -175,9 +169,9 @@ def _unmeasured(hidden: int, total: int, show_all: bool) -> list[str]:
             if hidden and not show_all else [])
 
 
-def comparison_listing(rows: list[dict], name: str, *, show_all: bool = False, option: str = "--compare") -> Listing:
+def comparison_listing(rows: list[dict], name: str, *, show_all: bool = False, option: str = "--compare") -> ComparisonListing:
     """Our best scores beside the published table ``name`` (deletang, flare or a table file)
-    as a :class:`Listing`: only the cells we have runs for unless ``show_all``."""
+    as a :class:`ComparisonListing`: only the cells we have runs for unless ``show_all``."""
     from .published import RecognizerTable
 
     if isinstance(published(name, option), RecognizerTable):
@@ -207,7 +201,7 @@ def comparison_listing(rows: list[dict], name: str, *, show_all: bool = False, o
                                                    show_all)]
     if missing:
         notes.append(f"{missing} of {len(cells)} published cells shown are not available (—): {paper.missing}")
-    return Listing(
+    return ComparisonListing(
         heading=f"best score (%) on lengths 41–500, ours beside {paper.citation(short=True)}",
         columns=("", "task", "model", "ours", "paper", "Δ", "n"), text=("", "task", "model"), no_wrap=(0, 1, 2),
         rows=tuple(_sections(cells, row_of)), notes=tuple(notes),
@@ -217,7 +211,7 @@ def comparison_listing(rows: list[dict], name: str, *, show_all: bool = False, o
         plot=lambda path: plot_comparison(comparison, path))
 
 
-def _recognizer_listing(rows: list[dict], paper, show_all: bool) -> Listing:
+def _recognizer_listing(rows: list[dict], paper, show_all: bool) -> ComparisonListing:
     """``--compare flare``: our FLaRe runs beside Butoi et al.'s Table 2."""
     from dataclasses import asdict, fields
 
@@ -243,7 +237,7 @@ def _recognizer_listing(rows: list[dict], paper, show_all: bool) -> Listing:
     notes = [f"paper: {paper.paper}", *_unmeasured(len(every) - len(cells), len(every), show_all)]
     if missing:
         notes.append(f"{missing} of {len(cells)} published scores shown are not available (—): {paper.missing}")
-    return Listing(
+    return ComparisonListing(
         heading=(f"recognition accuracy, ours beside {paper.citation(short=True)}: mean over seeds of the best "
                  f"loss option / best run (test lengths {', '.join(lengths) or '—'}); perfect: best run ≥ 0.995 "
                  "(theirs: Figure 1)"),

@@ -3,7 +3,7 @@
 A run's record holds its table cells — protocol scores (mean accuracy and per-bin
 accuracy over the protocol's length bins), mean cross-entropy and excess over the optimum
 (bits) over its test lengths — and its config; ``expressivity results`` prints, writes
-(--json / --csv) and plots (--plot) them.
+(--json / --csv) and plots (--plot) them; :func:`read_results` checks its options first.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..listing import Listing, num
 from .protocols import protocol_score
 
 FAILED = ("error", "diverged", "timed_out")  # run statuses without scores
@@ -51,6 +52,65 @@ def run_records(rows: list[dict], runs: list[dict]) -> list[dict]:
                     "final_loss": run["final_loss"], "n_params": run["n_params"], "duration": run["duration"],
                     "config": cfg})
     return out
+
+
+def read_results(db: Path, *, compare=None, as_json: bool = False, as_csv: bool = False, output=None,
+                 show_all: bool = False) -> tuple[list[dict], list[dict]]:
+    """Check the options of ``expressivity results``, then read the store ``db``: (its
+    per-length rows, its runs). An unknown --compare table fails before the store is read."""
+    from . import ResultStore
+
+    if as_json and as_csv:
+        raise ValueError("--json and --csv exclude each other: give one")
+    if output is not None and not (as_json or as_csv):
+        raise ValueError("--output writes the --json or --csv records: give one of them (the table prints to "
+                         "the terminal)")
+    if show_all and compare is None:
+        raise ValueError("--all applies to --compare (it shows the published cells we have no run for)")
+    if compare is not None:
+        from .published import published
+
+        published(compare, "--compare")
+    if db.is_dir():
+        raise ValueError(f"--db {db} is a directory; give the results database file")
+    if not db.is_file():
+        raise ValueError(f"--db {db} does not exist (no results database there yet)")
+    store = ResultStore(db, read_only=True)
+    try:
+        return store.rows(), store.runs()
+    finally:
+        store.close()
+
+
+def runs_listing(records: list[dict], title: str) -> Listing:
+    """One table row per run record: lengths, mean accuracy, per-bin accuracy, CE and excess
+    (a failed run: its status, in red, and the first 50 characters of its error)."""
+    rows, styles = [], []
+    for i, r in enumerate(records):
+        if r["status"] in FAILED:
+            rows.append((r["name"], r["protocol"], "", r["status"], (r["error"] or "")[:50], "", ""))
+            styles.append((i, 3, "red"))
+            continue
+        bins = " ".join(f"{k.removeprefix('accuracy_')}:{v:.2f}" for k, v in r["scores"].items()
+                        if k != "mean_accuracy")
+        rows.append((r["name"], r["protocol"], f"{r['min_length']}–{r['max_length']}" if r["lengths"] else "",
+                     num(r["mean_accuracy"], 3), bins, num(r["mean_ce_bits"]), num(r["mean_excess_bits"])))
+    return Listing(("run", "protocol", "lengths", "accuracy", "bins", "CE bits", "excess"), tuple(rows),
+                   title=title, text=("run", "protocol", "bins"), styles=tuple(styles))
+
+
+def write_records(records: list[dict], fmt: str, output: Path | None, columns=RUN_COLUMNS) -> None:
+    """``records`` as JSON / CSV text (:func:`records_text`): to stdout, or atomically to ``output``."""
+    import sys
+
+    from ..fileio import make_dir, write_atomic
+
+    text = records_text(records, fmt, columns)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    make_dir(output.parent, "--output")
+    write_atomic(output, lambda p: p.write_text(text, encoding="utf-8"))
 
 
 def records_text(records: list[dict], fmt: str, columns: Iterable[str] = RUN_COLUMNS) -> str:

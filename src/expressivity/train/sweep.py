@@ -87,6 +87,21 @@ class SweepSummary:
         """No run failed (diverged runs are results, not failures)."""
         return self.errors == 0
 
+    def counts(self, db) -> str:
+        """One line: runs done, skipped (already in ``db``), failed, diverged."""
+        diverged = f", {self.diverged} diverged" if self.diverged else ""
+        return (f"{self.total} runs: {self.done} done, {self.skipped} skipped (already in {db}), "
+                f"{self.errors} failed{diverged}")
+
+    @property
+    def advice(self) -> str | None:
+        """What to do when a run failed (None when none did)."""
+        if self.ok:
+            return None
+        if any("--restart" in m for m in self.error_messages):
+            return "a checkpoint could not be used: rerun with --retry-errors --restart to train those runs from scratch"
+        return "some runs failed: fix the cause, then rerun with --retry-errors"
+
 
 def _make(fields: dict[str, Any], preset_name: str | None) -> RunConfig:
     if preset_name is not None and not isinstance(preset_name, str):
