@@ -1,7 +1,7 @@
 """Delétang et al.'s own JAX training step, timed: steps per second of one run per model kind.
 
     /path/to/jax/python bench/chomsky_peer.py CHECKOUT [--models transformer,lstm,...]
-        [--steps 15] [--d-model 64] [--layers 2] [--heads 2] [--batch 64] [--lengths 2-12] [--lr 3e-3] [--cache DIR]
+        [--steps 15] [--d-model 64] [--layers 2] [--heads 2] [--batch 64] [--lengths 2-12] [--lr 3e-3]
 
 CHECKOUT is a google-deepmind/neural_networks_chomsky_hierarchy checkout; this script runs under a
 python with jax, dm-haiku, optax, chex and einshape (not torch) and imports the peer's code as it
@@ -14,8 +14,7 @@ accuracy of its ``experiments/example.py``. Our model names map to theirs (trans
 XLA runs on one CPU thread (set here before jax is imported).
 
 The loop is theirs: a length from their uniform curriculum over ``--lengths``, a batch from their
-task, one jitted update. Every length is compiled first (``compile_s``, not timed; ``--cache DIR``
-keeps the compiled steps for the next run); then
+task, one jitted update. Every length is compiled first (``compile_s``, not timed); then
 ``--steps`` steps are timed in process CPU time, blocking on the last result. Prints one JSON
 object: ``{"jax": version, "models": {model: {"steps_per_s", "compile_s", "params"}}}``.
 """
@@ -126,7 +125,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--lengths", type=length_range, default=(2, 12))
     ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--cache", help="directory of jax's persistent compilation cache (none by default)")
     args = ap.parse_args(argv)
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {ONE_THREAD}".strip()  # before jax is imported
     try:
@@ -135,9 +133,6 @@ def main(argv: list[str] | None = None) -> None:
         ap.error(str(e))
     import jax
 
-    if args.cache:  # compiled steps persist between runs (their compile is ~5 s per model and length here)
-        jax.config.update("jax_compilation_cache_dir", args.cache)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     out = {"jax": jax.__version__, "models": {}}
     for model in args.models.split(","):
         out["models"][model] = time_model(peer, model, args)

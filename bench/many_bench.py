@@ -29,7 +29,6 @@ import argparse
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -124,8 +123,7 @@ def peer_rate(checkout: str, jax_python: str, cfg: RunConfig, timeout: float = 4
     lo, hi = cfg.train_lengths
     cmd = [jax_python, str(PEER), checkout, "--models", cfg.model, "--steps", str(cfg.steps), "--d-model",
            str(cfg.d_model), "--layers", str(cfg.layers), "--heads", str(cfg.heads), "--batch",
-           str(cfg.batch_size), "--lengths", f"{lo}-{hi}", "--lr", str(cfg.lr),
-           "--cache", str(Path(tempfile.gettempdir()) / "chomsky_peer_cache")]
+           str(cfg.batch_size), "--lengths", f"{lo}-{hi}", "--lr", str(cfg.lr)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"chomsky_peer.py failed: {done.stderr.strip().splitlines()[-1:]}")
@@ -187,8 +185,9 @@ def _check(args) -> list[int]:
     return runs
 
 
-def print_peer(models: list[str], checkout: str, args, runs: list[int]) -> None:
-    """Their steps/s of one run against ours, one at a time and R at once (the largest R)."""
+def print_peer(models: list[str], checkout: str, args, runs: list[int], rates: dict) -> None:
+    """Their steps/s of one run against ours, one at a time and R at once (the largest R); ours
+    from ``rates`` (the table above) where the config is the same."""
     R = max(runs)
     print(f"JAX peer (their code, one XLA thread), R = {R} at once for ours:")
     print(f"{'model':<12} {'theirs steps/s':>15} {'ours loop':>10} {'ours/theirs':>12} {'ours many':>10} "
@@ -196,8 +195,11 @@ def print_peer(models: list[str], checkout: str, args, runs: list[int]) -> None:
     for model in models:
         cfg = peer_config(model, args.size, args.steps, args.device)
         theirs = peer_rate(checkout, args.jax_python, cfg)
-        loop = rate_loop([replace(cfg, seed=100 + s) for s in range(args.baseline_runs)], args.device)
-        many = rate_many([replace(cfg, seed=s) for s in range(R)], args.device)
+        if cfg == sized(model, args.size, args.steps, args.device):
+            loop, many = rates[model][R]
+        else:
+            loop = rate_loop([replace(cfg, seed=100 + s) for s in range(args.baseline_runs)], args.device)
+            many = rate_many([replace(cfg, seed=s) for s in range(R)], args.device)
         rate = theirs["steps_per_s"]
         print(f"{model:<12} {rate:>15.1f} {loop:>10.1f} {loop / rate:>12.2f} {many:>10.1f} {many / rate:>12.2f} "
               f"{theirs['params']:>9}/{step_flops(cfg)[1]:<9} {theirs['compile_s']:>10.1f}", flush=True)
@@ -241,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.flops:
         print_flops(models, args, rates)
     if checkout is not None:
-        print_peer(models, checkout, args, runs)
+        print_peer(models, checkout, args, runs, rates)
 
 
 if __name__ == "__main__":
