@@ -2,7 +2,7 @@
 train_run, same runs, same process, per model kind.
 
     OMP_NUM_THREADS=1 python bench/many_bench.py [--runs 1,8,32] [--steps 20] [--size quick|full]
-        [--models transformer,lstm,...] [--device cpu] [--baseline-runs 2] [--flops]
+        [--models transformer,lstm,...] [--device cpu] [--baseline-runs 2] [--flops] [--phases]
         [--chomsky CHECKOUT --jax-python PATH/TO/JAX/python]
 
 Rates are runs × steps per second of training (the evaluation after training is not timed):
@@ -20,7 +20,8 @@ loop and R at once reach, against a 1024² matmul on the same thread. ``--chomsk
 same models, batch and lengths trained by Delétang et al.'s JAX code (bench/chomsky_peer.py, run
 under ``--jax-python``, one XLA thread), steps/s of one run against ours one at a time and R at
 once (rnn / lstm with one layer there: their models have one core). Without a checkout that
-column is skipped.
+column is skipped. ``--phases``: where one run's step goes (:func:`step_phases`), at the peer's
+config.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ import torch
 
 from expressivity.train import RunConfig, preset, recognizers, train_run
 from expressivity.train.config import MODELS
+from expressivity.train.devices import to_device
+from expressivity.train.loop import soft_cross_entropy
 from expressivity.train.many import train_many
 
 
@@ -162,6 +165,32 @@ def matmul_peak(n: int = 1024, reps: int = 5) -> float:
     return 2 * n ** 3 / max(best, 1e-9)
 
 
+def step_phases(cfg: RunConfig, steps: int = 60, warm: int = 10) -> dict[str, float]:
+    """Milliseconds per step of one run (train_run's step, phase by phase, CPU time, the mean
+    over ``steps − warm`` steps): sampling the batch, forward and loss, backward, clip and Adam."""
+    task, clock = cfg.make_task(), time.process_time
+    model = recognizers.build(cfg, task)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    rng = np.random.default_rng(cfg.seed)
+    lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
+    total = np.zeros(4)
+    for step in range(steps):
+        t0 = clock()
+        batch = to_device(task.sample_batch(rng, cfg.batch_size, int(rng.choice(lengths))), torch.device("cpu"))
+        t1 = clock()
+        loss = soft_cross_entropy(model(batch["input"]).float(), batch["output"], batch["mask"]).sum() / batch["mask"].sum()
+        loss.item()
+        t2 = clock()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        t3 = clock()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+        opt.step()
+        if step >= warm:
+            total += [t1 - t0, t2 - t1, t3 - t2, clock() - t3]
+    return dict(zip(("data", "forward", "backward", "clip+adam"), (total * 1e3 / (steps - warm)).tolist()))
+
+
 def _options() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", default="1,8,32", help="R values, comma-separated")
@@ -173,6 +202,7 @@ def _options() -> argparse.ArgumentParser:
     ap.add_argument("--chomsky", help="a neural_networks_chomsky_hierarchy checkout: time their JAX step too")
     ap.add_argument("--jax-python", default=sys.executable, help="the python (with jax) that runs their code")
     ap.add_argument("--flops", action="store_true", help="FLOPs per step and FLOP/s reached, against a matmul's")
+    ap.add_argument("--phases", action="store_true", help="one run's step in ms, phase by phase (the loop's config)")
     return ap
 
 
@@ -242,6 +272,11 @@ def main(argv: list[str] | None = None) -> None:
             print(f"{model:<12} {R:>3} {loop:>17.1f} {many:>17.1f} {many / loop:>6.2f}", flush=True)
     if args.flops:
         print_flops(models, args, rates)
+    if args.phases:
+        for model in models:
+            ms = step_phases(peer_config(model, args.size, args.steps, args.device))
+            print(f"{model:<12} ms per step: " + ", ".join(f"{k} {v:.2f}" for k, v in ms.items())
+                  + f", total {sum(ms.values()):.2f}", flush=True)
     if checkout is not None:
         print_peer(models, checkout, args, runs, rates)
 

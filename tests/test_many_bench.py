@@ -70,6 +70,12 @@ def test_transformer_flops_count_attention_per_length_squared():
     assert many_bench.step_flops(wider)[0] == 2 * many_bench.step_flops(cfg)[0]
 
 
+def test_step_phases_time_every_phase_of_a_step():
+    ms = many_bench.step_phases(many_bench.peer_config("rnn", "small", 3, "cpu"), steps=4, warm=1)
+    assert list(ms) == ["data", "forward", "backward", "clip+adam"]
+    assert all(isinstance(v, float) and v > 0 for v in ms.values())
+
+
 def test_peer_refuses_what_is_not_its_checkout(tmp_path):
     with pytest.raises(ValueError, match="experiments/training.py"):
         chomsky_peer.import_peer(str(tmp_path))
