@@ -105,11 +105,15 @@ def parse_runs(text: str) -> list[int]:
 
 def peer_checkout(chomsky: str | None, jax_python: str) -> str | None:
     """The peer checkout to time against, or None (the column is skipped) when none is given or
-    ``chomsky`` is not a directory; a ``jax_python`` that is not a file is an error."""
+    ``chomsky`` is not a directory; a directory that is not their checkout, or a ``jax_python``
+    that is not a file, is an error."""
     if not chomsky or not Path(chomsky).is_dir():
         print(f"many_bench: no neural_networks_chomsky_hierarchy checkout at {chomsky!r} "
               "(--chomsky PATH); the JAX column is skipped", file=sys.stderr)
         return None
+    if not (Path(chomsky) / "experiments" / "training.py").is_file():
+        raise ValueError(f"--chomsky {chomsky!r} is not a neural_networks_chomsky_hierarchy checkout "
+                         "(no experiments/training.py)")
     if not Path(jax_python).is_file():
         raise ValueError(f"--jax-python must be a python with jax, dm-haiku and optax, got {jax_python!r} (no such file)")
     return chomsky

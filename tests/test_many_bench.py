@@ -22,6 +22,10 @@ def test_no_checkout_skips_the_jax_column(where, tmp_path, capsys):
 
 
 def test_a_checkout_needs_a_jax_python(tmp_path):
+    with pytest.raises(ValueError, match="--chomsky .* not a neural_networks_chomsky_hierarchy checkout"):
+        many_bench.peer_checkout(str(tmp_path), str(tmp_path / "python"))
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments" / "training.py").write_text("")
     with pytest.raises(ValueError, match="--jax-python"):
         many_bench.peer_checkout(str(tmp_path), str(tmp_path / "python"))
     python = tmp_path / "python"
@@ -33,7 +37,7 @@ def test_a_checkout_needs_a_jax_python(tmp_path):
     (["--runs", "0,8"], "--runs"), (["--runs", "1,x"], "--runs"), (["--runs", ""], "--runs"),
     (["--models", "transformer,gru"], "--models"), (["--steps", "2"], "--steps"),
     (["--baseline-runs", "0"], "--baseline-runs"),
-    (["--chomsky", "."], "--jax-python"),
+    (["--chomsky", "."], "--chomsky"),
 ])
 def test_bad_arguments_are_refused_before_any_training(argv, flag, capsys):
     extra = ["--jax-python", "/no/such/python"] if "--chomsky" in argv else []
@@ -95,3 +99,11 @@ def test_peer_model_sizes_follow_ours():
         embedding_dim=32, num_layers=3, num_heads=4, widening_factor=4, dropout_prob=0.0)
     assert chomsky_peer.model_kwargs("stack_lstm", Args)["hidden_size"] == 32
     assert chomsky_peer.model_kwargs("tape_rnn", Args)["memory_size"] == 40
+
+
+def test_main_refuses_a_missing_jax_python(tmp_path, capsys):
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments" / "training.py").write_text("")
+    with pytest.raises(SystemExit):
+        many_bench.main(["--chomsky", str(tmp_path), "--jax-python", str(tmp_path / "none")])
+    assert "--jax-python" in capsys.readouterr().err.strip().splitlines()[-1]
