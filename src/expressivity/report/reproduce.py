@@ -28,11 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ..runs.driver import BACKENDS, Outcome, Unit, check_address, report_progress, run_units
-from ..runs.store import DEFAULT_DB
+from ..runs.store import DEFAULT_DB, Store
 from . import html
 from .claims import SIZES, Claim, ClaimSpec, Context, incomplete, measure_and_judge
 from .registry import by_id, select
-from .store import Store
 
 # Local units start as fresh processes (spawn): forking this process, which may run threads,
 # can deadlock a child, and children forked from a server that preloaded the areas measured
@@ -40,6 +39,22 @@ from .store import Store
 _START = "spawn"
 
 log = logging.getLogger(__name__)  # one INFO line per finished unit and per judged claim
+
+STORED = ("holds", "violated")  # the judged claims a store keeps; not applicable and incomplete are measured again
+
+
+def stored_claim(store: Store, spec: ClaimSpec, size: str) -> tuple[Claim, bytes | None] | None:
+    """The claim ``spec`` judged at budget ``size`` by this code version, and its figure; None if not stored."""
+    hit = store.get_claim(spec.id, size)
+    return None if hit is None else (Claim.from_json(hit[0]), hit[1])
+
+
+def store_claim(store: Store, spec: ClaimSpec, claim: Claim, figure: bytes | None) -> bool:
+    """Store a judged claim; False (nothing stored) unless it holds or is violated."""
+    if claim.status not in STORED:
+        return False
+    store.put_claim(spec.id, claim.size, claim.status, claim.to_json(), figure)
+    return True
 
 
 @dataclass(frozen=True)
@@ -212,7 +227,7 @@ class _Plan:
         self.results[spec.id] = (claim, fig)
         self.computed.append(spec.id)
         if self.store is not None:
-            self.store.put(spec, claim, fig)
+            store_claim(self.store, spec, claim, fig)
         self.event("done", spec, 1.0, claim)
 
 
@@ -373,7 +388,7 @@ def reproduce(
     reused: list[str] = []
     try:
         for spec in chosen:
-            hit = store.get(spec, size) if (store is not None and reuse) else None
+            hit = stored_claim(store, spec, size) if (store is not None and reuse) else None
             if hit is not None:
                 claim, fig = hit
                 plan.results[spec.id] = (replace(claim, reused=True, how_to_read=spec.how_to_read), fig)
