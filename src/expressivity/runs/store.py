@@ -336,8 +336,9 @@ class Store:
     # ----------------------------------------------------------------- training runs
     def record_result(self, result: FinishedRun) -> bool:
         """Write a finished (or diverged) run — its ``run_row()`` and ``metric_rows()`` — in one
-        transaction; False (nothing written) if the run is already recorded as done or diverged.
-        NaN numbers are stored as NULL; a row's further numbers go to ``extra_metrics``."""
+        transaction; False (nothing written) if this code version already recorded it as done or
+        diverged (one from before versioning is replaced). NaN numbers are stored as NULL; a
+        row's further numbers go to ``extra_metrics``."""
         self._writable()
         if not isinstance(result, FinishedRun):
             raise ValueError(f"result must be a finished run (a RunResult of train_run), got {type(result).__name__}")
@@ -348,8 +349,9 @@ class Store:
         extra = [(m["run_id"], m["length"], k, real(v)) for m in rows for k, v in m.items()
                  if k not in _RESULT_COLS and isinstance(v, (int, float)) and not isinstance(v, bool)]
         with self.tx():
-            row = self.conn.execute("SELECT status FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
-            if row is not None and row[0] in ("done", "diverged"):
+            row = self.conn.execute("SELECT status, code_version FROM runs WHERE run_id = ?",
+                                    (run["run_id"],)).fetchone()
+            if row is not None and row[0] in ("done", "diverged") and row[1] == self.version:
                 return False
             for table in ("results", "extra_metrics", "runs"):
                 self.conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run["run_id"],))
@@ -396,8 +398,8 @@ class Store:
                 "SELECT length, name, value FROM extra_metrics WHERE run_id = ?", (run_id,)):
             extra.setdefault(length, {})[name] = value
         metric = ("length", "n_strings", *_REAL_RESULT_COLS)
-        run["metrics"] = [{k: (math.nan if v is None and k in _REAL_RESULT_COLS else v) for k, v in r.items()
-                           if k in metric} | extra.get(r["length"], {}) for r in rows]
+        run["metrics"] = [{k: (math.nan if v is None and k != "n_strings" else v)
+                           for k, v in ({k: r[k] for k in metric} | extra.get(r["length"], {})).items()} for r in rows]
         return run
 
     def runs(self) -> list[dict]:
