@@ -14,8 +14,13 @@ Tables (schema 3):
   (e.g. the closing-bracket counts of Dyck next-symbol runs, ``close_count_1_20``), created on
   open when missing, read back into the rows by :meth:`Store.rows`;
 * ``units`` — one row per finished work unit of a report claim (key, grp = claim id, budget,
-  status done | error | timed_out, value JSON, error, seconds, code_version, finished);
+  status done | error | timed_out, value JSON, error, seconds, code_version, finished); a
+  training unit's value names its run (``run_id``) instead of repeating its metrics;
 * ``claims`` — one judged claim per (claim id, budget): status, the claim as JSON, figure PNG.
+
+Runs come in by protocol — :class:`FinishedRun` (``run_row()``, ``metric_rows()``: train's
+RunResult) and :class:`RunIdentity` (``run_id``, ``label()``, ``to_json()``: RunConfig) — so
+the store knows no training type; :meth:`Store.run_record` reads one run back.
 
 Rules: every write is one transaction (``BEGIN IMMEDIATE`` … ``COMMIT``), so a killed
 process never leaves half a run; NaN is stored as NULL; only the driver process writes (Ray
