@@ -32,6 +32,7 @@ from ..transformer import (
     read_metadata,
     save_transformer,
 )
+from ..transformer.config import ATTENTIONS
 from ..transformer.hub import state, transformer_from_config, transformer_records
 
 SOURCE_NET = "source_net"  # the metadata key and tensor prefix of a compiled model's source network
@@ -229,7 +230,7 @@ def check_record(rec, path, model) -> dict:
         hi = as_real_array(rec["hi"], f"{where} hi", shape=(d,))
         if np.any(lo >= hi):
             raise ValueError(f"{where}: the domain is empty (need lo < hi)")
-        attention = check_choice(rec["attention"], f"{where} attention", ("hardmax", "softmax"))
+        attention = check_choice(rec["attention"], f"{where} attention", ATTENTIONS)
         if attention != cfg.attention:
             raise ValueError(f"{where} says attention {attention} but the transformer uses {cfg.attention}")
         lam = rec["lam"]

@@ -44,6 +44,7 @@ from ..cpwl import MaxoutNetwork, box, from_relu_mlp
 from ..cpwl.maxout import affine_bounds
 from ..memory import check_memory
 from ..transformer import ChannelMap, Weights
+from ..transformer.config import ATTENTIONS
 from .compiled import CompiledModel
 
 _M_SAFETY_REL = 1e-6  # slack on every interval bound: relative to the bound …
@@ -154,7 +155,7 @@ def compile_maxout(
     """
     if not isinstance(net, MaxoutNetwork):
         raise ValueError(f"net: compile_maxout expects a MaxoutNetwork, got {type(net).__name__}")
-    if attention not in ("hardmax", "softmax"):
+    if attention not in ATTENTIONS:
         raise ValueError(f"attention must be 'hardmax' or 'softmax', got {attention!r}")
     if attention == "softmax":
         if (lam is None or isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real)

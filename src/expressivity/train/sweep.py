@@ -58,12 +58,12 @@ from ..memory import fmt_bytes
 from ..rules import check_bool, check_choice, check_float, check_int
 from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
 from ..runs.sinks import check_sinks, close_sinks, open_sinks
+from ..runs.store import Store
 from .budget import estimate_seconds
 from .config import RunConfig
 from .loop import train_run
 from .many import RunFailure, group_unit
 from .protocols import preset as make_preset
-from ..runs.store import Store
 
 _TOP_KEYS = {"preset", "base", "grid", "runs"}
 MAX_RUNS = 20_000  # runs of one sweep file: sized before anything is expanded (each run is minutes or more)
