@@ -45,6 +45,21 @@ def test_run_record_gives_back_the_metrics_written(tmp_path):
         assert other.run_record(cfg.run_id) is None  # another code version's run is not read as ours
 
 
+def test_a_run_from_before_versioning_is_not_read_and_is_replaced_by_a_new_measurement(tmp_path):
+    db, cfg = tmp_path / "r.sqlite", RunConfig(**TINY)
+    with Store(db) as st:
+        assert st.record_result(_result(cfg, (0.75, 0.5)))
+    con = sqlite3.connect(db)
+    con.execute("UPDATE runs SET code_version = NULL")  # as a migrated older store holds it
+    con.commit()
+    con.close()
+    with Store(db) as st:
+        assert st.run_record(cfg.run_id) is None  # unversioned: never reused as a result
+        assert st.record_result(_result(cfg, (1.0, 0.25))) and not st.record_result(_result(cfg, (0.0, 0.0)))
+        assert [m["accuracy"] for m in st.run_record(cfg.run_id)["metrics"]] == [1.0, 0.25]
+        assert len(st.rows()) == 2  # the old rows were replaced, not kept beside the new ones
+
+
 def test_the_store_takes_runs_by_protocol_and_refuses_other_objects(tmp_path):
     assert ResultStore is Store  # the training name of the one store
     with Store(tmp_path / "r.sqlite") as st:
