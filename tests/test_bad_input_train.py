@@ -16,7 +16,7 @@ from safetensors.torch import save_file
 
 from expressivity import train as T
 from expressivity.report import reproduce
-from expressivity.report.store import Store
+from expressivity.runs import Store
 
 TINY = ["--layers", "1", "--heads", "1", "--d-model", "8", "--train-lengths", "2-6", "--test-lengths", "8",
         "--steps", "3", "--batch-size", "4", "--eval-batch", "4"]

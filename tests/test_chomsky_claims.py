@@ -154,11 +154,13 @@ def test_reproduce_runs_the_claims_as_units_into_the_results_store(tmp_path):
     with Store(db, read_only=True) as st:
         units = st.units(group="chomsky.dcf")
         runs = {r["run_id"]: r for r in st.runs()}
+        metrics = {u["value"]["run_id"]: st.run_record(u["value"]["run_id"])["metrics"] for u in units.values()}
     assert sorted(k.rsplit("|", 1)[-1] for k in units) == ["stack_rnn/s0", "transformer/s0"]
     assert {u["status"] for u in units.values()} == {"done"} and len(runs) == 2
-    for model, r in claim.numbers["runs"].items():  # the claim is judged from the stored units' metrics
+    for model, r in claim.numbers["runs"].items():  # the claim is judged from the stored runs' metrics
         (unit,) = [u for k, u in units.items() if k.endswith(f"{model}/s0")]
-        acc = {m["length"]: m["accuracy"] for m in unit["value"]["metrics"]}
+        assert "metrics" not in unit["value"]  # the unit keeps the run id, not a second copy
+        acc = {m["length"]: m["accuracy"] for m in metrics[unit["value"]["run_id"]]}
         assert r["runs"][0]["score"] == pytest.approx(100 * sum(acc.values()) / len(acc))
         fitted = [m["accuracy"] for m in unit["value"]["train_range"]]  # and its fit from their train-range rows
         assert [m["length"] for m in unit["value"]["train_range"]] == list(range(1, 7))

@@ -189,7 +189,7 @@ def test_interrupted_run_resumes_from_the_store(tmp_path, unit_server):
         reproduce(tmp_path / "o", size="test", db=db, specs=[OK, WRONG, BOOM], workers=1,
                   on_event=_interrupt_after(2))
     with Store(db) as st:  # the two claims finished before the interruption are committed
-        assert st.count("test") == 2
+        assert st.count_claims("test") == 2
     res = reproduce(tmp_path / "o", size="test", db=db, specs=[OK, WRONG, BOOM])
     assert set(res.reused) == {"fake.ok", "fake.wrong-bound"}
     assert res.computed == ("fake.boom",)  # not-applicable results are retried, never stored
@@ -325,7 +325,7 @@ def test_timeout_stops_a_slow_claim_and_the_report_goes_on(tmp_path, unit_server
     assert "timed out after 10 s" in got["fake.slow"].reason and got["fake.slow"].seconds >= 10
     assert any(e.kind == "progress" and e.spec.id == "fake.slow" and e.fraction == 0.25 for e in events)
     with Store(db) as st:  # the stopped claim is not stored: a later run measures it again
-        assert st.count("test") == 1
+        assert st.count_claims("test") == 1
         (unit,) = [u for u in st.units().values() if u["grp"] == "fake.slow"]
         assert unit["status"] == "timed_out"
     page = parse_report(res.index)
@@ -373,7 +373,7 @@ def test_a_split_claim_is_incomplete_until_every_unit_finished_and_resumes_by_un
         units = st.units(group="fake.units")
         assert sorted((k.rsplit("|", 1)[-1], u["status"]) for k, u in units.items()) == \
             [("u0", "done"), ("u1", "done"), ("u2", "timed_out")]
-        assert st.count("test") == 0  # incomplete: not stored as a claim
+        assert st.count_claims("test") == 0  # incomplete: not stored as a claim
     before = {k: u["finished"] for k, u in units.items()}
     events = []
     fast = spec("fake.units", _judge_units, units=_units_of(0.0))

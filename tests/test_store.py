@@ -8,7 +8,6 @@ import sqlite3
 
 import pytest
 
-from expressivity.report import Store as ReportStore
 from expressivity.runs import Store, VersionMismatch, code_version
 from expressivity.train import ResultStore, RunConfig, RunResult, run_sweep
 
@@ -66,8 +65,8 @@ def test_an_old_report_store_is_migrated_and_its_claims_are_not_reused(tmp_path)
     """)
     con.commit()
     con.close()
-    with ReportStore(db) as st:
-        assert st.count("quick") == 1  # the newest row per (claim, budget) is kept
+    with Store(db) as st:
+        assert st.count_claims("quick") == 1  # the newest row per (claim, budget) is kept
         assert st.get_claim("a.b", "quick") is None  # no code version: measured again, never reused
         st.put_claim("a.b", "quick", "holds", {"new": 1}, None)
         assert st.get_claim("a.b", "quick") == ({"new": 1}, None)
@@ -98,7 +97,7 @@ def test_units_claims_and_runs_share_one_file(tmp_path):
     db = tmp_path / "one.sqlite"
     res = RunResult(RunConfig(**TINY), ({"length": 5, "accuracy": 0.75, "ce_bits": float("nan"), "optimal_bits": 0.0,
                                         "excess_bits": 0.1, "n_strings": 4},), 0.2, 1.0, 10)
-    with ReportStore(db) as st:
+    with Store(db) as st:
         assert st.record_result(res) and not st.record_result(res)  # a finished run is written once
         st.put_unit("train.x|test|lstm/s0", "train.x", "test", "done", {"metrics": [1, 2]}, seconds=3.5)
         st.put_unit("train.x|test|lstm/s1", "train.x", "test", "timed_out", None, "timed out after 1 s", 1.0)

@@ -11,9 +11,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from expressivity.train import MODELS, RunConfig, train_run
+from expressivity.train import MODELS, ResultStore, RunConfig, train_run
 from expressivity.train.many import group_configs, group_key, length_buckets, train_many
-from expressivity.train.store import ResultStore
 from expressivity.train.sweep import plan_groups, run_sweep
 
 TOL = 2e-5  # float32 round-off over a few steps (batched kernels sum in another order)

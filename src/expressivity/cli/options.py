@@ -17,14 +17,15 @@ from typing import Annotated, Literal, get_args, get_origin
 
 import typer
 
+from ..transformer.config import Attention as AttentionName  # noqa: F401 — one definition each
+from ..transformer.config import LayerNormPlacement as LayerNormName  # noqa: F401
+from ..transformer.positions import Positional as PositionalName  # noqa: F401
+
 # ---------------------------------------------------------------------------------- choices
 BackendName = Literal["local", "ray"]
 SizeName = Literal["test", "quick", "standard", "full"]
-AttentionName = Literal["hardmax", "softmax"]
-LayerNormName = Literal["none", "pre", "post"]
 ModelName = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]
 KindName = Literal["recognition", "next_symbol", "classification", "transduction"]
-PositionalName = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
 PresetName = Literal["deletang", "bhattamishra", "yao", "flare", "quick"]
 ColorBy = Literal["linear", "activation"]
 

@@ -32,7 +32,9 @@ from ..transformer import (
     read_metadata,
     save_transformer,
 )
+from ..transformer.config import ATTENTIONS
 from ..transformer.hub import state, transformer_from_config, transformer_records
+from .bounds import DOMAIN_SLACK, STATED_BOUND_RTOL
 
 SOURCE_NET = "source_net"  # the metadata key and tensor prefix of a compiled model's source network
 _CACHE_BYTES = 8 << 18  # one evaluate chunk's float64 activations, about 2^18 numbers: they stay in cache
@@ -109,7 +111,7 @@ class CompiledModel(PretrainedMixin):
             from .maxout_to_transformer import softmax_bounds
 
             _, stated = softmax_bounds(self.net, self.lo, self.hi, self.lam)
-            if self.output_error < stated * (1 - 1e-9):
+            if self.output_error < stated * (1 - STATED_BOUND_RTOL):
                 raise ValueError(f"{where}: the compile record states output_error {self.output_error:.3g}, below the "
                                  f"bound {stated:.3g} that compiling its source network with λ = {self.lam:g} gives; "
                                  "the record was changed after compiling")
@@ -150,7 +152,7 @@ class CompiledModel(PretrainedMixin):
 
     def _check(self, x) -> np.ndarray:
         x = as_points(x, self.in_dim)
-        slack = 1e-9 * (1 + np.maximum(np.abs(self.lo), np.abs(self.hi)))
+        slack = DOMAIN_SLACK * (1 + np.maximum(np.abs(self.lo), np.abs(self.hi)))
         if np.any(x < self.lo - slack) or np.any(x > self.hi + slack):
             raise ValueError(
                 "x: input lies outside the compiled domain "
@@ -229,7 +231,7 @@ def check_record(rec, path, model) -> dict:
         hi = as_real_array(rec["hi"], f"{where} hi", shape=(d,))
         if np.any(lo >= hi):
             raise ValueError(f"{where}: the domain is empty (need lo < hi)")
-        attention = check_choice(rec["attention"], f"{where} attention", ("hardmax", "softmax"))
+        attention = check_choice(rec["attention"], f"{where} attention", ATTENTIONS)
         if attention != cfg.attention:
             raise ValueError(f"{where} says attention {attention} but the transformer uses {cfg.attention}")
         lam = rec["lam"]

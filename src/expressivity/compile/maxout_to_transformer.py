@@ -44,10 +44,10 @@ from ..cpwl import MaxoutNetwork, box, from_relu_mlp
 from ..cpwl.maxout import affine_bounds
 from ..memory import check_memory
 from ..transformer import ChannelMap, Weights
+from ..transformer.config import ATTENTIONS
+from .bounds import M_SAFETY_LAYER, M_SAFETY_REL
 from .compiled import CompiledModel
 
-_M_SAFETY_REL = 1e-6  # slack on every interval bound: relative to the bound …
-_M_SAFETY_LAYER = 1e-9  # … and to the layer's largest bound (a piece whose bounds are ≈ 0)
 _ONE_SIDED_MAX = 1e4  # pieces with max(|L|, |U|) above this use the precise two-sided gadget
 
 
@@ -95,7 +95,7 @@ def _plan(net: MaxoutNetwork, lo: np.ndarray, hi: np.ndarray, delta: float,
         m_l, p_l, _ = Wl.shape
         pre_lo, pre_hi = affine_bounds(Wl, bl, in_lo, in_hi)  # L ≤ u = w·h + b ≤ U
         size = np.maximum(np.abs(pre_lo), np.abs(pre_hi))
-        slack = _M_SAFETY_REL * size + _M_SAFETY_LAYER * float(size.max(initial=0.0))
+        slack = M_SAFETY_REL * size + M_SAFETY_LAYER * float(size.max(initial=0.0))
         L, U = pre_lo - slack, pre_hi + slack
         two = np.maximum(np.abs(L), np.abs(U)) > _ONE_SIDED_MAX
         width = np.where(two, 2, 1).ravel()
@@ -154,7 +154,7 @@ def compile_maxout(
     """
     if not isinstance(net, MaxoutNetwork):
         raise ValueError(f"net: compile_maxout expects a MaxoutNetwork, got {type(net).__name__}")
-    if attention not in ("hardmax", "softmax"):
+    if attention not in ATTENTIONS:
         raise ValueError(f"attention must be 'hardmax' or 'softmax', got {attention!r}")
     if attention == "softmax":
         if (lam is None or isinstance(lam, (bool, np.bool_)) or not isinstance(lam, numbers.Real)

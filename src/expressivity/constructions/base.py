@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -26,8 +26,9 @@ from ..memory import check_memory, chunk_rows
 from ..pretrained import WEIGHTS_NAME, PretrainedMixin, jsonable, record
 from ..rules import as_real_array, parse_lengths
 from ..transformer import Transformer
+from ..transformer.config import Attention
 
-AttentionKind = Literal["hardmax", "softmax"]
+AttentionKind = Attention  # the transformer's one attention type
 
 # bytes of the (B, H, T, T) float64 score tensor per forward chunk (2e6 entries; guard for n = 1000)
 _CHUNK_BYTES = 8 * 2_000_000

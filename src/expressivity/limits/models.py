@@ -17,6 +17,7 @@ from .. import constructions
 from ..memory import check_memory
 from ..rules import check_choice, check_float, check_int
 from ..transformer import Transformer, TransformerConfig, load_transformer, safetensors_metadata
+from ..transformer.config import ATTENTIONS, LAYER_NORMS
 
 
 def random_transformer(seed: int = 0, attention: str = "softmax", layer_norm: str = "none", eps: float = 1e-5,
@@ -26,8 +27,8 @@ def random_transformer(seed: int = 0, attention: str = "softmax", layer_norm: st
     """The ``random`` model, the one random-model factory of the limits analyses, their claims and
     benchmarks: d_model 16, ``n_layers`` blocks of 2 heads (d_head 8), d_mlp 32, one output;
     seeded weights, ``n_ctx`` positions, ``vocab`` token ids; λ (softmax only) defaults to 0.1."""
-    check_choice(attention, "--attention", ("softmax", "hardmax"))
-    check_choice(layer_norm, "--layer-norm", ("none", "pre", "post"))
+    check_choice(attention, "--attention", ATTENTIONS)
+    check_choice(layer_norm, "--layer-norm", LAYER_NORMS)
     check_float(eps, "--eps", min=0.0)
     if lam is not None:
         check_float(lam, "--lam", min=0.0, min_open=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .ir import _arr
+from .tolerances import AREA_RTOL, COLLINEAR_RTOL, DEGENERATE_RTOL, SCALE_FLOOR
 
 
 def check_array(a, what: str, ndim: int) -> np.ndarray:
@@ -57,7 +58,7 @@ class Segment:
         object.__setattr__(self, "b", check_vector(self.b, "Segment.b"))
         if self.a.shape != self.b.shape:
             raise ValueError(f"Segment.a and Segment.b differ in dimension: {self.a.size} vs {self.b.size}")
-        if np.allclose(self.a, self.b, rtol=0, atol=1e-12 * (1 + np.abs(self.a).max())):
+        if np.allclose(self.a, self.b, rtol=0, atol=DEGENERATE_RTOL * (1 + np.abs(self.a).max())):
             raise ValueError("Segment is degenerate: a == b")
 
     def corners(self, in_dim: int) -> np.ndarray:
@@ -93,7 +94,7 @@ class Plane:
             raise ValueError("Plane.origin, u and v must have the same dimension")
         G = np.stack([self.u, self.v])
         s = np.linalg.svd(G, compute_uv=False)
-        if s[-1] <= 1e-12 * max(s[0], 1e-300):
+        if s[-1] <= DEGENERATE_RTOL * max(s[0], SCALE_FLOOR):
             raise ValueError("Plane is degenerate: u and v are collinear (or zero)")
         object.__setattr__(self, "bounds", check_polygon(self.bounds))
         if self.input_shape is not None:
@@ -148,13 +149,13 @@ class Plane:
         p1, p2, p3 = (a.reshape(-1) for a in arrs)
         u, w = p2 - p1, p3 - p1
         uu = float(u @ u)
-        scale = max(np.abs(arrs[0]).max(), np.abs(arrs[1]).max(), np.abs(arrs[2]).max(), 1e-300)
-        if np.sqrt(uu) <= 1e-12 * scale:
+        scale = max(np.abs(arrs[0]).max(), np.abs(arrs[1]).max(), np.abs(arrs[2]).max(), SCALE_FLOOR)
+        if np.sqrt(uu) <= DEGENERATE_RTOL * scale:
             raise ValueError("Plane.through: x1 and x2 coincide; give three points that span a plane")
         alpha3 = float(w @ u) / uu
         w_perp = w - alpha3 * u
         norm = float(np.linalg.norm(w_perp))
-        if norm <= 1e-9 * max(np.sqrt(uu), float(np.linalg.norm(w))):
+        if norm <= COLLINEAR_RTOL * max(np.sqrt(uu), float(np.linalg.norm(w))):
             raise ValueError("Plane.through: the three inputs are collinear (or two coincide); they span no plane")
         beta3 = norm / np.sqrt(uu)
         v = w_perp / beta3
@@ -205,7 +206,7 @@ def check_polygon(bounds) -> np.ndarray:
     area = 0.5 * np.sum(arr[:, 0] * np.roll(arr[:, 1], -1) - np.roll(arr[:, 0], -1) * arr[:, 1])
     if area < 0:
         arr, cross = arr[::-1].copy(), -cross
-    if abs(area) <= 1e-14 * (1 + np.abs(arr).max()) ** 2 or np.any(cross < -1e-12 * np.abs(arr).max() ** 2):
+    if abs(area) <= AREA_RTOL * (1 + np.abs(arr).max()) ** 2 or np.any(cross < -DEGENERATE_RTOL * np.abs(arr).max() ** 2):
         raise ValueError("Plane.bounds polygon must be convex with positive area")
     arr.setflags(write=False)
     return arr
@@ -279,7 +280,7 @@ class Slice:
         if B.shape[1] != origin.size:
             raise ValueError(f"Slice.basis must have {origin.size} columns (the input dimension), got {B.shape}")
         s = np.linalg.svd(B, compute_uv=False)
-        if s[-1] <= 1e-12 * max(s[0], 1e-300) or B.shape[0] > B.shape[1]:
+        if s[-1] <= DEGENERATE_RTOL * max(s[0], SCALE_FLOOR) or B.shape[0] > B.shape[1]:
             raise ValueError("Slice.basis is degenerate: its rows must be linearly independent")
         box = Box(self.lo, self.hi).with_dim(B.shape[0]) if np.size(self.lo) == 1 and np.size(self.hi) == 1 \
             else Box(self.lo, self.hi)

@@ -24,6 +24,7 @@ from scipy.sparse.csgraph import connected_components
 from .domains import Plane
 from .ir import outputs_and_patterns
 from .lower import lower
+from .tolerances import EDGE_RADIUS
 
 
 def sampled_regions(model, plane: Plane, resolution: int = 400, **lower_kw) -> dict:
@@ -44,7 +45,7 @@ def sampled_regions(model, plane: Plane, resolution: int = 400, **lower_kw) -> d
     ab = np.stack(np.meshgrid(a, b, indexing="ij"), -1).reshape(-1, 2)
     from matplotlib.path import Path
 
-    inside = Path(poly).contains_points(ab, radius=1e-12)
+    inside = Path(poly).contains_points(ab, radius=EDGE_RADIUS)
     code = np.zeros(len(ab), np.uint64)
     idx = np.nonzero(inside)[0]
     for lo in range(0, len(idx), 65536):

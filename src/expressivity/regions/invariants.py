@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import ir
-from .tolerances import CHECK_RTOL
+from .tolerances import CHECK_GEOM_RTOL, CHECK_PROBE, CHECK_RTOL, SCALE_FLOOR
 
 LATTICE_MAX_CELLS = 300  # d ≥ 4: Euler's relation from the face lattice (Python) up to this size
 
@@ -186,16 +186,16 @@ def check_segment(prog, seg, step: int, t0, t1, new_t, span) -> None:
         fail("pieces tile the segment", cut, f"{len(t0)} pieces from {t0[0]} to {t1[-1]}, not contiguous")
     kind = prog.steps()[step]
     # where f may jump (hardmax), the reference averages the tied values near a switch: read the
-    # ends 1e-4 of the piece inside; a continuous program's ends are exact
+    # ends CHECK_PROBE of the piece inside; a continuous program's ends are exact
     jumps = any(isinstance(s, ir.SelectStep) for s in prog.steps()[:step + 1])
-    mid, d = (t0 + t1) / 2, (1e-4 if jumps else 0.0) * (t1 - t0)
+    mid, d = (t0 + t1) / 2, (CHECK_PROBE if jumps else 0.0) * (t1 - t0)
     pts = seg.points(np.concatenate([t0 + d, t1 - d, mid, new_t]))
     pre = pre_at(prog, step, pts)
     P, N = len(t0), len(new_t)
     L, R, M, B = pre[:P], pre[P:2 * P], pre[2 * P:3 * P], pre[3 * P:]
     if isinstance(kind, ir.ReluStep):
         L, R, M, B = (a.reshape(len(a), int(np.prod(a.shape[1:]))) for a in (L, R, M, B))
-        scale = np.abs(pre).reshape(len(pre), -1).max(axis=0) + 1e-300
+        scale = np.abs(pre).reshape(len(pre), -1).max(axis=0) + SCALE_FLOOR
         tol = CHECK_RTOL * scale
         cross = ((L > tol) & (R < -tol)) | ((L < -tol) & (R > tol))
         if cross.any():
@@ -207,7 +207,7 @@ def check_segment(prog, seg, step: int, t0, t1, new_t, span) -> None:
             fail("vertex on its hyperplanes", cut, f"breakpoint t = {new_t[b]:.9g} is a zero of no channel")
         return
     top = _top_gap(kind, L, M), _top_gap(kind, R, M)
-    scale = np.abs(pre[np.isfinite(pre)]).max(initial=0.0) + 1e-300
+    scale = np.abs(pre[np.isfinite(pre)]).max(initial=0.0) + SCALE_FLOOR
     if max(t.max(initial=0.0) for t in top) > CHECK_RTOL * scale:
         fail("sign vector = interior point", cut, "a piece's decision (read at its midpoint) is not the one "
              "at its ends")
@@ -262,7 +262,7 @@ def _check_polygons(faces, X, polygon, cut) -> None:
     if np.any(area <= 0):
         fail("faces are polygons", cut, f"face {np.nonzero(area <= 0)[0][0]} has no area or runs clockwise")
     d1, d2 = X[b] - X[a], X[c] - X[b]
-    if np.any(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0] < -1e-9 * ext**2):
+    if np.any(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0] < -CHECK_GEOM_RTOL * ext**2):
         fail("faces are convex", cut, f"face {fid[np.argmin(d1[:, 0] * d2[:, 1] - d1[:, 1] * d2[:, 0])]} turns "
              "clockwise at a vertex")
     key = np.minimum(a, b) * (len(X) + 1) + np.maximum(a, b)
@@ -278,7 +278,7 @@ def _check_polygons(faces, X, polygon, cut) -> None:
 
     def on_boundary(pts):
         r = pts[:, None, :] - P[None]
-        return np.abs(e[None, :, 0] * r[..., 1] - e[None, :, 1] * r[..., 0]) / np.linalg.norm(e, axis=1) <= 1e-9 * ext
+        return np.abs(e[None, :, 0] * r[..., 1] - e[None, :, 1] * r[..., 0]) / np.linalg.norm(e, axis=1) <= CHECK_GEOM_RTOL * ext
 
     once = ~twice
     if not (on_boundary(X[a[once]]) & on_boundary(X[b[once]])).any(axis=1).all():
@@ -422,7 +422,7 @@ def _cell_faces(X, Z, vs, ext) -> dict:
         P = X[list(face)]
         D[i, : len(P) - 1] = P[1:] - P[0]
     sv = np.linalg.svd(D, compute_uv=False)  # one batched call for the cell
-    dims = (sv > 1e-9 * ext).sum(axis=1)
+    dims = (sv > CHECK_GEOM_RTOL * ext).sum(axis=1)
     return dict(zip(faces, dims.tolist()))
 
 

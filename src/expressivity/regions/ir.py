@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model_kinds import register
-from .tolerances import QUERY_CONST_RTOL, TIE_RTOL, VALUE_SPREAD_RTOL
+from .tolerances import QUERY_CONST_RTOL, SCALE_FLOOR, TIE_RTOL, VALUE_SPREAD_RTOL
 
 
 def _arr(a, what: str, ndim: int) -> np.ndarray:
@@ -395,7 +395,7 @@ def continuous_select(op: Hardmax, Y3: np.ndarray, where: str) -> np.ndarray:
     switch); else ValueError (the output jumps; ``where`` names the structure that cannot)."""
     a, v = scores(op, Y3)
     sel = tied(a)  # (V, H, T, T)
-    vmax = np.abs(v).max() + 1e-300
+    vmax = np.abs(v).max() + SCALE_FLOOR
     vv = np.where(sel[..., None], v[:, :, None, :, :], np.nan)  # (V, H, Tq, Tk, e)
     spread = np.nanmax(vv, axis=3) - np.nanmin(vv, axis=3)
     if np.nanmax(spread, initial=0.0) > VALUE_SPREAD_RTOL * vmax:

@@ -30,7 +30,7 @@ from . import invariants, ir, kernels
 from .domains import Plane
 from .ir import Program, constant_queries, continuous_select, key_rounds, round_scores
 from .merge import adjacent_faces, components
-from .tolerances import ZERO_RTOL
+from .tolerances import SCALE_FLOOR, ZERO_RTOL
 
 _BLOCK = 64  # channels per block: one bit each in a uint64
 
@@ -375,7 +375,7 @@ def _select_layer(mesh: _Mesh, op, T: int, d_tok: int, si: int) -> None:
     for h, i, keys in key_rounds(op, q0, qscale):
         a = round_scores(op, mesh.field("Y").reshape(mesh.V, T, d_tok), q0[h, i], h, keys)  # (V, j + 1)
         diff = a[:, -1] - a[:, :-1].max(axis=1)
-        V0, eps = mesh.V, ZERO_RTOL * (np.abs(a).max() + 1e-300)
+        V0, eps = mesh.V, ZERO_RTOL * (np.abs(a).max() + SCALE_FLOOR)
         mesh.split(diff, eps, None)
         if mesh.check:
             invariants.check_plane(*mesh.check, mesh, invariants.Cut(si, "select", (h, i, tuple(keys))), None, eps, V0)

@@ -26,7 +26,7 @@ import numpy as np
 from . import invariants, ir
 from .domains import Segment
 from .ir import Program, affine, scores, select_output, tied
-from .tolerances import MERGE_S, ROOT_SIGN_DS, ROOT_TOP_RTOL, ZERO_RTOL
+from .tolerances import MERGE_S, ROOT_SIGN_DS, ROOT_TOP_RTOL, SCALE_FLOOR, ZERO_RTOL
 
 CHUNK = 4096  # pieces processed together before recursing on the remaining steps
 _MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -239,7 +239,7 @@ def _select(op, i, st):
         ja, ka = np.triu_indices(T, 1)
         D0, D1, D2 = (c[..., ja] - c[..., ka] for c in (c0, c1, c2))  # (P, H, T, pairs)
         scale = np.abs(D0).max() + np.abs(D1).max() + np.abs(D2).max()
-        tol = ZERO_RTOL * (scale + 1e-300)
+        tol = ZERO_RTOL * (scale + SCALE_FLOOR)
         roots, valid = _roots01(D0, D1, D2, tol)  # (2, P, H, T, pairs)
         ok = valid & allowed[:, ja][None, None, :, :] & allowed[:, ka][None, None, :, :]
         r, pi, hi, qi, pr = np.nonzero(ok)

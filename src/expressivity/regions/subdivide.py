@@ -39,7 +39,7 @@ from .domains import MAX_SLICE_DIM, Slice
 from .ir import Program, constant_queries, continuous_select, key_rounds, round_scores
 from .plane import _tokenwise, maxout_units, relayout
 from .result import CellPieces, Counted
-from .tolerances import SUBDIVIDE_ZERO_RTOL, reported
+from .tolerances import SCALE_FLOOR, SUBDIVIDE_ZERO_RTOL, reported
 
 ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tolerances
 
@@ -276,7 +276,7 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
         a = round_scores(op, cx.field("Y").reshape(cx.V, T, d_tok), q0[h, i], h, keys)  # (V, j + 1)
         cx.set_fields({"G": (a[:, -1] - a[:, :-1].max(axis=1))[:, None]})
         cx.what = f"hardmax head {h}, query {i}, key {keys[-1]} of step {li}"
-        cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + 1e-300)]),
+        cx.cut("G", 0, 1, np.array([ZERO_RTOL * (np.abs(a).max() + SCALE_FLOOR)]),
                lambda _, h=h, i=i, keys=tuple(keys): invariants.Cut(li, "select", (h, i, keys)))
         cx.set_fields({"G": None})
         if tick is not None:

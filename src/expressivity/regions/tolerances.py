@@ -90,7 +90,39 @@ states accumulate ≈ 1e-13 over many cuts), and a vertex on a cut has |g| ≤ C
 
 COMPILE_DOMAIN_SLACK = 1e-9
 """A counting domain may leave a compiled model's compile domain by COMPILE_DOMAIN_SLACK·(1 +
-|bound|) (same slack as ``CompiledModel.evaluate``)."""
+|bound|): the value of ``compile.bounds.DOMAIN_SLACK`` (``CompiledModel.evaluate``; regions may
+not import compile, a test keeps the two equal)."""
+
+SCALE_FLOOR = 1e-300
+"""Not a tolerance: added to (or the least value of) a scale max|·| so that an all-zero array
+gives a positive scale — a relative tolerance times it is then ≈ 0, never a division by 0."""
+
+DEGENERATE_RTOL = 1e-12
+"""Domains: a segment (‖b − a‖ ≤ DEGENERATE_RTOL·(1 + max|a|)), plane (σ_min of (u, v) ≤
+DEGENERATE_RTOL·σ_max; two of ``Plane.through``'s points ≤ DEGENERATE_RTOL·max|x| apart) or
+slice basis (σ_min ≤ DEGENERATE_RTOL·σ_max) is degenerate; a polygon turning by a cross product
+≥ −DEGENERATE_RTOL·max|vertex|² at every vertex is convex. ≈ 10^4 above float64 rounding."""
+
+COLLINEAR_RTOL = 1e-9
+"""``Plane.through``: the third point is on the line of the first two when its distance from it
+is ≤ COLLINEAR_RTOL·max(‖x2 − x1‖, ‖x3 − x1‖) (the residual of a projection: looser than
+DEGENERATE_RTOL)."""
+
+AREA_RTOL = 1e-14
+"""``Plane.bounds``: a polygon has positive area when |area| > AREA_RTOL·(1 + max|vertex|)²."""
+
+EDGE_RADIUS = 1e-12
+"""Grid estimate (:mod:`.estimate`): a grid point within EDGE_RADIUS of the polygon's boundary
+(in plane coordinates α, β) counts as inside, so the corners of a box-shaped polygon are sampled."""
+
+CHECK_GEOM_RTOL = 1e-9
+"""Mesh invariant checks of a planar mesh of extent ``ext``: a face turning by a cross product
+< −CHECK_GEOM_RTOL·ext² is not convex; a vertex within CHECK_GEOM_RTOL·ext of the domain's
+boundary lies on it; a face's singular values above CHECK_GEOM_RTOL·ext count to its dimension."""
+
+CHECK_PROBE = 1e-4
+"""Mesh invariant checks with hardmax (where f may jump at a switch): the reference reads each
+piece's ends CHECK_PROBE of the piece's length inside it."""
 
 
 def reported(zero_rtol: float) -> dict:

@@ -5,11 +5,13 @@ a claim with ``ClaimSpec.units`` (the training claims: one unit per model × len
 gives its own units; any other claim is one unit that runs its whole measurement. Units run
 in parallel on local processes or Ray tasks (``backend``), each with the per-unit
 ``timeout``. As each unit finishes, the driver process — only it — writes it to the results
-store (``units`` table; a training run also to ``runs``/``results``, where the ``results``
-command reads it). When the last unit of a claim is in, the claim is judged and stored.
+store (``units`` table). A training run is stored once: as a run in ``runs``/``results``
+(where the ``results`` command reads it), its unit keeping only the run id and what those
+tables do not hold (:func:`recorded`); the claim is judged on the run's rows read back
+(:func:`with_run`). When the last unit of a claim is in, the claim is judged and stored.
 
 Resume: a claim stored for this budget and code version is reused; of a split claim only
-the units not yet stored are run. A unit that timed out, failed or never ran makes its claim
+the units not yet stored are run (and a unit whose run is gone from the store). A unit that timed out, failed or never ran makes its claim
 ``incomplete`` (naming the units), never "holds"; incomplete claims are not stored, so the
 next run measures the missing units again.
 """
@@ -28,11 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from ..runs.driver import BACKENDS, Outcome, Unit, check_address, report_progress, run_units
-from ..runs.store import DEFAULT_DB
+from ..runs.store import DEFAULT_DB, Store
 from . import html
 from .claims import SIZES, Claim, ClaimSpec, Context, incomplete, measure_and_judge
 from .registry import by_id, ref, select
-from .store import Store
 
 # Local units start as fresh processes (spawn): forking this process, which may run threads,
 # can deadlock a child, and children forked from a server that preloaded the areas measured
@@ -40,6 +41,22 @@ from .store import Store
 _START = "spawn"
 
 log = logging.getLogger(__name__)  # one INFO line per finished unit and per judged claim
+
+STORED = ("holds", "violated")  # the judged claims a store keeps; not applicable and incomplete are measured again
+
+
+def stored_claim(store: Store, spec: ClaimSpec, size: str) -> tuple[Claim, bytes | None] | None:
+    """The claim ``spec`` judged at budget ``size`` by this code version, and its figure; None if not stored."""
+    hit = store.get_claim(spec.id, size)
+    return None if hit is None else (Claim.from_json(hit[0]), hit[1])
+
+
+def store_claim(store: Store, spec: ClaimSpec, claim: Claim, figure: bytes | None) -> bool:
+    """Store a judged claim; False (nothing stored) unless it holds or is violated."""
+    if claim.status not in STORED:
+        return False
+    store.put_claim(spec.id, claim.size, claim.status, claim.to_json(), figure)
+    return True
 
 
 @dataclass(frozen=True)
@@ -77,19 +94,31 @@ def measure_unit(spec_or_id: ClaimSpec | str, size: str, seed: int) -> tuple[Cla
     return measure_and_judge(spec, Context(size=size, seed=seed, progress=report_progress))
 
 
-def _stored_value(value: Any, store: Store | None) -> Any:
-    """A unit's value as stored: a training RunResult is recorded as a run (``runs`` and
-    ``results`` tables) and kept in the unit as its status and per-length metrics, with its
-    ``extra`` (e.g. the per-length metrics on the training range, ``train_run(fit=True)``, or a
-    claim's own numbers such as Lemma 5 of the trained model)."""
+def recorded(value: Any, store: Store | None) -> Any:
+    """A unit's value as the ``units`` table keeps it. A training run (a RunResult) is recorded
+    as a run (``runs``/``results`` tables) and kept as ``{"run_id", **extra}``: only what those
+    tables do not hold (its ``extra``, e.g. the per-length metrics on the training range,
+    ``train_run(fit=True)``, or a claim's own numbers such as Lemma 5 of the trained model).
+    Without a store the run's status and metrics stay in the value. Other values as they are."""
     from ..train import RunResult
 
-    if isinstance(value, RunResult):
-        if store is not None:
-            store.record_result(value)
-        return {"run_id": value.config.run_id, "status": value.status, "metrics": list(value.metrics),
-                **{k: list(v) if isinstance(v, tuple) else v for k, v in value.extra.items()}}
-    return value
+    if not isinstance(value, RunResult):
+        return value
+    kept = {"run_id": value.config.run_id, **{k: list(v) if isinstance(v, tuple) else v for k, v in value.extra.items()}}
+    if store is None:
+        return kept | {"status": value.status, "metrics": list(value.metrics)}
+    store.record_result(value)
+    return kept
+
+
+def with_run(value: Any, store: Store | None) -> Any:
+    """A kept unit value as its claim reads it: a run id joined with the run's ``status`` and
+    ``metrics`` read back from the store (:meth:`~expressivity.runs.store.Store.run_record`);
+    None if that run is not in the store (the unit is then trained again)."""
+    if store is None or not isinstance(value, dict) or "run_id" not in value:
+        return value
+    run = store.run_record(value["run_id"])
+    return None if run is None else value | {"status": run["status"], "metrics": run["metrics"]}
 
 
 class _Plan:
@@ -133,8 +162,10 @@ class _Plan:
         self.values[spec.id], self.failed[spec.id], self.seconds[spec.id] = {}, [], 0.0
         for u in units:
             full = self.key(spec, u.key)
-            if full in stored:
-                self.values[spec.id][u.key] = stored[full]["value"]
+            kept = stored[full]["value"] if full in stored else None
+            value = with_run(kept, self.store)
+            if full in stored and (value is not None or kept is None):  # else never ran, or its run is gone
+                self.values[spec.id][u.key] = value
                 self.seconds[spec.id] += stored[full]["seconds"] or 0.0
                 continue
             self.owner[full] = (spec, u.key)
@@ -178,8 +209,8 @@ class _Plan:
             self._finish(spec, claim, fig)
             return
         if o.status == "done":
-            value = _stored_value(o.value, self.store)
-            self.values[spec.id][local] = value
+            value = recorded(o.value, self.store)
+            self.values[spec.id][local] = with_run(value, self.store)
         else:
             value = None
             self.failed[spec.id].append(f"{local} {_why(o)}")
@@ -212,7 +243,7 @@ class _Plan:
         self.results[spec.id] = (claim, fig)
         self.computed.append(spec.id)
         if self.store is not None:
-            self.store.put(spec, claim, fig)
+            store_claim(self.store, spec, claim, fig)
         self.event("done", spec, 1.0, claim)
 
 
@@ -376,7 +407,7 @@ def reproduce(
     reused: list[str] = []
     try:
         for spec in chosen:
-            hit = store.get(spec, size) if (store is not None and reuse) else None
+            hit = stored_claim(store, spec, size) if (store is not None and reuse) else None
             if hit is not None:
                 claim, fig = hit
                 plan.results[spec.id] = (replace(claim, reused=True, how_to_read=spec.how_to_read), fig)

@@ -10,7 +10,7 @@ processes, Ray and SQLite, never what a unit computes.
   ``build_info()`` (version, git commit, code version) and ``machine_info()``.
 * :mod:`.store` — :class:`Store`: one SQLite file with tables per kind (training ``runs`` and
   their per-length ``results``, report ``claims``, work ``units``), schema migrations, and the
-  rule that one store holds results of one code version.
+  rule that one store holds results of one code version; ``train.ResultStore`` is this class.
 * :mod:`.driver` — :func:`run_units`: a list of :class:`Unit` → local process pool | Ray tasks,
   per-unit timeout on both, results handed to the driver process as they finish.
 * :mod:`.procs` — children that die with their parent.

@@ -14,8 +14,13 @@ Tables (schema 3):
   (e.g. the closing-bracket counts of Dyck next-symbol runs, ``close_count_1_20``), created on
   open when missing, read back into the rows by :meth:`Store.rows`;
 * ``units`` — one row per finished work unit of a report claim (key, grp = claim id, budget,
-  status done | error | timed_out, value JSON, error, seconds, code_version, finished);
+  status done | error | timed_out, value JSON, error, seconds, code_version, finished); a
+  training unit's value names its run (``run_id``) instead of repeating its metrics;
 * ``claims`` — one judged claim per (claim id, budget): status, the claim as JSON, figure PNG.
+
+Runs come in by protocol — :class:`FinishedRun` (``run_row()``, ``metric_rows()``: train's
+RunResult) and :class:`RunIdentity` (``run_id``, ``label()``, ``to_json()``: RunConfig) — so
+the store knows no training type; :meth:`Store.run_record` reads one run back.
 
 Rules: every write is one transaction (``BEGIN IMMEDIATE`` … ``COMMIT``), so a killed
 process never leaves half a run; NaN is stored as NULL; only the driver process writes (Ray
@@ -41,7 +46,7 @@ import math
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .version import code_version as current_version
 
@@ -92,6 +97,33 @@ _RUN_COLS = ("run_id", "label", "config", "status", "error", "final_loss", "n_pa
              "finished", "code_version")
 _RESULT_COLS = ("run_id", "length", "accuracy", "ce_bits", "optimal_bits", "excess_bits", "n_strings", "task",
                 "kind", "model", "seed", "config")
+_REAL_RUN_COLS = ("final_loss", "duration", "score")  # NaN → NULL
+_REAL_RESULT_COLS = ("accuracy", "ce_bits", "optimal_bits", "excess_bits")
+
+
+@runtime_checkable
+class RunIdentity(Protocol):
+    """What the store needs of a run's configuration (``train.RunConfig``): its id, a label and
+    its canonical JSON."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    def label(self) -> str: ...
+
+    def to_json(self) -> str: ...
+
+
+@runtime_checkable
+class FinishedRun(Protocol):
+    """What the store needs of a finished run (``train.RunResult``): its ``runs`` row (run_id,
+    label, config, status done | diverged, error, final_loss, n_params, duration, score) and one
+    ``results`` row per test length (its metrics, any further numbers, and run_id, task, kind,
+    model, seed, config)."""
+
+    def run_row(self) -> dict[str, Any]: ...
+
+    def metric_rows(self) -> list[dict[str, Any]]: ...
 
 
 # SQLite result codes that are the operating system's doing, not a damaged or foreign file
@@ -307,44 +339,73 @@ class Store:
             raise ValueError(f"{self.name} {self.path} was opened read-only")
 
     # ----------------------------------------------------------------- training runs
-    def write_run(self, run: dict[str, Any], rows: list[dict[str, Any]],
-                  extra: list[tuple[int, str, float | None]] = ()) -> bool:
-        """Write a run (the ``runs`` columns), its per-length rows and its extra metrics
-        ((length, name, value) triples) atomically; False (and nothing written) if the run is
-        already recorded as done or diverged."""
+    def record_result(self, result: FinishedRun) -> bool:
+        """Write a finished (or diverged) run — its ``run_row()`` and ``metric_rows()`` — in one
+        transaction; False (nothing written) if this code version already recorded it as done or
+        diverged (one from before versioning is replaced). NaN numbers are stored as NULL; a
+        row's further numbers go to ``extra_metrics``."""
         self._writable()
-        run = {**run, "finished": time.time(), "code_version": self.version}
+        if not isinstance(result, FinishedRun):
+            raise ValueError(f"result must be a finished run (a RunResult of train_run), got {type(result).__name__}")
+        run = result.run_row()
+        run = {**run, **{c: real(run.get(c)) for c in _REAL_RUN_COLS}, "finished": time.time(),
+               "code_version": self.version}
+        rows = [{**m, **{c: real(m.get(c)) for c in _REAL_RESULT_COLS}} for m in result.metric_rows()]
+        extra = [(m["run_id"], m["length"], k, real(v)) for m in rows for k, v in m.items()
+                 if k not in _RESULT_COLS and isinstance(v, (int, float)) and not isinstance(v, bool)]
         with self.tx():
-            row = self.conn.execute("SELECT status FROM runs WHERE run_id = ?", (run["run_id"],)).fetchone()
-            if row is not None and row[0] in ("done", "diverged"):
+            row = self.conn.execute("SELECT status, code_version FROM runs WHERE run_id = ?",
+                                    (run["run_id"],)).fetchone()
+            if row is not None and row[0] in ("done", "diverged") and row[1] == self.version:
                 return False
-            self.conn.execute("DELETE FROM results WHERE run_id = ?", (run["run_id"],))
-            self.conn.execute("DELETE FROM extra_metrics WHERE run_id = ?", (run["run_id"],))
-            self.conn.execute("DELETE FROM runs WHERE run_id = ?", (run["run_id"],))
+            for table in ("results", "extra_metrics", "runs"):
+                self.conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run["run_id"],))
             self.conn.execute(f"INSERT INTO runs VALUES ({','.join('?' * len(_RUN_COLS))})",
                               [run.get(c) for c in _RUN_COLS])
             self.conn.executemany(f"INSERT INTO results VALUES ({','.join('?' * len(_RESULT_COLS))})",
                                   [[r.get(c) for c in _RESULT_COLS] for r in rows])
-            self.conn.executemany("INSERT INTO extra_metrics VALUES (?, ?, ?, ?)",
-                                  [(run["run_id"], length, k, real(v)) for length, k, v in extra])
+            self.conn.executemany("INSERT INTO extra_metrics VALUES (?, ?, ?, ?)", extra)
         return True
 
-    def write_run_failure(self, run_id: str, label: str, config: str, error: str, status: str = "error") -> None:
-        """Mark a run as failed (error or timed_out); replaces an earlier failure, never a result."""
+    def record_error(self, cfg: RunIdentity, error: str, status: str = "error") -> None:
+        """Mark the run of ``cfg`` as failed (``status`` error | timed_out) with the error text;
+        replaces an earlier failure (a retry), never a result."""
         self._writable()
+        if not isinstance(cfg, RunIdentity):
+            raise ValueError(f"cfg must be a run configuration (a RunConfig), got {type(cfg).__name__}")
         if status not in ("error", "timed_out"):
             raise ValueError(f"failure status must be 'error' or 'timed_out', got {status!r}")
         with self.tx():
-            self.conn.execute("DELETE FROM runs WHERE run_id = ? AND status IN ('error', 'timed_out')", (run_id,))
+            self.conn.execute("DELETE FROM runs WHERE run_id = ? AND status IN ('error', 'timed_out')",
+                              (cfg.run_id,))
             self.conn.execute(
                 "INSERT OR IGNORE INTO runs (run_id, label, config, status, error, finished, code_version) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (run_id, label, config, status, error, time.time(), self.version))
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (cfg.run_id, cfg.label(), cfg.to_json(), status, error, time.time(), self.version))
 
-    def finished_runs(self, include_errors: bool = True) -> set[str]:
+    def finished(self, include_errors: bool = True) -> set[str]:
         """Run ids recorded as done or diverged (and error / timed out, with ``include_errors``)."""
         statuses = RUN_STATUSES if include_errors else ("done", "diverged")
         q = f"SELECT run_id FROM runs WHERE status IN ({','.join('?' * len(statuses))})"
         return {r[0] for r in self.conn.execute(q, statuses)}
+
+    def run_record(self, run_id: str) -> dict | None:
+        """The run ``run_id`` recorded as done or diverged by this code version — its ``runs`` row
+        with ``"metrics"``: its ``results`` rows by length (the metrics and any extra ones; a
+        NULL metric read back as NaN) — or None (not recorded, failed, or of older code)."""
+        (run,) = self._dicts("SELECT * FROM runs WHERE run_id = ? AND code_version = ? AND status IN "
+                             "('done', 'diverged')", (run_id, self.version)) or (None,)
+        if run is None:
+            return None
+        rows = self._dicts("SELECT * FROM results WHERE run_id = ? ORDER BY length", (run_id,))
+        extra: dict[int, dict] = {}
+        for length, name, value in self.conn.execute(
+                "SELECT length, name, value FROM extra_metrics WHERE run_id = ?", (run_id,)):
+            extra.setdefault(length, {})[name] = value
+        metric = ("length", "n_strings", *_REAL_RESULT_COLS)
+        run["metrics"] = [{k: (math.nan if v is None and k != "n_strings" else v)
+                           for k, v in ({k: r[k] for k in metric} | extra.get(r["length"], {})).items()} for r in rows]
+        return run
 
     def runs(self) -> list[dict]:
         return self._dicts("SELECT * FROM runs ORDER BY finished")

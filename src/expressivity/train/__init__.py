@@ -4,13 +4,14 @@ Main entry points:
 ``RunConfig`` (frozen run description), ``train_run(cfg, out_dir=None, on_step=None) ->
 RunResult`` (deterministic given ``cfg.seed``; checkpoints and resumes when ``out_dir`` is
 given), ``preset(name, task, **overrides)`` (``deletang`` | ``bhattamishra`` | ``yao`` | ``quick``),
-``ResultStore(path)``, ``run_sweep(configs, db, backend="local"|"ray", ...)``,
+``ResultStore(path)`` (the one results store, :class:`expressivity.runs.Store`), ``run_sweep(configs, db, backend="local"|"ray", ...)``,
 ``load_sweep(yaml_path)``, ``select_runs(configs, only=…, shard=(i, n))``,
 ``train_many(configs) -> list[RunResult]`` (runs that differ in seed / lr as one batched
 model, each result as ``train_run`` gives it) and ``group_configs(configs)`` (which runs can
 share); ``RunConfig.device`` / ``dtype`` (:mod:`.devices`).
 """
 
+from ..runs.store import Store
 from .config import RunConfig, parse_lengths
 from .loop import (
            RunResult,
@@ -41,8 +42,9 @@ from .protocols import (
            protocol_score,
            seed_configs,
 )
-from .store import ResultStore
 from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep, select_runs
+
+ResultStore = Store  # the training name of the one results store (expressivity.runs.store.Store)
 
 __all__ = [
            "PROTOCOLS",

@@ -169,12 +169,12 @@ def dry_run_report(grid, configs: list[RunConfig], db: Path, workers: int | None
     import os
     from collections import defaultdict
 
-    from .store import ResultStore
+    from ..runs.store import Store
 
     finished: set[str] = set()
     other = None  # the version of a store this code would refuse
     if db.is_file():
-        store = ResultStore(db, read_only=True)
+        store = Store(db, read_only=True)
         try:
             if store.stored_version not in (None, store.version):
                 other = store.stored_version, store.version

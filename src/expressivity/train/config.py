@@ -48,6 +48,7 @@ from ..rules import (
     parse_length_range,
     parse_lengths,  # noqa: F401  (re-exported: the one parser of lengths)
 )
+from ..transformer.config import LAYER_NORMS
 from ..transformer.positions import POSITIONALS
 from .devices import DTYPES, check_device_name
 from .recognizers import check_aux, normalize_aux
@@ -162,7 +163,7 @@ class RunConfig:
             raise ValueError(f"RunConfig.dtype {self.dtype} (autocast) is for a randomly initialised transformer; "
                              f"model {self.model!r} with init {self.init!r} trains in float32 (leave dtype out)")
         check_choice(self.positional, "RunConfig.positional", POSITIONALS)
-        check_choice(self.layer_norm, "RunConfig.layer_norm", ("none", "pre", "post"))
+        check_choice(self.layer_norm, "RunConfig.layer_norm", LAYER_NORMS)
         check_choice(self.accuracy, "RunConfig.accuracy", ("per_string", "per_position"))
         need(isinstance(self.protocol, str), "protocol", "must be a name")
         task = self.make_task()  # raises ValueError for unknown tasks / bad params / a kind the task lacks

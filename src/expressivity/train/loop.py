@@ -97,6 +97,25 @@ class RunResult:
         acc = [m["accuracy"] for m in self.metrics if m["accuracy"] is not None and math.isfinite(m["accuracy"])]
         return float(np.mean(acc)) if acc else float("nan")
 
+    def run_row(self) -> dict:
+        """This run as a row of the store's ``runs`` table (:class:`expressivity.runs.store.FinishedRun`):
+        status done | diverged, the diverged reason as its error."""
+        cfg = self.config
+        diverged = self.status == "diverged"
+        reason = (f"diverged: the training loss was not finite at step {self.diverged_at} (lr too high?)"
+                  if diverged else None)
+        return {"run_id": cfg.run_id, "label": cfg.label(), "config": cfg.to_json(),
+                "status": "diverged" if diverged else "done", "error": reason, "final_loss": self.final_loss,
+                "n_params": self.n_params, "duration": self.duration, "score": self.score}
+
+    def metric_rows(self) -> list[dict]:
+        """One row of the store's ``results`` table per test length: the metrics (and any further
+        numbers, e.g. closing-bracket counts) with the run's id, task, kind, model, seed, config."""
+        cfg = self.config
+        same = {"run_id": cfg.run_id, "task": cfg.task, "kind": cfg.kind, "model": cfg.model, "seed": cfg.seed,
+                "config": cfg.to_json()}
+        return [{**m, **same} for m in self.metrics]
+
 
 def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """−Σ_a p*(a) log q(a) per position: (B, T); logits, target (B, T, C)."""

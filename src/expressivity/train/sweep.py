@@ -11,9 +11,9 @@ YAML format (every key optional except ``grid`` or ``runs``)::
     runs:                    # extra explicit runs (merged over preset and base)
       - {task: first, model: lstm}
 
-The SQLite :class:`ResultStore` is the source of truth: runs already recorded (done,
-diverged, or error unless ``retry_errors``) are skipped, so a killed sweep restarted with
-the same file loses nothing and duplicates nothing. Each finished run is written by the
+The SQLite results store (:class:`expressivity.runs.Store`) is the source of truth: runs
+already recorded (done, diverged, or error unless ``retry_errors``) are skipped, so a killed
+sweep restarted with the same file loses nothing and duplicates nothing. Each finished run is written by the
 driver in one transaction as soon as it finishes; a run that raises records its error, a
 run whose loss became NaN is recorded as diverged, and the sweep goes on.
 
@@ -58,12 +58,12 @@ from ..memory import fmt_bytes
 from ..rules import check_bool, check_choice, check_float, check_int
 from ..runs.driver import BACKENDS, Outcome, Unit, check_address, run_units
 from ..runs.sinks import check_sinks, close_sinks, open_sinks
+from ..runs.store import Store
 from .budget import estimate_seconds
 from .config import RunConfig
 from .loop import train_run
 from .many import RunFailure, group_unit
 from .protocols import preset as make_preset
-from .store import ResultStore
 
 _TOP_KEYS = {"preset", "base", "grid", "runs"}
 MAX_RUNS = 20_000  # runs of one sweep file: sized before anything is expanded (each run is minutes or more)
@@ -390,7 +390,7 @@ def run_sweep(configs: list[RunConfig], db: str | Path, backend: str = "local", 
     sinks = tuple(check_sinks(list(sinks or ()), "sinks"))
     if backend == "ray":
         check_address(address)  # before the store is touched: a wrong address fails at once
-    store = ResultStore(db, reset=reset_db)
+    store = Store(db, reset=reset_db)
     summary = SweepSummary(total=len(configs))
     try:
         finished = store.finished(include_errors=not retry_errors)

@@ -7,15 +7,16 @@ n_heads (H), d_head, d_mlp (FFN hidden width), n_ctx (maximal number of position
 from __future__ import annotations
 
 from dataclasses import MISSING, asdict, dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from ..rules import check_float, check_int
-from .positions import POSITIONALS
+from .positions import POSITIONALS, Positional
 
 Attention = Literal["hardmax", "softmax"]
+ATTENTIONS: tuple[str, ...] = get_args(Attention)
 SCORE_BIAS = ("alibi", "relative")  # position encodings that add a bias b_h(t, s) to λ·q·k
 LayerNormPlacement = Literal["none", "pre", "post"]
-Positional = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
+LAYER_NORMS: tuple[str, ...] = get_args(LayerNormPlacement)
 DType = Literal["float32", "float64"]
 
 
@@ -72,9 +73,9 @@ class TransformerConfig:
         if self.positional == "rope" and self.d_head % 2:
             raise ValueError(f"TransformerConfig.d_head must be even for positional='rope' (it rotates pairs "
                              f"of coordinates), got {self.d_head}")
-        _check_choice("attention", self.attention, ("hardmax", "softmax"))
-        _check_choice("layer_norm", self.layer_norm, ("none", "pre", "post"))
-        _check_choice("dtype", self.dtype, ("float32", "float64"))
+        _check_choice("attention", self.attention, ATTENTIONS)
+        _check_choice("layer_norm", self.layer_norm, LAYER_NORMS)
+        _check_choice("dtype", self.dtype, get_args(DType))
         for name in ("log_length_scaling", "causal"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"TransformerConfig.{name} must be true or false, got {getattr(self, name)!r}")
