@@ -199,6 +199,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     peers = {"berzins": (berzins_patterns, args.berzins, lambda w: w[0] > 2 and args.berzins),
              "regioncam": (regioncam_patterns, None, lambda w: w[0] == 2 and importlib.util.find_spec("regioncam"))}
+    wanted = set(peers) if args.peers == "all" else set() if args.peers == "none" else set(args.peers.split(","))
+    if wanted - set(peers) or not set(args.nets.split(",")) <= set(NETS):
+        ap.error(f"--peers: of {', '.join(peers)}, all or none; --nets: of {', '.join(NETS)}")
     for name in args.nets.split(","):
         widths, seed, issue = NETS[name]
         status, mine = run_capped(ours, widths, seed, None, args.mem_gb, args.timeout)
@@ -207,7 +210,7 @@ def main(argv=None):
             continue
         print(f"{name} {'-'.join(map(str, widths))} seed {seed}: ours {mine[0]}, certified {mine[1]}")
         for peer, (fn, path, applies) in peers.items():
-            if args.peers != "all" and peer not in args.peers.split(",") or not applies(widths):
+            if peer not in wanted or not applies(widths):
                 continue
             status, theirs = run_capped(fn, widths, seed, path, args.mem_gb, args.timeout)
             if status != "ok":
