@@ -9,10 +9,11 @@ peers' counts when they are at hand — Berzins' edge subdivision (``--berzins P
 cells a peer lacks (our proved interior point, its Chebyshev inradius) and a peer's patterns we
 lack (:func:`refute_pattern`: Farkas-refuted, or a point, which would make our count wrong).
 
-Each tool runs in a child process with its address space capped (``--mem-gb``, default 4); a
-peer that runs out of it (or past ``--timeout``) is reported as skipped.
+Each tool runs in a child process with its address space capped (``--mem-gib``, default 4); a
+tool that runs out of it (or past ``--timeout``) is reported as skipped. Our count reports its
+peak resident memory; ``--peers none`` counts and certifies ours only.
 
-    .venv/bin/python bench/regions_settle.py [--nets 3d,2d] [--berzins PATH]
+    .venv/bin/python bench/regions_settle.py [--nets 3d,2d] [--berzins PATH] [--mem-gib 4] [--peers all]
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ def domain_of(widths):
 
 def ours(widths, seed, _path):
     """(count, certificate summary, packed patterns, proved points)."""
+    import resource
+
     from expressivity.regions import count_regions
     from expressivity.regions.certify import certify_regions
 
@@ -57,7 +60,8 @@ def ours(widths, seed, _path):
     net, dom = relu_net(widths, seed), domain_of(widths)
     regions = count_regions(net, dom)
     cert = certify_regions(net, dom, regions)
-    summary = dict(cert.summary(), seconds_count=round(regions.seconds, 2))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB → GiB (Linux)
+    summary = dict(cert.summary(), seconds_count=round(regions.seconds, 2), peak_gib=round(peak, 2))
     return regions.activation_regions, summary, cert.patterns, cert.points
 
 
@@ -111,7 +115,7 @@ def _child(fn, widths, seed, path, mem_gb, queue):
     try:
         queue.put(("ok", fn(widths, seed, path)))
     except MemoryError:
-        queue.put(("skipped", f"needs more than {mem_gb} GB"))
+        queue.put(("skipped", f"needs more than {mem_gb} GiB"))
     except Exception as exc:  # a peer's failure is reported, not raised
         queue.put(("skipped", f"{type(exc).__name__}: {exc}"[:200]))
 
@@ -130,7 +134,7 @@ def run_capped(fn, widths, seed, path, mem_gb, timeout):
         except Exception:  # queue.Empty: still running, or died without a word (an abort on allocation)
             waited += 1.0
             if not p.is_alive() and q.empty():
-                out = ("skipped", f"the child died (exit code {p.exitcode}): it needs more than {mem_gb} GB")
+                out = ("skipped", f"the child died (exit code {p.exitcode}): it needs more than {mem_gb} GiB")
             elif waited > timeout:
                 out = ("skipped", f"ran past {timeout} s")
     p.join(5)
@@ -188,11 +192,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--nets", default="3d,2d", help=f"comma-separated, of {', '.join(NETS)}")
     ap.add_argument("--berzins", default=BERZINS if os.path.isdir(BERZINS) else None)
-    ap.add_argument("--mem-gb", type=float, default=4.0)
+    ap.add_argument("--mem-gib", "--mem-gb", dest="mem_gb", type=float, default=4.0,
+                    help="address-space cap of each child, GiB")
+    ap.add_argument("--peers", default="all", help="comma-separated, of berzins, regioncam; all or none")
     ap.add_argument("--timeout", type=float, default=900.0)
     args = ap.parse_args(argv)
     peers = {"berzins": (berzins_patterns, args.berzins, lambda w: w[0] > 2 and args.berzins),
              "regioncam": (regioncam_patterns, None, lambda w: w[0] == 2 and importlib.util.find_spec("regioncam"))}
+    wanted = set(peers) if args.peers == "all" else set() if args.peers == "none" else set(args.peers.split(","))
+    if wanted - set(peers) or not set(args.nets.split(",")) <= set(NETS):
+        ap.error(f"--peers: of {', '.join(peers)}, all or none; --nets: of {', '.join(NETS)}")
     for name in args.nets.split(","):
         widths, seed, issue = NETS[name]
         status, mine = run_capped(ours, widths, seed, None, args.mem_gb, args.timeout)
@@ -201,7 +210,7 @@ def main(argv=None):
             continue
         print(f"{name} {'-'.join(map(str, widths))} seed {seed}: ours {mine[0]}, certified {mine[1]}")
         for peer, (fn, path, applies) in peers.items():
-            if not applies(widths):
+            if peer not in wanted or not applies(widths):
                 continue
             status, theirs = run_capped(fn, widths, seed, path, args.mem_gb, args.timeout)
             if status != "ok":
