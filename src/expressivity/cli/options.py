@@ -6,12 +6,16 @@ are ``Literal`` types, so ``--help`` lists them and a wrong value is refused by 
 The choice lists mirror the library's (``tests/test_cli_options.py`` checks that they agree;
 the CLI does not import the library at start-up, which would import torch).
 
+A command whose options the library declares as data (:mod:`expressivity.train.options`)
+takes them all as ``**given``: :func:`with_options` builds its typed parameters from them.
+
 ``--quiet`` / ``--verbose`` are not declared per command: :func:`verbosity_params` builds them
 once and the app's group adds them to every command (and to ``expressivity`` itself).
 """
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Annotated, Literal, get_args, get_origin
 
@@ -76,6 +80,35 @@ Layers = Annotated[Path | None, typer.Option("--layers", help="layer shapes JSON
 # ---------------------------------------------------------------------------------- results out
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="write --json / --csv to this file instead "
                                              "of stdout")]
+
+
+# ---------------------------------------------------------------------------------- options as data
+SHARED = {"db": Db, "reset_db": ResetDb, "backend": Backend, "address": Address, "workers": Workers,
+          "timeout": Timeout, "log": Log, "device": Device, "dtype": Dtype, "no_group": NoGroup, "plot": Plot,
+          "output": Output}  # the shared options a library Opt names (Opt.shared)
+
+
+def with_options(opts):
+    """Give a command ``fn(**given)`` the typer parameters of the library's option specs ``opts``
+    (:class:`expressivity.train.options.Opt`), in their order: typer reads ``fn.__signature__``."""
+    def put(fn):
+        fn.__signature__ = inspect.Signature([_parameter(o) for o in opts])
+        return fn
+
+    return put
+
+
+def _parameter(opt) -> inspect.Parameter:
+    """One Opt as a typed parameter: ``Annotated[type, typer.Option(flag, help=…)] = default``."""
+    default = inspect.Parameter.empty if opt.default is ... else opt.default
+    if opt.shared:
+        annotation = SHARED[opt.name]
+    else:
+        kind = globals()[opt.type] if isinstance(opt.type, str) else opt.type
+        kind = kind | None if opt.default is None else kind
+        flag = opt.flag or "--" + opt.name.replace("_", "-")
+        annotation = Annotated[kind, typer.Argument(help=opt.help) if opt.argument else typer.Option(flag, help=opt.help)]
+    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
 
 # ---------------------------------------------------------------------------------- every command
