@@ -9,7 +9,7 @@ import typer
 
 from ..train.options import RESULTS, SWEEP, TRAIN
 from . import app
-from ._common import console, err_console, open_store, output_path
+from ._common import console, err_console, output_path
 from .options import with_options
 from .output import progress_bar, show
 
@@ -81,7 +81,8 @@ def sweep(**given) -> None:
     out_dir = o.out if o.out is not None else o.db.parent / "checkpoints"
     output_path(o.db, "--db")
     output_path(out_dir, "--out", kind="dir")
-    open_store(ResultStore, o.db, o.reset_db)
+    if (aside := ResultStore.check(o.db, o.reset_db)) is not None:
+        console.print(f"{o.db} held results of another code version: moved to {aside}", highlight=False)
     with progress_bar(status=True, remaining=True) as bars:
         bar = bars.add_task("sweep", total=len(configs), status="")
         summary = run_sweep(configs, o.db, backend=o.backend, workers=o.workers, address=o.address, out_dir=out_dir,

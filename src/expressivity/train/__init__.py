@@ -11,7 +11,7 @@ model, each result as ``train_run`` gives it) and ``group_configs(configs)`` (wh
 share); ``RunConfig.device`` / ``dtype`` (:mod:`.devices`).
 """
 
-import importlib
+from ..lazy import lazy_names
 
 _WHERE = {  # each public name -> the submodule that defines it, imported on first use (PEP 562), so
     # reading .options (the command line's option specs, at its start-up) imports no torch
@@ -29,20 +29,4 @@ _WHERE = {  # each public name -> the submodule that defines it, imported on fir
 
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str):
-    """A public name or a submodule of the package, imported when first asked for."""
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    try:
-        return importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.{name}":
-            raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)

@@ -7,7 +7,8 @@ unless ``flag`` says otherwise), its type (a Python type, or the name of a choic
 ``cli/options.py`` such as ``"ModelName"``), its default (``...``: required; ``None``: "not
 given", so the preset or RunConfig decides) and its help text. ``field``: the option sets the
 RunConfig field of its name. ``shared``: an option several commands share, whose type and help
-``cli/options.py`` declares once (only its default is given here). This module imports nothing
+``cli/options.py`` declares once (only its default is given here); ``argument``: positional;
+``hidden``: left out of ``--help``. This module imports nothing
 that imports torch: the command line reads it at start-up.
 """
 
@@ -32,6 +33,7 @@ class Opt:
     field: bool = False
     shared: bool = False
     argument: bool = False
+    hidden: bool = False
 
 
 def _field(name: str, type_: Any, help_: str | None = None, flag: str | None = None) -> Opt:
