@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
     "pretrained": {"model_kinds"},
     # model_kinds: what kind of model this is (kind_of), asked by regions, interop and limits
     "model_kinds": set(),
-    # lazy: a package's public names imported on first use (train, limits: their option specs without torch)
+    # lazy: a package's public names imported on first use (so their options.py import no torch)
     "lazy": set(),
     "transformer": set(),
     "cpwl": set(),

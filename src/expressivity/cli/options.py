@@ -85,7 +85,7 @@ Output = Annotated[Path | None, typer.Option("--output", "-o", help="write --jso
 # ---------------------------------------------------------------------------------- options as data
 SHARED = {"db": Db, "reset_db": ResetDb, "backend": Backend, "address": Address, "workers": Workers,
           "timeout": Timeout, "log": Log, "device": Device, "dtype": Dtype, "no_group": NoGroup, "plot": Plot,
-          "output": Output, "param": Param, "lengths": Lengths, "seed": Seed}  # what a library Opt.shared names
+          "output": Output, "param": Param, "lengths": Lengths, "seed": Seed, "layers": Layers}  # Opt.shared
 
 
 def with_options(opts):
@@ -106,8 +106,8 @@ def _parameter(opt) -> inspect.Parameter:
     else:
         kind = globals()[opt.type] if isinstance(opt.type, str) else opt.type
         kind = kind | None if opt.default is None else kind
-        flag = opt.flag or "--" + opt.name.replace("_", "-")
-        info = typer.Argument(help=opt.help) if opt.argument else typer.Option(flag, help=opt.help, hidden=opt.hidden)
+        flags = opt.flag if isinstance(opt.flag, tuple) else (opt.flag or "--" + opt.name.replace("_", "-"),)
+        info = typer.Argument(help=opt.help) if opt.argument else typer.Option(*flags, help=opt.help, hidden=opt.hidden)
         annotation = Annotated[kind, info]
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 

@@ -3,7 +3,7 @@ beside what they configure; the command line builds its parameters from them
 (:func:`expressivity.cli.options.with_options`).
 
 An :class:`Opt` is plain data: its name (the parameter's; the flag is ``--name`` with dashes
-unless ``flag`` says otherwise), its type (a Python type, or the name of a choice type of
+unless ``flag`` says otherwise, e.g. ``("--out", "-o")``), its type (a Python type, or the name of a choice type of
 ``cli/options.py`` such as ``"ModelName"``), its default (``...``: required; ``None``: "not
 given", so the preset or RunConfig decides) and its help text. ``field``: the option sets the
 RunConfig field of its name. ``shared``: an option several commands share, whose type and help
@@ -29,7 +29,7 @@ class Opt:
     type: Any = None
     help: str | None = None
     default: Any = None
-    flag: str | None = None
+    flag: str | tuple[str, ...] | None = None
     field: bool = False
     shared: bool = False
     argument: bool = False
