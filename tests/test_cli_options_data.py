@@ -69,6 +69,14 @@ def test_with_options_lets_the_parser_refuse_bad_input(args, word):
     assert res.exit_code == 2 and word in res.output and not seen
 
 
+@pytest.mark.parametrize("opt, word", [(Opt("dbb", default=None, shared=True), "shared option 'dbb'"),
+                                       (Opt("mode", "Modelname"), "choice type 'Modelname'"),
+                                       (Opt("mode", "Path"), "choice type 'Path'")])
+def test_an_option_naming_nothing_declared_is_refused(opt, word):
+    with pytest.raises(ValueError, match=word):
+        with_options((opt,))(lambda **given: None)
+
+
 def test_train_fields_are_runconfig_fields():
     from dataclasses import fields
 

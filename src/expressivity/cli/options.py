@@ -31,6 +31,7 @@ KindName = Literal["recognition", "next_symbol", "classification", "transduction
 PositionalName = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
 PresetName = Literal["deletang", "bhattamishra", "yao", "flare", "quick"]
 ColorBy = Literal["linear", "activation"]
+CHOICES = {name: t for name, t in list(globals().items()) if get_origin(t) is Literal}  # what an Opt's type may name
 
 
 
@@ -101,10 +102,14 @@ def with_options(opts):
 def _parameter(opt) -> inspect.Parameter:
     """One Opt as a typed parameter: ``Annotated[type, typer.Option(flag, help=…)] = default``."""
     default = inspect.Parameter.empty if opt.default is ... else opt.default
+    named, key = (SHARED, opt.name) if opt.shared else (CHOICES, opt.type)
+    if isinstance(key, str) and key not in named:
+        raise ValueError(f"option {opt.name!r}: cli/options.py declares no {'shared option' if opt.shared else 'choice type'} "
+                         f"{key!r}")
     if opt.shared:
         annotation = SHARED[opt.name]
     else:
-        kind = globals()[opt.type] if isinstance(opt.type, str) else opt.type
+        kind = CHOICES[opt.type] if isinstance(opt.type, str) else opt.type
         kind = kind | None if opt.default is None else kind
         flags = opt.flag if isinstance(opt.flag, tuple) else (opt.flag or "--" + opt.name.replace("_", "-"),)
         info = typer.Argument(help=opt.help) if opt.argument else typer.Option(*flags, help=opt.help, hidden=opt.hidden)
