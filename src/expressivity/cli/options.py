@@ -90,8 +90,9 @@ SHARED = {"db": Db, "reset_db": ResetDb, "backend": Backend, "address": Address,
 
 
 def with_options(opts):
-    """Give a command ``fn(**given)`` the typer parameters of the library's option specs ``opts``
-    (:class:`expressivity.train.options.Opt`), in their order: typer reads ``fn.__signature__``."""
+    """Give a command ``fn(**given)`` (or one naming each option) the typer parameters of the
+    library's option specs ``opts`` (:class:`expressivity.train.options.Opt`), in their order:
+    typer reads ``fn.__signature__``."""
     def put(fn):
         fn.__signature__ = inspect.Signature([_parameter(o) for o in opts])
         return fn

@@ -1,6 +1,7 @@
-"""The options of ``expressivity reproduce`` as data (an :class:`~expressivity.train.options.Opt`
-each: name, type, default, help), declared once beside :func:`.reproduce.reproduce`, which they
-configure; the command line builds its parameters from them. Imports nothing that imports torch."""
+"""The options of ``expressivity reproduce`` and ``claims-table`` as data (an
+:class:`~expressivity.train.options.Opt` each: name, type, default, help), declared once beside
+:func:`.reproduce.reproduce` and :mod:`.tables`, which they configure; the command line builds its
+parameters from them. Imports nothing that imports torch."""
 
 from __future__ import annotations
 
@@ -28,4 +29,11 @@ REPRODUCE: tuple[Opt, ...] = (
     Opt("list_claims", bool, "List the claim ids and exit.", default=False, flag="--list"),
     Opt("device", shared=True),
     Opt("no_group", default=False, shared=True),
+)
+
+CLAIMS_TABLE: tuple[Opt, ...] = (
+    Opt("claims_json", Path, "claims.json of a reproduce run (e.g. docs/claims.json).", default=..., argument=True),
+    Opt("files", list[Path], "Markdown files with claims-table or how-to-read blocks (README.md, docs/report.md).",
+        default=..., argument=True),
+    Opt("check", bool, "Write nothing; exit 2 if a file is stale.", default=False),
 )
