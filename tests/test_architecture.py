@@ -26,6 +26,10 @@ ALLOWED: dict[str, set[str]] = {
     "pretrained": {"model_kinds"},
     # model_kinds: what kind of model this is (kind_of), asked by regions, interop and limits
     "model_kinds": set(),
+    # lazy: a package's public names imported on first use (so their options.py import no torch)
+    "lazy": set(),
+    # choices: the transformer's named choices (attention, layer norm, position encoding), torch-free
+    "choices": set(),
     "transformer": set(),
     "cpwl": set(),
     "languages": set(),
@@ -44,7 +48,7 @@ ALLOWED: dict[str, set[str]] = {
             "report", "interop", "runs"},
     "__main__": {"cli"},  # `python -m expressivity`: the command line only
 }
-BOTTOM = {"rules", "fileio", "memory", "model_kinds", "listing"}  # import nothing of ours at all
+BOTTOM = {"rules", "fileio", "memory", "model_kinds", "listing", "lazy", "choices"}  # import nothing of ours at all
 LEAVES = BOTTOM | {"pretrained"}  # importable from everywhere
 
 

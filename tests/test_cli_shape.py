@@ -34,8 +34,9 @@ def test_the_counter_sees_a_long_function(tmp_path):
 
 
 # issue 24 asks for cli/ under 900 lines; this bound is where the moves of issue 24 left it
-# (1 647 before them): lower it whenever logic moves into the library, never raise it
-MAX_CLI_LINES = 1235
+# (1 647 before them, 1 230 after the first; then each command's own options became data in the
+# library, built by cli/options.with_options): lower it whenever logic moves into the library, never raise it
+MAX_CLI_LINES = 995
 
 
 def test_cli_stays_small():

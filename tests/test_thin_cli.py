@@ -72,3 +72,43 @@ def test_sweep_advice_names_the_fix():
     assert SweepSummary(total=1, done=1).advice is None
     assert "--retry-errors --restart" in SweepSummary(errors=1, error_messages=["corrupt: use --restart"]).advice
     assert SweepSummary(errors=1, error_messages=["boom"]).advice.endswith("rerun with --retry-errors")
+
+
+def test_store_check_sets_aside_another_version_only_when_asked(tmp_path):
+    from expressivity.runs import Store, VersionMismatch
+
+    assert Store.check(tmp_path / "new.sqlite") is None and (tmp_path / "new.sqlite").exists()  # nothing set aside
+    db = tmp_path / "r.sqlite"
+    Store(db, version="0.0.1+aaaaaaaaaaaa").close()
+    with pytest.raises(VersionMismatch, match="0.0.1"):
+        Store.check(db)
+    aside = Store.check(db, reset=True)
+    assert aside is not None and aside.exists() and db.exists() and aside != db
+    (tmp_path / "junk.sqlite").write_text("not a database")
+    with pytest.raises(ValueError):
+        Store.check(tmp_path / "junk.sqlite")
+
+
+@pytest.mark.parametrize("flags, size", [((False, False, False, None), "quick"), ((False, True, False, None), "standard"),
+                                         ((False, False, True, None), "full"), ((True, False, False, "test"), "test")])
+def test_reproduce_size_of_the_flags(flags, size):
+    from expressivity.report.reproduce import size_of
+
+    assert size_of(*flags) == size
+
+
+def test_reproduce_size_flags_exclude_each_other():
+    from expressivity.report.reproduce import size_of
+
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        size_of(True, True, False)
+
+
+def test_plot_path_checked_before_work(tmp_path):
+    from expressivity.limits.plots import check_plot_path
+
+    check_plot_path(None)
+    check_plot_path(tmp_path / "f.png")
+    with pytest.raises(ValueError, match=r"--plot .*\.xyz"):
+        check_plot_path(tmp_path / "f.xyz")
+    assert not (tmp_path / "f.png").exists()  # checked, nothing written

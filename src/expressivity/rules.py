@@ -10,7 +10,8 @@ library and the CLI use the same rules:
 * ``KEY=VALUE`` parameters: :func:`parse_params`;
 * scalars and names: :func:`check_int`, :func:`check_float`, :func:`check_bool`, :func:`check_choice`;
 * arrays: :func:`as_real_array` (no complex, no NaN/inf, shape named);
-* optional packages: :func:`missing_extra` (a :class:`MissingExtra`, which says what to install).
+* optional packages: :func:`missing_extra` (a :class:`MissingExtra`, which says what to install);
+* user errors (:data:`USER_ERRORS`: bad input, a file, the store, memory) in one line: :func:`describe_error`.
 
 Files (paths, atomic writes, safetensors and JSON) are :mod:`expressivity.fileio`'s; the
 memory and chunking budget is :mod:`expressivity.memory`'s.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import sqlite3
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -256,3 +258,26 @@ def missing_extra(package: str, extra: str, what: str) -> MissingExtra:
     """``what needs the 'package' package, which is not installed: pip install 'expressivity[extra]'``."""
     return MissingExtra(f"{what} needs the '{package}' package, which is not installed: "
                         f"pip install 'expressivity[{extra}]' (or pip install {package})")
+
+
+USER_ERRORS = (ValueError, OSError, sqlite3.DatabaseError, MemoryError, UnicodeError)  # the user's to fix
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line message for a user error (``OSError`` with its path, ``MemoryError``…)."""
+    if isinstance(exc, MemoryError):
+        return "out of memory: the requested size does not fit (try smaller sizes)"
+    if isinstance(exc, UnicodeError):
+        return "input is not UTF-8 text (a binary file?)"
+    if isinstance(exc, sqlite3.DatabaseError):
+        return f"database: {exc}"
+    if isinstance(exc, OSError):
+        what = exc.strerror or str(exc) or type(exc).__name__
+        if exc.filename is None:
+            return what
+        if what[:1].isupper() and not what[1:2].isupper():  # "No space left on device" → "no space …"
+            what = what[:1].lower() + what[1:]
+        return f"{exc.filename}: {what}"
+    if exc.args and isinstance(exc.args[0], str):
+        return exc.args[0]
+    return str(exc) or type(exc).__name__

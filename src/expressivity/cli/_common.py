@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -19,38 +18,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..fileio import check_output_path
+from ..rules import USER_ERRORS, describe_error
 
 click = typer.core._click  # typer bundles its own Click: its exceptions are these
 
 console = Console()
 err_console = Console(stderr=True)
-
-USER_ERRORS = (ValueError, OSError, sqlite3.DatabaseError, MemoryError, UnicodeError)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def describe(exc: BaseException) -> str:
-    """A one-line message for a user error (``OSError`` with its path, ``MemoryError``…)."""
-    if isinstance(exc, MemoryError):
-        return "out of memory: the requested size does not fit (try smaller sizes)"
-    if isinstance(exc, UnicodeError):
-        return "input is not UTF-8 text (a binary file?)"
-    if isinstance(exc, sqlite3.DatabaseError):
-        return f"database: {exc}"
-    if isinstance(exc, OSError) and not isinstance(exc, click.ClickException):
-        what = exc.strerror or str(exc) or type(exc).__name__
-        if exc.filename is None:
-            return what
-        if what[:1].isupper() and not what[1:2].isupper():  # "No space left on device" → "no space …"
-            what = what[:1].lower() + what[1:]
-        return f"{exc.filename}: {what}"
-    if exc.args and isinstance(exc.args[0], str):
-        return exc.args[0]
-    return str(exc) or type(exc).__name__
-
 
 def fail(message: str, code: int = 2) -> None:
     """Print ``error: message`` on stderr and exit with ``code`` (2: bad input; 1: a check
@@ -63,14 +36,6 @@ def output_path(path, option: str, *, kind: str = "file") -> Path | None:
     """Check an output path before any work starts (``None`` passes through). The library's
     errors need no wrapping: :class:`OneLineErrors` turns them into one line, wherever raised."""
     return None if path is None else check_output_path(path, option, kind=kind)
-
-
-def open_store(store_cls, db: Path, reset_db: bool) -> None:
-    """Fail early on a store that is not ours or of another version (--reset-db: set it aside)."""
-    first = store_cls(db, reset=reset_db)
-    first.close()
-    if first.set_aside is not None:
-        console.print(f"{db} held results of another code version: moved to {first.set_aside}", highlight=False)
 
 
 class OneLineErrors(typer.core.TyperGroup):
@@ -102,12 +67,12 @@ class OneLineErrors(typer.core.TyperGroup):
             if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
                 rv = 1
             else:
-                _print_error(describe(exc))
+                _print_error(describe_error(exc))
                 rv = 2
         except Exception as exc:  # a bug: say so in one line, the traceback on request
             if os.environ.get("EXPRESSIVITY_DEBUG"):
                 raise
-            _print_error(f"internal error ({type(exc).__name__}: {describe(exc)}); "
+            _print_error(f"internal error ({type(exc).__name__}: {describe_error(exc)}); "
                          "rerun with EXPRESSIVITY_DEBUG=1 for the traceback and please report it")
             rv = 1
         if not standalone_mode:
@@ -140,4 +105,5 @@ def _add_verbosity(group) -> None:
 
 
 def _print_error(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(_one_line(message))}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(' '.join(str(message).split()))}", highlight=False,
+                      soft_wrap=True)

@@ -6,20 +6,24 @@ are ``Literal`` types, so ``--help`` lists them and a wrong value is refused by 
 The choice lists mirror the library's (``tests/test_cli_options.py`` checks that they agree;
 the CLI does not import the library at start-up, which would import torch).
 
+A command whose options the library declares as data (:mod:`expressivity.train.options`)
+takes them all as ``**given``: :func:`with_options` builds its typed parameters from them.
+
 ``--quiet`` / ``--verbose`` are not declared per command: :func:`verbosity_params` builds them
 once and the app's group adds them to every command (and to ``expressivity`` itself).
 """
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Annotated, Literal, get_args, get_origin
 
 import typer
 
-from ..transformer.config import Attention as AttentionName  # noqa: F401 — one definition each
-from ..transformer.config import LayerNormPlacement as LayerNormName  # noqa: F401
-from ..transformer.positions import Positional as PositionalName  # noqa: F401
+from ..choices import Attention as AttentionName  # noqa: F401 — one definition each (choices.py)
+from ..choices import LayerNormPlacement as LayerNormName  # noqa: F401
+from ..choices import Positional as PositionalName  # noqa: F401
 
 # ---------------------------------------------------------------------------------- choices
 BackendName = Literal["local", "ray"]
@@ -28,6 +32,7 @@ ModelName = Literal["transformer", "rnn", "lstm", "stack_rnn", "stack_lstm", "ta
 KindName = Literal["recognition", "next_symbol", "classification", "transduction"]
 PresetName = Literal["deletang", "bhattamishra", "yao", "flare", "quick"]
 ColorBy = Literal["linear", "activation"]
+CHOICES = {name: t for name, t in list(globals().items()) if get_origin(t) is Literal}  # what an Opt's type may name
 
 
 
@@ -77,6 +82,41 @@ Layers = Annotated[Path | None, typer.Option("--layers", help="layer shapes JSON
 # ---------------------------------------------------------------------------------- results out
 Output = Annotated[Path | None, typer.Option("--output", "-o", help="write --json / --csv to this file instead "
                                              "of stdout")]
+
+
+# ---------------------------------------------------------------------------------- options as data
+SHARED = {"db": Db, "reset_db": ResetDb, "backend": Backend, "address": Address, "workers": Workers,
+          "timeout": Timeout, "log": Log, "device": Device, "dtype": Dtype, "no_group": NoGroup, "plot": Plot,
+          "output": Output, "param": Param, "lengths": Lengths, "seed": Seed, "layers": Layers}  # Opt.shared
+
+
+def with_options(opts):
+    """Give a command ``fn(**given)`` (or one naming each option) the typer parameters of the
+    library's option specs ``opts`` (:class:`expressivity.train.options.Opt`), in their order:
+    typer reads ``fn.__signature__``."""
+    def put(fn):
+        fn.__signature__ = inspect.Signature([_parameter(o) for o in opts])
+        return fn
+
+    return put
+
+
+def _parameter(opt) -> inspect.Parameter:
+    """One Opt as a typed parameter: ``Annotated[type, typer.Option(flag, help=…)] = default``."""
+    default = inspect.Parameter.empty if opt.default is ... else opt.default
+    named, key = (SHARED, opt.name) if opt.shared else (CHOICES, opt.type)
+    if isinstance(key, str) and key not in named:
+        raise ValueError(f"option {opt.name!r}: cli/options.py declares no {'shared option' if opt.shared else 'choice type'} "
+                         f"{key!r}")
+    if opt.shared:
+        annotation = SHARED[opt.name]
+    else:
+        kind = CHOICES[opt.type] if isinstance(opt.type, str) else opt.type
+        kind = kind | None if opt.default is None else kind
+        flags = opt.flag if isinstance(opt.flag, tuple) else (opt.flag or "--" + opt.name.replace("_", "-"),)
+        info = typer.Argument(help=opt.help) if opt.argument else typer.Option(*flags, help=opt.help, hidden=opt.hidden)
+        annotation = Annotated[kind, info]
+    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
 
 
 # ---------------------------------------------------------------------------------- every command

@@ -4,46 +4,26 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import typer
 from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from ..interop.options import REGIONS
 from . import app
 from ._common import console, output_path
-from .options import ColorBy, Layers, Plot
+from .options import with_options
 from .output import progress
 
 
 @app.command("regions")
-def regions_cmd(
-    model: Path = typer.Argument(..., help="a .safetensors transformer, a JSON network spec, or a torch "
-                                 "nn.Sequential's state dict (.pt / .safetensors) with --layers"),
-    layers: Layers = None,
-    segment: tuple[str, str] | None = typer.Option(None, "--segment", help="A B: the segment from A to B"),
-    plane: tuple[str, str, str] | None = typer.Option(None, "--plane", help="O U V: origin + αU + βV"),
-    through: tuple[Path, Path, Path] | None = typer.Option(
-        None, "--through", help="A.npy B.npy C.npy: the plane through three inputs (any shape, e.g. C,H,W)"),
-    bounds: str | None = typer.Option(None, "--bounds", help="α_lo,α_hi,β_lo,β_hi for --plane (default -1,1,-1,1)"),
-    box: bool = typer.Option(False, "--box", help="the whole box [--lo, --hi]^d (d ≤ 6; subdivision counter)"),
-    domain: str | None = typer.Option(None, "--domain", help='any registered domain as JSON, e.g. '
-                                      '\'{"type": "segment", "a": [0, 0], "b": [1, 1]}\' (see docs/extending.md)'),
-    lo: float | None = typer.Option(None, "--lo", help="box lower bound (every coordinate; default -1)"),
-    hi: float | None = typer.Option(None, "--hi", help="box upper bound (every coordinate; default 1)"),
-    compile_it: bool = typer.Option(False, "--compile", help="compile a JSON network to a hardmax transformer first"),
-    n_tokens: int | None = typer.Option(None, "--n-tokens", help="tokens for a plain transformer (default n_ctx)"),
-    plot: Plot = None,
-    color_by: ColorBy | None = typer.Option(None, "--color-by", help="colour --plot by linear or activation "
-                                            "region (default linear)"),
-    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
-) -> None:
+@with_options(REGIONS)
+def regions_cmd(**given) -> None:
     """Count activation and linear regions exactly (1-D, 2-D or small d-D)."""
     from ..interop.region_inputs import region_job
 
+    plot, as_json = given["plot"], given["as_json"]
     output_path(plot, "--plot")
-    m, dom, counter, kw, color_by = region_job(model, layers, compile_it, segment=segment, plane=plane, through=through,
-                                               bounds=bounds, box=box, domain=domain, lo=lo, hi=hi, n_tokens=n_tokens,
-                                               plot=plot, color_by=color_by)
+    m, dom, counter, kw, color_by = region_job(given["model"], given["layers"], given["compile_it"],
+                                               **{k: given[k] for k in _REGION_INPUTS})
     summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json).summary()
     if as_json:
         console.print_json(json.dumps(summary))
@@ -52,6 +32,9 @@ def regions_cmd(
                   f"regions ({summary['pieces']} pieces, {summary['kind']}, {summary['seconds']:.3f} s)")
     if plot is not None:
         console.print(f"wrote {plot}")
+
+
+_REGION_INPUTS = ("segment", "plane", "through", "bounds", "box", "domain", "lo", "hi", "n_tokens", "plot", "color_by")
 
 
 def _count(m, dom, counter, kw: dict, *, plot, color_by: str, quiet: bool):

@@ -2,73 +2,54 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from types import SimpleNamespace
 
 import typer
 from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
-from ..runs.store import DEFAULT_DB
+from ..report.options import REPRODUCE
 from . import app
-from ._common import console, fail, output_path
-from .options import Address, Backend, Db, Device, NoGroup, ResetDb, SizeName, Timeout, Workers
+from ._common import console, output_path
+from .options import with_options
 from .output import progress as make_progress
 from .output import show
 
 
 @app.command()
-def reproduce(
-    quick: bool = typer.Option(False, "--quick", help="Budget: minutes on 2 cores (the default; `make demo`)."),
-    standard: bool = typer.Option(False, "--standard", help="Budget: about half an hour on 2 cores."),
-    full: bool = typer.Option(False, "--full", help="Budget: the papers' scale (use --backend ray on a cluster)."),
-    size: SizeName | None = typer.Option(None, "--size", help="The budget by name (overrides the flags)."),
-    out: Path = typer.Option("report", "--out", help="Directory for index.html, claims.json, figures/."),  # noqa: B008
-    backend: Backend = "local",
-    address: Address = None,
-    ray_address: str | None = typer.Option(None, "--ray-address", hidden=True),
-    workers: Workers = None,
-    db: Db = DEFAULT_DB,
-    reset_db: ResetDb = False,
-    only: str | None = typer.Option(None, "--only", help="Comma-separated claim ids or groups (e.g. compile)."),
-    no_reuse: bool = typer.Option(False, "--no-reuse", help="Re-judge claims even if the store has a result."),
-    strict: bool = typer.Option(False, "--strict", help="Exit with code 1 if any claim is violated or incomplete."),
-    timeout: Timeout = None,
-    list_claims: bool = typer.Option(False, "--list", help="List the claim ids and exit."),
-    device: Device = None,
-    no_group: NoGroup = False,
-) -> None:
+@with_options(REPRODUCE)
+def reproduce(**given) -> None:
     """Measure every claim of both papers and write the reproduction report (HTML + JSON)."""
     from ..report import reproduce as run_reproduce
     from ..report import select
     from ..report.listings import claims_listing, verdicts_listing
-    from ..report.reproduce import check_options
+    from ..report.reproduce import check_options, size_of
 
-    if quick + standard + full > 1:
-        fail("--quick, --standard and --full are mutually exclusive")
-    chosen = size or ("full" if full else "standard" if standard else "quick")
-    ids = [s.strip() for s in only.split(",") if s.strip()] if only else None
-    address = address or ray_address
+    o = SimpleNamespace(**given)
+    chosen = size_of(o.quick, o.standard, o.full, o.size)
+    ids = [s.strip() for s in o.only.split(",") if s.strip()] if o.only else None
+    address = o.address or o.ray_address
     specs = select(ids)
-    if list_claims:  # every option given is checked, then the list needs none of them
-        check_options(size=chosen, backend=backend, address=address, timeout=timeout, workers=workers,
-                      device=device, prefix="--", ray=False)
+    if o.list_claims:  # every option given is checked, then the list needs none of them
+        check_options(size=chosen, backend=o.backend, address=address, timeout=o.timeout, workers=o.workers,
+                      device=o.device, prefix="--", ray=False)
         show(claims_listing(specs), highlight=False)
         return
-    output_path(out, "--out", kind="dir")
-    output_path(db, "--db")
+    output_path(o.out, "--out", kind="dir")
+    output_path(o.db, "--db")
     progress, on_event = _claim_progress(specs)
     try:
         with progress:  # reproduce checks the options (named --size, --backend …) before the store is opened
-            result = run_reproduce(out, size=chosen, backend=backend, db=db, only=ids, reuse=not no_reuse,
-                                   on_event=on_event, address=address, timeout=timeout, workers=workers,
-                                   device=device, group=not no_group, reset_db=reset_db, prefix="--")
+            result = run_reproduce(o.out, size=chosen, backend=o.backend, db=o.db, only=ids, reuse=not o.no_reuse,
+                                   on_event=on_event, address=address, timeout=o.timeout, workers=o.workers,
+                                   device=o.device, group=not o.no_group, reset_db=o.reset_db, prefix="--")
     except KeyboardInterrupt:
-        console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {db}; "
+        console.print(f"[yellow]interrupted[/]: finished units and claims are stored in {o.db}; "
                       "run the same command again to resume.", highlight=False)
         raise typer.Exit(code=130) from None
     if result.set_aside is not None:
-        console.print(f"{db} held results of another code version: moved to {result.set_aside}", highlight=False)
-    show(verdicts_listing(result, chosen, db))
-    if strict and any(c.status in ("violated", "incomplete") for c in result.claims):
+        console.print(f"{o.db} held results of another code version: moved to {result.set_aside}", highlight=False)
+    show(verdicts_listing(result, chosen, o.db))
+    if o.strict and any(c.status in ("violated", "incomplete") for c in result.claims):
         raise typer.Exit(code=1)
 
 

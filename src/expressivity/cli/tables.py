@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import typer
-
+from ..report.options import CLAIMS_TABLE
 from . import app
 from ._common import console, fail
+from .options import with_options
 
 
 @app.command("claims-table")
-def claims_table_cmd(
-    claims_json: Path = typer.Argument(..., help="claims.json of a reproduce run (e.g. docs/claims.json)."),
-    files: list[Path] = typer.Argument(..., help="Markdown files with claims-table or how-to-read blocks (README.md, docs/report.md)."),
-    check: bool = typer.Option(False, "--check", help="Write nothing; exit 2 if a file is stale."),
-) -> None:
+@with_options(CLAIMS_TABLE)
+def claims_table_cmd(claims_json, files, check) -> None:
     """Rewrite every ``<!-- claims-table:start STYLE -->`` block from the run's claims.json,
     and every ``<!-- how-to-read:start -->`` block from the claims' how_to_read."""
     from ..report.tables import load_doc, update_file

@@ -21,20 +21,17 @@ The optional formats import their packages only when called, and a missing packa
 one-line error naming the extra to install.
 """
 
-from .hub import (
-    from_pretrained,
-    is_hub_dir,
-    load_any,
-    model_kind,
-    read_config,
-    save_pretrained,
-    transformer_of,
-)
-from .onnx_export import check_onnx, export_onnx
-from .region_models import region_model
-from .runs import TrainedRun, load_run
-from .torch_in import Maxout, load_network, load_sequential, network_of, save_sequential
-from .transformer_lens import TLExport, to_transformer_lens
+from ..lazy import lazy_names
+
+_WHERE = {  # each public name -> its submodule, imported on first use (lazy_names): reading .options
+    # (the command line's option specs, at its start-up) imports no torch
+    **dict.fromkeys(("from_pretrained", "is_hub_dir", "load_any", "model_kind", "read_config", "save_pretrained",
+                     "transformer_of"), "hub"),
+    "check_onnx": "onnx_export", "export_onnx": "onnx_export", "region_model": "region_models",
+    "TrainedRun": "runs", "load_run": "runs",
+    **dict.fromkeys(("Maxout", "load_network", "load_sequential", "network_of", "save_sequential"), "torch_in"),
+    "TLExport": "transformer_lens", "to_transformer_lens": "transformer_lens",
+}
 
 __all__ = [
     "Maxout",
@@ -57,3 +54,5 @@ __all__ = [
     "save_sequential",
     "transformer_of",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)

@@ -1,24 +1,18 @@
 """Limits of self-attention (Hahn 2020): flip sensitivity vs Lemma 5, random restrictions
 and depth reduction (Theorem 1), Dyck-2 cross-entropy. See docs/limits.md."""
 
-from .depth_reduction import DepthReductionResult, LayerLog, ReductionConfig, depth_reduction
-from .encoder import TokenEncoder, as_encoder
-from .lemma5 import Lemma5Bound, lemma5_bound, token_embedding_table
-from .restriction import (
-    DependenceRow,
-    dependence_under_restriction,
-    dyck_restriction,
-    hardmax_copy,
-    influential_free_inputs,
-    random_restriction,
-)
-from .sensitivity import (
-    FlipMeasurement,
-    SensitivityReport,
-    SensitivityRow,
-    flip_sensitivity,
-    measure_flips,
-)
+from ..lazy import lazy_names
+
+_WHERE = {  # each public name -> its submodule, imported on first use (lazy_names): reading .options
+    # (the command line's option specs, at its start-up) imports no torch
+    **dict.fromkeys(("DepthReductionResult", "LayerLog", "ReductionConfig", "depth_reduction"), "depth_reduction"),
+    "TokenEncoder": "encoder", "as_encoder": "encoder",
+    **dict.fromkeys(("Lemma5Bound", "lemma5_bound", "token_embedding_table"), "lemma5"),
+    **dict.fromkeys(("DependenceRow", "dependence_under_restriction", "dyck_restriction", "hardmax_copy",
+                     "influential_free_inputs", "random_restriction"), "restriction"),
+    **dict.fromkeys(("FlipMeasurement", "SensitivityReport", "SensitivityRow", "flip_sensitivity", "measure_flips"),
+                    "sensitivity"),
+}
 
 __all__ = [
     "DependenceRow",
@@ -42,3 +36,5 @@ __all__ = [
     "random_restriction",
     "token_embedding_table",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)

@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from ..fileio import check_output_path
+
 
 def plot_sensitivity(report, path: str | Path, title: str = "") -> Path:
     """n·max_{j≠i}‖Δy_j^(k)‖ vs n per layer k (flat = O(1/n)), with n·bound dashed when it applies."""
@@ -60,6 +62,13 @@ def plot_dyck_ce(rows, path: str | Path) -> Path:
     ax.set_ylabel("excess CE (bits / symbol)")
     ax.legend(fontsize=7)
     return _save(fig, path)
+
+
+def check_plot_path(path, name: str = "--plot") -> None:
+    """A figure's path checked before any work (``None`` passes): a writable file with an image
+    suffix matplotlib can write."""
+    if path is not None:
+        plot_format(check_output_path(path, name), name)
 
 
 def plot_format(path, name: str = "path") -> str:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from ..fileio import make_dir, write_json
 from ..memory import check_memory
 from ..rules import check_int, parse_lengths
 from ..transformer import Transformer
@@ -77,6 +79,11 @@ class SensitivityReport:
     def as_dict(self) -> dict:
         """{"applicable", "reason", "rows"}: the report as JSON-ready data."""
         return {"applicable": self.applicable, "reason": self.reason, "rows": self.table()}
+
+    def write_json(self, path) -> None:
+        """:meth:`as_dict` written atomically to ``path`` (its directory made)."""
+        make_dir(Path(path).parent, "--json")
+        write_json(path, self.as_dict(), indent=1, sort_keys=False)
 
     def n_delta(self, layer: int) -> tuple[np.ndarray, np.ndarray]:
         """(n, n·measured_other) for one layer — flat for bounded-logit soft attention."""

@@ -7,11 +7,16 @@ stores units and judged claims in the one results store (:class:`expressivity.ru
 resumes, and writes ``out/index.html`` (self-contained, figures embedded) and ``out/claims.json`` (``html``).
 """
 
-from ..runs.store import DEFAULT_DB, Store
-from .claims import Check, Claim, ClaimSpec, Context, Measurement, measure_and_judge, status_of
-from .html import markdown_table
-from .registry import all_specs, select
-from .reproduce import Event, ReproduceResult, reproduce
+from ..lazy import lazy_names
+from ..runs.store import DEFAULT_DB, Store  # the one results store (no torch): eager
+
+_WHERE = {  # each public name -> its submodule, imported on first use (lazy_names): reading .options
+    # (the command line's option specs, at its start-up) imports no torch
+    **dict.fromkeys(("Check", "Claim", "ClaimSpec", "Context", "Measurement", "measure_and_judge", "status_of"),
+                    "claims"),
+    "markdown_table": "html", "all_specs": "registry", "select": "registry",
+    **dict.fromkeys(("Event", "ReproduceResult", "reproduce"), "reproduce"),
+}
 
 __all__ = [
     "DEFAULT_DB",
@@ -30,3 +35,5 @@ __all__ = [
     "select",
     "status_of",
 ]
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)

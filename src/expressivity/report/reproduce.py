@@ -336,6 +336,14 @@ def _raiser(exc: Exception) -> Callable[[Context], Any]:
     return run
 
 
+def size_of(quick: bool, standard: bool, full: bool, size: str | None = None) -> str:
+    """The budget that ``expressivity reproduce --quick | --standard | --full | --size NAME`` asks
+    for (``--size`` overrides the flags; none given: quick); the flags exclude each other."""
+    if quick + standard + full > 1:
+        raise ValueError("--quick, --standard and --full are mutually exclusive")
+    return size or ("full" if full else "standard" if standard else "quick")
+
+
 def check_options(*, size: str = "quick", backend: str = "local", address: str | None = None,
                   timeout: float | None = None, workers: int | None = None, device: str | None = None,
                   prefix: str = "", ray: bool = True) -> None:

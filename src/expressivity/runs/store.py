@@ -328,6 +328,15 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
+    @classmethod
+    def check(cls, path: str | Path, reset: bool = False) -> Path | None:
+        """Open the store at ``path`` once and close it, so a file that is not one (or, without
+        ``reset``, one of another code version) fails before any work; returns where ``reset``
+        set such a store aside (None when it did not)."""
+        first = cls(path, reset=reset)
+        first.close()
+        return first.set_aside
+
     def __enter__(self):
         return self
 

@@ -11,72 +11,24 @@ model, each result as ``train_run`` gives it) and ``group_configs(configs)`` (wh
 share); ``RunConfig.device`` / ``dtype`` (:mod:`.devices`).
 """
 
+from ..lazy import lazy_names
 from ..runs.store import Store
-from .config import RunConfig, parse_lengths
-from .loop import (
-           RunResult,
-           batch_metrics,
-           check_run_memory,
-           clear_checkpoint,
-           evaluate_lengths,
-           memory_estimate,
-           train_run,
-)
-from .many import group_configs, train_many
-from .models import (
-           MODELS,
-           LSTMModel,
-           RNNModel,
-           StackLSTM,
-           StackRNN,
-           TapeRNN,
-           build_model,
-           transformer_config,
-)
-from .protocols import (
-           PROTOCOLS,
-           Protocol,
-           best_of_seeds,
-           get_protocol,
-           preset,
-           protocol_score,
-           seed_configs,
-)
-from .sweep import SweepSummary, expand_grid, load_sweep, run_sweep, select_runs
 
 ResultStore = Store  # the training name of the one results store (expressivity.runs.store.Store)
 
-__all__ = [
-           "PROTOCOLS",
-           "LSTMModel",
-           "MODELS",
-           "Protocol",
-           "RNNModel",
-           "ResultStore",
-           "RunConfig",
-           "RunResult",
-           "StackLSTM",
-           "StackRNN",
-           "SweepSummary",
-           "TapeRNN",
-           "batch_metrics",
-           "best_of_seeds",
-           "build_model",
-           "check_run_memory",
-           "clear_checkpoint",
-           "evaluate_lengths",
-           "expand_grid",
-           "get_protocol",
-           "group_configs",
-           "load_sweep",
-           "memory_estimate",
-           "parse_lengths",
-           "preset",
-           "protocol_score",
-           "run_sweep",
-           "seed_configs",
-           "select_runs",
-           "train_many",
-           "train_run",
-           "transformer_config",
-]
+_WHERE = {  # each public name -> the submodule that defines it, imported on first use (PEP 562), so
+    # reading .options (the command line's option specs, at its start-up) imports no torch
+    "RunConfig": "config", "parse_lengths": "config",
+    **dict.fromkeys(("RunResult", "batch_metrics", "check_run_memory", "clear_checkpoint", "evaluate_lengths",
+                     "memory_estimate", "train_run"), "loop"),
+    "group_configs": "many", "train_many": "many",
+    **dict.fromkeys(("MODELS", "LSTMModel", "RNNModel", "StackLSTM", "StackRNN", "TapeRNN", "build_model",
+                     "transformer_config"), "models"),
+    **dict.fromkeys(("PROTOCOLS", "Protocol", "best_of_seeds", "get_protocol", "preset", "protocol_score",
+                     "seed_configs"), "protocols"),
+    **dict.fromkeys(("SweepSummary", "expand_grid", "load_sweep", "run_sweep", "select_runs"), "sweep"),
+}
+
+__all__ = sorted([*_WHERE, "ResultStore"])
+
+__getattr__, __dir__ = lazy_names(__name__, _WHERE)

@@ -195,28 +195,30 @@ def refuse_unused(cfg, given: dict) -> None:
                              "so these sizes are not used (leave them out; --init-param sets the construction's)")
 
 
-def run_config_from_options(task: str, preset_name: str | None, given: dict, *, device: str, init_param=(),
-                            train_lengths: str | None = None, test_lengths: str | None = None, param=()):
-    """``expressivity train``'s RunConfig from the options ``given`` (``None``: not given; with
-    ``preset_name`` the preset's fields, :func:`preset`) and the device it trains on; each option is
-    checked naming it (``--train-lengths`` …), and one the run does not use is refused
-    (:func:`refuse_unused`)."""
+def run_config_from_options(options: dict):
+    """``expressivity train``'s RunConfig from its ``options`` (:data:`.options.TRAIN`; a RunConfig
+    field's ``None``: not given; with ``--preset`` the preset's fields, :func:`preset`) and the
+    device it trains on; each option is checked naming it (``--train-lengths`` …), and one the run
+    does not use is refused (:func:`refuse_unused`)."""
     from ..rules import parse_length_range, parse_lengths, parse_params
     from .config import MAX_TEST_LENGTHS
     from .devices import check_dtype, resolve_device
+    from .options import FIELDS
 
+    given = {k: options[k] for k in FIELDS}
     fields = {k: v for k, v in given.items() if v is not None}
-    where = resolve_device(device, "--device")  # absent or unknown: one line naming what is here
+    where = resolve_device(options["device"], "--device")  # absent or unknown: one line naming what is here
     if given["dtype"] is not None:
         check_dtype(given["dtype"], where, "--dtype")
-    fields["device"] = device
-    if init_param:
-        fields["init_params"] = parse_params(init_param, "--init-param")
-    if train_lengths is not None:
-        fields["train_lengths"] = parse_length_range(train_lengths, "--train-lengths")
-    if test_lengths is not None:
-        fields["test_lengths"] = parse_lengths(test_lengths, "--test-lengths", max_count=MAX_TEST_LENGTHS)
-    fields["task_params"] = parse_params(param, "--param")
+    fields["device"] = options["device"]
+    if options["init_param"]:
+        fields["init_params"] = parse_params(options["init_param"], "--init-param")
+    if options["train_lengths"] is not None:
+        fields["train_lengths"] = parse_length_range(options["train_lengths"], "--train-lengths")
+    if options["test_lengths"] is not None:
+        fields["test_lengths"] = parse_lengths(options["test_lengths"], "--test-lengths", max_count=MAX_TEST_LENGTHS)
+    fields["task_params"] = parse_params(options["param"], "--param")
+    task, preset_name = options["task"], options["preset"]
     cfg = preset(preset_name, task, **fields) if preset_name else RunConfig.from_dict({"task": task, **fields})
     refuse_unused(cfg, given)
     return cfg, where

@@ -26,11 +26,7 @@ def check_before_training(cfg: RunConfig, db: Path, log, reset_db: bool) -> Path
 
     check_sinks(log)
     check_run_memory(cfg)
-    if not db.exists():
-        return None
-    first = ResultStore(db, reset=reset_db)
-    first.close()
-    return first.set_aside
+    return ResultStore.check(db, reset_db) if db.exists() else None
 
 
 def train_logged(cfg: RunConfig, out_dir: Path, *, restart: bool, log, on_step=None, on_eval=None):

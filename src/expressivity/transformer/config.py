@@ -9,14 +9,17 @@ from __future__ import annotations
 from dataclasses import MISSING, asdict, dataclass
 from typing import Literal, get_args
 
+from ..choices import (  # noqa: F401
+    ATTENTIONS,
+    LAYER_NORMS,
+    POSITIONALS,
+    Attention,
+    LayerNormPlacement,
+    Positional,
+)
 from ..rules import check_float, check_int
-from .positions import POSITIONALS, Positional
 
-Attention = Literal["hardmax", "softmax"]
-ATTENTIONS: tuple[str, ...] = get_args(Attention)
 SCORE_BIAS = ("alibi", "relative")  # position encodings that add a bias b_h(t, s) to λ·q·k
-LayerNormPlacement = Literal["none", "pre", "post"]
-LAYER_NORMS: tuple[str, ...] = get_args(LayerNormPlacement)
 DType = Literal["float32", "float64"]
 
 

@@ -34,13 +34,12 @@ Only ``learned`` has an n_ctx limit; all others run at any length.
 from __future__ import annotations
 
 import math
-from typing import Literal, get_args
 
 import torch
 from torch import Tensor
 
-Positional = Literal["learned", "sinusoidal", "none", "relative", "rope", "alibi", "i_over_n"]
-POSITIONALS: tuple[str, ...] = get_args(Positional)
+from ..choices import POSITIONALS, Positional  # noqa: F401
+
 ADDED = ("learned", "sinusoidal", "i_over_n")  # p_t added to y^(0)
 SCORE_BIASES = ("relative", "alibi")  # b_h(t, s) added to the attention logits
 REL_BUCKETS = 32  # T5's relative_attention_num_buckets
