@@ -27,8 +27,9 @@ position reads only its prefix, as a left-to-right recogniser does; same blocks,
 it is: 2–16 at 98.0 / 99.6 % (seeds 0 / 1) after 3000 steps, 37 CPU-s; 2–24 at 97.3 / 95.6 /
 97.7 % (seeds 0–2) after 4000 steps, 53 CPU-s each. Beyond 2·N_train the 2–24 models sit at
 0.50–0.55 (the claim holds at standard), but the 2–16 model of seed 0 keeps 0.81 at n = 34–90
-(0.79 on 128 strings per length, not noise; 0.74 after 4000 steps; seed 1: 0.50), so at quick the claim is *violated*: one small causal
-transformer trained on short strings partly extrapolates Dyck-2 recognition to 5× its lengths.
+(0.79 on 128 strings per length, not noise; 0.74 after 4000 steps; seed 1: 0.50), so at quick
+the claim is *violated*: one small causal transformer trained on short strings partly
+extrapolates Dyck-2 recognition to 5× its lengths.
 The claim takes 85 s at quick and 415 s (unit seconds; 267 s wall, 224 CPU-s) at standard on 2
 shared cores; ``full`` keeps the bidirectional transformer (not measured).
 """
