@@ -168,6 +168,13 @@ def test_how_to_read_wraps_without_losing_words_or_making_markup(words):
             assert not _breakable(body), ln
 
 
+def test_how_to_read_keeps_a_piece_too_long_for_a_line_beside_its_head():
+    """Found by the property above: TeX left open makes the rest one unbreakable piece; it must
+    follow the head (overflowing), not leave the head alone on its line."""
+    out = how_to_read([_spec("c.one", "$a " + " ".join(["0" * 11] * 12))])
+    assert out.startswith("- **c.one** — $a 000") and out.count("\n") == 1
+
+
 def _starts_markup(word: str) -> bool:
     return word in ("-", "+", "*", ">") or word.startswith("#") or re.fullmatch(r"\d+[.)]", word) is not None
 

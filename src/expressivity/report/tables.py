@@ -102,13 +102,17 @@ def _words(text: str) -> list[str]:
 
 
 def _bullet(head: str, text: str, width: int = WIDTH) -> str:
+    """One bullet wrapped at ``width``; the first piece always follows the head on its line (a
+    piece too long for any line, e.g. TeX left open, overflows rather than leave the head alone)."""
     lines, line = [], f"- {head} —"
+    first = True
     for w in _words(text):
-        if len(line) + 1 + len(w) > width and line.strip():
+        if len(line) + 1 + len(w) > width and not first:
             lines.append(line)
             line = "  " + w
         else:
             line += " " + w
+        first = False
     return "\n".join([*lines, line])
 
 
