@@ -30,6 +30,8 @@ ALLOWED: dict[str, set[str]] = {
     "lazy": set(),
     # choices: the transformer's named choices (attention, layer norm, position encoding), torch-free
     "choices": set(),
+    # logs: the package's log lines (one handler on the expressivity logger), for CLI and scripts
+    "logs": set(),
     "transformer": set(),
     "cpwl": set(),
     "languages": set(),
@@ -48,7 +50,7 @@ ALLOWED: dict[str, set[str]] = {
             "report", "interop", "runs"},
     "__main__": {"cli"},  # `python -m expressivity`: the command line only
 }
-BOTTOM = {"rules", "fileio", "memory", "model_kinds", "listing", "lazy", "choices"}  # import nothing of ours at all
+BOTTOM = {"rules", "fileio", "memory", "model_kinds", "listing", "lazy", "choices", "logs"}  # import nothing of ours at all
 LEAVES = BOTTOM | {"pretrained"}  # importable from everywhere
 
 

@@ -92,14 +92,15 @@ def test_every_command_takes_quiet_and_verbose(command):
 def test_plain_lines_off_a_terminal_rich_on_one(monkeypatch):
     from rich.logging import RichHandler
 
+    from expressivity import logs
     from expressivity.cli import _common, output
 
-    output.setup_logging()
-    assert not isinstance(output._handler, RichHandler)
+    output.reset()
+    assert not isinstance(logs.handler(), RichHandler)
     monkeypatch.setattr(_common.err_console, "_force_terminal", True)
-    output.setup_logging()
+    output.reset()
     try:
-        assert isinstance(output._handler, RichHandler)
+        assert isinstance(logs.handler(), RichHandler)
     finally:
         monkeypatch.undo()
         output.reset()

@@ -33,10 +33,10 @@ def test_the_counter_sees_a_long_function(tmp_path):
     assert _function_lengths(tmp_path / "fake.py") == {"fake.py:f": 62}
 
 
-# issue 24 asks for cli/ under 900 lines; this bound is where the moves of issue 24 left it
-# (1 647 before them, 1 230 after the first; then each command's own options became data in the
-# library, built by cli/options.with_options): lower it whenever logic moves into the library, never raise it
-MAX_CLI_LINES = 995
+# issue 24 asks for cli/ under 900 lines (1 647 before its moves; 1 230 after the first; 995 once
+# each command's options became data in the library; then the log lines went to logs.py and the
+# remaining checks into the library): lower it whenever logic moves into the library, never raise it
+MAX_CLI_LINES = 899
 
 
 def test_cli_stays_small():

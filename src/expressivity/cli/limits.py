@@ -5,9 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ..limits.options import DYCK_CE, RESTRICT, SENSITIVITY
-from ..rules import check_int, parse_lengths, parse_params
 from . import app
-from ._common import console, output_path
+from ._common import console
 from .options import with_options
 from .output import progress_bar, show
 
@@ -16,23 +15,16 @@ from .output import progress_bar, show
 @with_options(SENSITIVITY)
 def sensitivity(**given) -> None:
     """Flip one input, measure max_{j≠i}‖Δy_j^(k)‖ per layer, and compare with Hahn's Lemma 5 bound."""
-    from .. import languages
     from ..limits import flip_sensitivity
+    from ..limits.inputs import sensitivity_inputs
     from ..limits.listings import sensitivity_listing
-    from ..limits.models import resolve_with_options
-    from ..limits.plots import check_plot_path
 
     o = SimpleNamespace(**given)
-    check_plot_path(o.plot)
-    output_path(o.json_out, "--json")
-    ns = parse_lengths(o.lengths, "--lengths")
-    check_int(o.strings, "--strings", min=1)
-    m = resolve_with_options(o.model, parse_params(o.param), seed=o.seed, attention=o.attention,
-                             layer_norm=o.layer_norm, eps=o.eps, lam=o.lam, causal=o.causal, n_ctx=max(ns) + 1, vocab=2)
-    lang = languages.get_language(o.language) if o.language else None
+    job = sensitivity_inputs(o)
     with progress_bar() as prog:
-        task = prog.add_task("flip sensitivity", total=len(ns))
-        rep = flip_sensitivity(m, lang, ns, n_strings=o.strings, seed=o.seed, progress=lambda n: prog.advance(task))
+        task = prog.add_task("flip sensitivity", total=len(job.lengths))
+        rep = flip_sensitivity(job.model, job.language, job.lengths, n_strings=o.strings, seed=o.seed,
+                               progress=lambda n: prog.advance(task))
     show(sensitivity_listing(rep, o.model))
     if rep.applicable:
         console.print(f"Lemma 5 applies; measured ≤ bound on every layer: {'yes' if rep.within_bound() else 'NO'}")
@@ -51,33 +43,15 @@ def sensitivity(**given) -> None:
 @with_options(RESTRICT)
 def restrict(**given) -> None:
     """Theorem 1: random restrictions (dependency count vs n) and the constructive depth reduction."""
-    from ..limits import (
-        ReductionConfig,
-        TokenEncoder,
-        dependence_under_restriction,
-        depth_reduction,
-    )
-    from ..limits.depth_reduction import reduction_setup
+    from ..limits import dependence_under_restriction, depth_reduction
+    from ..limits.inputs import restrict_inputs
     from ..limits.listings import dependence_listing, reduction_listing
-    from ..limits.models import resolve_model
-    from ..limits.plots import check_plot_path
 
     o = SimpleNamespace(**given)
-    check_plot_path(o.plot)
-    ns = parse_lengths(o.lengths, "--lengths")
-    check_int(o.n, "--n", min=2)
-    check_int(o.restrictions, "--restrictions", min=1)
-    check_int(o.completions, "--completions", min=1)
-    m = resolve_model(o.model, parse_params(o.param), seed=o.seed, attention="hardmax", n_ctx=max([*ns, o.n]) + 1,
-                      vocab=3)
-    if o.model == "random":  # strings over {0, 1} read at a CLS token 2 after them
-        m = TokenEncoder(m, symbols=(0, 1), suffix=(2,), readout=-1)
-    red_cfg = ReductionConfig(k=o.k, q=o.q)
-    if o.constructive:  # refuse a model or size the depth reduction cannot take before any work
-        reduction_setup(m, o.n, red_cfg, o.as_hardmax)
+    job = restrict_inputs(o)
     with progress_bar() as prog:
-        task = prog.add_task("random restrictions", total=len(ns))
-        rows = dependence_under_restriction(m, ns, C=o.free_fraction, n_restrictions=o.restrictions,
+        task = prog.add_task("random restrictions", total=len(job.lengths))
+        rows = dependence_under_restriction(job.model, job.lengths, C=o.free_fraction, n_restrictions=o.restrictions,
                                             n_completions=o.completions, seed=o.seed, as_hardmax=o.as_hardmax,
                                             progress=lambda _n: prog.advance(task))
     show(dependence_listing(rows, o.free_fraction))
@@ -86,7 +60,7 @@ def restrict(**given) -> None:
 
         console.print(f"wrote {plot_dependence(rows, o.plot)}")
     if o.constructive:
-        res = depth_reduction(m, o.n, red_cfg, seed=o.seed, as_hardmax=o.as_hardmax)
+        res = depth_reduction(job.model, o.n, job.reduction, seed=o.seed, as_hardmax=o.as_hardmax)
         show(reduction_listing(res), fold_notes=True)
         if res.note:
             console.print(f"[yellow]note:[/] {res.note}", highlight=False)
@@ -98,10 +72,9 @@ def dyck_ce_cmd(**given) -> None:
     """Dyck-2 next-symbol prediction: excess cross-entropy vs n next to P_0·(1 − p)."""
     from ..limits.dyck_ce import config_from_options, dyck_ce
     from ..limits.listings import dyck_ce_listing
-    from ..limits.plots import check_plot_path
 
-    check_plot_path(given["plot"])
-    cfg = config_from_options(given["quick"], given["lengths"], given["steps"], given["models"], given["seed"])
+    cfg = config_from_options(given["quick"], given["lengths"], given["steps"], given["models"], given["seed"],
+                              given["plot"])
     with progress_bar() as prog:
         task = prog.add_task("training", total=len(cfg.lengths) * len(cfg.models))
         rows = dyck_ce(cfg, progress=lambda *_: prog.advance(task))

@@ -1,85 +1,25 @@
 """What the command line prints while it works: log lines, progress bars and the library's tables.
 
-The library logs with :mod:`logging` (one INFO line per finished unit, run or claim; DEBUG
-for details); the package's records (logger ``expressivity``) go to stderr: through rich on a
-terminal, else as plain timestamped lines (``2026-12-03 06:10:02 INFO unit … done in 12.3 s``),
-so a log file shows the work as it happens. ``--quiet``: warnings and errors only, no bars;
-``--verbose``: DEBUG lines too. Bars are drawn on a terminal only. :func:`show` draws a
-:class:`~expressivity.listing.Listing`.
+The log lines are :mod:`expressivity.logs`' (one handler on stderr, rich on a terminal, else
+plain timestamped lines), installed on the command line's stderr console. ``--quiet``: warnings
+and errors only, no bars; ``--verbose``: DEBUG lines too. Bars are drawn on a terminal only.
+:func:`show` draws a :class:`~expressivity.listing.Listing`.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 
 from rich.progress import Progress
 
+from .. import logs
+from ..logs import quiet, set_verbosity  # noqa: F401 — the flags' effect (cli/_common.py)
 from ._common import console, err_console
-
-LOGGER = "expressivity"
-PLAIN_FORMAT = "%(asctime)s %(levelname)s %(message)s"
-DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
-
-_state = {"level": logging.INFO}
-_handler: logging.Handler | None = None
-
-
-class _StderrHandler(logging.StreamHandler):
-    """Plain lines to whatever ``sys.stderr`` is when a record is emitted (a test runner swaps it)."""
-
-    @property
-    def stream(self):
-        return sys.stderr
-
-    @stream.setter
-    def stream(self, _value) -> None:  # StreamHandler.__init__ assigns it
-        pass
-
-
-def _make_handler() -> logging.Handler:
-    if err_console.is_terminal:
-        from rich.logging import RichHandler
-
-        h: logging.Handler = RichHandler(console=err_console, show_path=False, markup=False,
-                                         rich_tracebacks=False, log_time_format="[%X]")
-        h.setFormatter(logging.Formatter("%(message)s"))
-    else:
-        h = _StderrHandler()
-        h.setFormatter(logging.Formatter(PLAIN_FORMAT, DATE_FORMAT))
-    return h
-
-
-def setup_logging(level: int | None = None) -> None:
-    """(Re)install the one handler of the ``expressivity`` logger at ``level`` (default: the
-    level chosen by --quiet / --verbose, INFO without them)."""
-    global _handler
-    if level is not None:
-        _state["level"] = level
-    log = logging.getLogger(LOGGER)
-    if _handler is not None:
-        log.removeHandler(_handler)
-    _handler = _make_handler()
-    log.addHandler(_handler)
-    log.setLevel(_state["level"])
-    log.propagate = False  # a root handler configured elsewhere must not print each line twice
 
 
 def reset() -> None:
-    """Back to the default level (each invocation of the app starts here)."""
-    setup_logging(logging.INFO)
-
-
-def set_verbosity(quiet: bool = False, verbose: bool = False) -> None:
-    """--quiet: WARNING; --verbose: DEBUG (the flags' exclusion is checked where they are parsed)."""
-    if quiet:
-        setup_logging(logging.WARNING)
-    elif verbose:
-        setup_logging(logging.DEBUG)
-
-
-def quiet() -> bool:
-    return _state["level"] > logging.INFO
+    """Back to INFO, the one log handler on the command line's stderr console (each invocation)."""
+    logs.setup_logging(logging.INFO, err_console)
 
 
 def progress(*columns, **kwargs) -> Progress:

@@ -9,7 +9,7 @@ from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColum
 
 from ..interop.options import REGIONS
 from . import app
-from ._common import console, output_path
+from ._common import console
 from .options import with_options
 from .output import progress
 
@@ -21,7 +21,6 @@ def regions_cmd(**given) -> None:
     from ..interop.region_inputs import region_job
 
     plot, as_json = given["plot"], given["as_json"]
-    output_path(plot, "--plot")
     m, dom, counter, kw, color_by = region_job(given["model"], given["layers"], given["compile_it"],
                                                **{k: given[k] for k in _REGION_INPUTS})
     summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json).summary()

@@ -9,7 +9,7 @@ from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
 from ..report.options import REPRODUCE
 from . import app
-from ._common import console, output_path
+from ._common import console
 from .options import with_options
 from .output import progress as make_progress
 from .output import show
@@ -34,8 +34,6 @@ def reproduce(**given) -> None:
                       device=o.device, prefix="--", ray=False)
         show(claims_listing(specs), highlight=False)
         return
-    output_path(o.out, "--out", kind="dir")
-    output_path(o.db, "--db")
     progress, on_event = _claim_progress(specs)
     try:
         with progress:  # reproduce checks the options (named --size, --backend …) before the store is opened

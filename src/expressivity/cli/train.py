@@ -9,7 +9,7 @@ import typer
 
 from ..train.options import RESULTS, SWEEP, TRAIN
 from . import app
-from ._common import console, err_console, output_path
+from ._common import console, err_console
 from .options import with_options
 from .output import progress_bar, show
 
@@ -24,9 +24,7 @@ def train(**given) -> None:
     cfg, where = run_config_from_options(given)
     db, log = given["db"], given["log"]
     out_dir = given["out"] or Path("runs") / cfg.run_id
-    output_path(out_dir, "--out", kind="dir")
-    output_path(db, "--db")
-    if (aside := single.check_before_training(cfg, db, log, given["reset_db"])) is not None:
+    if (aside := single.check_before_training(cfg, db, log, given["reset_db"], out_dir)) is not None:
         console.print(f"{db} held results of another code version: set aside as {aside}")
     console.print(f"[bold]{cfg.label()}[/]  run {cfg.run_id}  → {out_dir}  on {where}")
     with progress_bar(status=True, remaining=True) as bars:
@@ -63,8 +61,8 @@ def sweep(**given) -> None:
     """Run a grid of training runs; results go to --db as each run finishes.
 
     Exit code 0 when every run is done (or diverged: recorded as such), 1 when a run failed."""
-    from ..train import ResultStore, run_sweep
-    from ..train.sweep import prepare_sweep
+    from ..train import run_sweep
+    from ..train.sweep import prepare_sweep, sweep_store
 
     o = SimpleNamespace(**given)
     grid, configs, bench = prepare_sweep(o.config, db=o.db, backend=o.backend, address=o.address, timeout=o.timeout,
@@ -78,10 +76,8 @@ def sweep(**given) -> None:
                                    group=not o.no_group, max_group=o.max_group, bench=bench):
             console.print(line, highlight=False, soft_wrap=True)  # a path is never broken
         return
-    out_dir = o.out if o.out is not None else o.db.parent / "checkpoints"
-    output_path(o.db, "--db")
-    output_path(out_dir, "--out", kind="dir")
-    if (aside := ResultStore.check(o.db, o.reset_db)) is not None:
+    out_dir, aside = sweep_store(o.db, o.out, o.reset_db)
+    if aside is not None:
         console.print(f"{o.db} held results of another code version: moved to {aside}", highlight=False)
     with progress_bar(status=True, remaining=True) as bars:
         bar = bars.add_task("sweep", total=len(configs), status="")
@@ -108,12 +104,10 @@ def results(**given) -> None:
     from ..train.compare import comparison_listing
 
     o = SimpleNamespace(**given)
-    output_path(o.plot, "--plot")
-    output_path(o.output, "--output")
     fmt = "json" if o.as_json else "csv" if o.as_csv else None
     say = err_console if fmt is not None and o.output is None else console  # stdout carries the records
     rows, runs = recorded.read_results(o.db, compare=o.compare, as_json=o.as_json, as_csv=o.as_csv, output=o.output,
-                                       show_all=o.show_all)
+                                       show_all=o.show_all, plot=o.plot)
     view = comparison_listing(rows, o.compare, show_all=o.show_all) if o.compare is not None else None
     records = list(view.records) if view is not None else recorded.run_records(rows, runs)
     if fmt is not None:

@@ -101,10 +101,14 @@ def check_options_apply(model: Path, layers, compile_it: bool, *, plane, bounds,
 def region_job(model: Path, layers, compile_it: bool, *, segment, plane, through, bounds, box: bool, domain, lo,
                hi, n_tokens, plot, color_by):
     """``expressivity regions``' options checked and resolved: (the model, the one domain they
-    name, its registered counter, the count's keywords (``n_tokens``), the plot's colouring)."""
+    name, its registered counter, the count's keywords (``n_tokens``), the plot's colouring).
+    The --plot path is checked first, as a writable file."""
+    from ..fileio import check_output_path
     from ..regions.count import counter_for, drawn_domains
     from .region_models import region_model
 
+    if plot is not None:
+        check_output_path(plot, "--plot")
     chosen = sum(x is not None and x is not False for x in (segment, plane, through, box or None, domain))
     if chosen != 1:
         raise ValueError("give exactly one of --segment A B, --plane O U V, --through A B C, --box, --domain JSON")

@@ -87,11 +87,15 @@ class DyckCEConfig:
 QUICK = DyckCEConfig(lengths=(8, 16, 32), steps=150, d_model=16, eval_batch=64)  # ~1 minute
 
 
-def config_from_options(quick: bool, lengths: str | None, steps: int | None, models: str, seed: int) -> DyckCEConfig:
+def config_from_options(quick: bool, lengths: str | None, steps: int | None, models: str, seed: int,
+                        plot=None) -> DyckCEConfig:
     """``expressivity dyck-ce``'s config: QUICK (or the full default) with the options given;
-    every length's memory is checked before the first model trains."""
+    the --plot path and every length's memory are checked before the first model trains."""
     from dataclasses import replace
 
+    from .plots import check_plot_path
+
+    check_plot_path(plot)
     over: dict = {"seed": seed, "models": models}
     if lengths:
         over["lengths"] = parse_lengths(lengths, "--lengths")

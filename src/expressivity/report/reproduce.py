@@ -346,14 +346,21 @@ def size_of(quick: bool, standard: bool, full: bool, size: str | None = None) ->
 
 def check_options(*, size: str = "quick", backend: str = "local", address: str | None = None,
                   timeout: float | None = None, workers: int | None = None, device: str | None = None,
-                  prefix: str = "", ray: bool = True) -> None:
+                  prefix: str = "", ray: bool = True, out: str | Path | None = None,
+                  db: str | Path | None = None) -> None:
     """The checks of :func:`reproduce`'s options, done before anything is measured or stored:
     ``size`` one of :data:`SIZES`, ``backend`` one of local | ray, ``address`` only with
     ray, ``timeout`` > 0 seconds, 1 ≤ ``workers`` ≤ 1024, ``device`` one that is here and, with
-    ``ray``, a Ray cluster answering at ``address``. Each error names its option as
-    ``prefix + name`` (the CLI: ``--size`` …)."""
+    ``ray``, a Ray cluster answering at ``address``; the ``out`` directory and the ``db`` file
+    writable paths (when given). Each error names its option as ``prefix + name`` (the CLI:
+    ``--size`` …)."""
+    from ..fileio import check_output_path
     from ..rules import check_choice, check_float, check_int
 
+    if out is not None:
+        check_output_path(out, f"{prefix}out", kind="dir")
+    if db is not None:
+        check_output_path(db, f"{prefix}db")
     check_choice(size, f"{prefix}size", SIZES)
     check_choice(backend, f"{prefix}backend", BACKENDS)
     if address is not None and backend != "ray":
@@ -404,7 +411,7 @@ def reproduce(
     The options are checked first (:func:`check_options`; errors name them as ``prefix + name``).
     """
     check_options(size=size, backend=backend, address=address, timeout=timeout, workers=workers, device=device,
-                  prefix=prefix)
+                  prefix=prefix, out=out, db=db)
     emit = on_event or (lambda e: None)
     t0 = time.perf_counter()
     chosen = list(specs) if specs is not None else select(only)

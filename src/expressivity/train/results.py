@@ -55,11 +55,16 @@ def run_records(rows: list[dict], runs: list[dict]) -> list[dict]:
 
 
 def read_results(db: Path, *, compare=None, as_json: bool = False, as_csv: bool = False, output=None,
-                 show_all: bool = False) -> tuple[list[dict], list[dict]]:
-    """Check the options of ``expressivity results``, then read the store ``db``: (its
-    per-length rows, its runs). An unknown --compare table fails before the store is read."""
+                 show_all: bool = False, plot=None) -> tuple[list[dict], list[dict]]:
+    """Check the options of ``expressivity results`` (the --plot and --output paths first), then
+    read the store ``db``: (its per-length rows, its runs). An unknown --compare table fails
+    before the store is read."""
+    from ..fileio import check_output_path
     from . import ResultStore
 
+    for path, name in ((plot, "--plot"), (output, "--output")):
+        if path is not None:
+            check_output_path(path, name)
     if as_json and as_csv:
         raise ValueError("--json and --csv exclude each other: give one")
     if output is not None and not (as_json or as_csv):

@@ -17,13 +17,17 @@ from .config import RunConfig
 from .protocols import protocol_score
 
 
-def check_before_training(cfg: RunConfig, db: Path, log, reset_db: bool) -> Path | None:
-    """Sinks, memory and an existing store checked; returns where a store of another code
-    version was set aside (None when it was not)."""
+def check_before_training(cfg: RunConfig, db: Path, log, reset_db: bool, out_dir: Path | None = None) -> Path | None:
+    """The checkpoint directory (``--out``) and the store's path, sinks, memory and an existing
+    store checked; returns where a store of another code version was set aside (None when it was not)."""
+    from ..fileio import check_output_path
     from ..runs.sinks import check_sinks
     from . import ResultStore
     from .loop import check_run_memory
 
+    if out_dir is not None:
+        check_output_path(out_dir, "--out", kind="dir")
+    check_output_path(db, "--db")
     check_sinks(log)
     check_run_memory(cfg)
     return ResultStore.check(db, reset_db) if db.exists() else None

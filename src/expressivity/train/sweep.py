@@ -465,6 +465,16 @@ def on_device(configs: list[RunConfig], device: str, dtype: str | None = None) -
     return out
 
 
+def sweep_store(db: Path, out: Path | None, reset_db: bool) -> tuple[Path, Path | None]:
+    """``expressivity sweep``'s store and checkpoint directory checked before the first run:
+    (the checkpoint directory — ``out``, else ``checkpoints`` beside ``db`` — and where a store of
+    another code version was set aside, None when none was)."""
+    out_dir = out if out is not None else db.parent / "checkpoints"
+    check_output_path(db, "--db")
+    check_output_path(out_dir, "--out", kind="dir")
+    return out_dir, Store.check(db, reset_db)
+
+
 def prepare_sweep(config: Path, *, db: Path, backend: str, address, timeout, workers, restart: bool, only, shard,
                 dry_run: bool, device: str, dtype, max_group: int, gpu_bench, log):
     """``expressivity sweep``'s options checked (each error names its option: ``--backend``,
