@@ -36,10 +36,10 @@ PUSH, POP, NOOP = 0, 1, 2  # order of the action weights a_t
 def stack_update(S: Tensor, a: Tensor, v: Tensor) -> Tensor:
     """S_t from S_{t−1} (B, K, m), action weights a_t (B, 3) = (push, pop, no-op) and the pushed
     value v_t (B, m); see the module docstring. Returns (B, K, m)."""
-    pushed = torch.cat([v[:, None, :], S[:, :-1]], dim=1)  # S after a pure push
-    popped = torch.cat([S[:, 1:], torch.zeros_like(S[:, :1])], dim=1)  # S after a pure pop
-    a = a[:, :, None, None]  # (B, 3, 1, 1)
-    return a[:, PUSH] * pushed + a[:, POP] * popped + a[:, NOOP] * S
+    K = S.shape[1]
+    P = torch.cat([v[:, None, :], S, S.new_zeros(S.shape[0], 1, S.shape[2])], dim=1)  # [v; S; 0]: (B, K+2, m)
+    a = a[:, :, None, None]  # (B, 3, 1, 1); after a pure push S = P[:K], a pop P[2:], a no-op P[1:K+1]
+    return a[:, PUSH] * P[:, :K] + a[:, POP] * P[:, 2:] + a[:, NOOP] * P[:, 1:K + 1]
 
 
 class StackModel(RecurrentModel):
