@@ -40,7 +40,7 @@ import torch
 from expressivity.train import RunConfig, preset, recognizers, train_run
 from expressivity.train.config import MODELS
 from expressivity.train.devices import to_device
-from expressivity.train.loop import make_optimizer, optimizer_step, soft_cross_entropy
+from expressivity.train.loop import draw_length, make_optimizer, optimizer_step, soft_cross_entropy
 from expressivity.train.many import train_many
 
 
@@ -180,7 +180,7 @@ def step_phases(cfg: RunConfig, steps: int = 60, warm: int = 10) -> dict[str, fl
     total = np.zeros(4)
     for step in range(steps):
         t0 = clock()
-        batch = to_device(task.sample_batch(rng, cfg.batch_size, int(rng.choice(lengths))), torch.device("cpu"))
+        batch = to_device(task.sample_batch(rng, cfg.batch_size, draw_length(rng, lengths)), torch.device("cpu"))
         t1 = clock()
         loss = soft_cross_entropy(model(batch["input"]).float(), batch["output"], batch["mask"]).sum() / batch["mask"].sum()
         loss.item()

@@ -143,7 +143,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     diverged_at = None
     log_every = max(1, cfg.steps // 100)
     for step in range(start, cfg.steps):
-        n = int(rng.choice(train_lengths))
+        n = draw_length(rng, train_lengths)
         batch = to_device(task.sample_batch(rng, cfg.batch_size, n), device)
         with autocast(cfg.dtype, device):
             logits = model(batch["input"]).float()  # (B, T, C)
@@ -168,6 +168,12 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
             _save_checkpoint(out, cfg, model, opt, rng, step + 1, losses)
 
     return finish_run(cfg, task, model, out, losses, diverged_at, resumed_from, t0, on_eval, fit, sinks=sinks)
+
+
+def draw_length(rng: np.random.Generator, lengths: Sequence[int]) -> int:
+    """One training length, uniform over ``lengths``: the draw of ``rng.choice(lengths)`` (the
+    same integers(0, len) underneath, so the same stream) without its list-to-array cost."""
+    return int(lengths[int(rng.integers(len(lengths)))])
 
 
 def make_optimizer(model: torch.nn.Module, lr: float, device: torch.device) -> torch.optim.Adam:

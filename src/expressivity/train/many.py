@@ -55,6 +55,7 @@ from .loop import (
     RunResult,
     _save_checkpoint,
     check_run_memory,
+    draw_length,
     finish_run,
     make_optimizer,
     memory_estimate,
@@ -337,7 +338,7 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
         rows = stack.rows
         batches = []
         for i in rows:
-            n = int(rngs[i].choice(train_lengths))
+            n = draw_length(rngs[i], train_lengths)
             batches.append(task.sample_batch(rngs[i], cfgs[i].batch_size, n))
         params = {k: v.requires_grad_(True) for k, v in stack.params.items()}
         parts, order = [], []
