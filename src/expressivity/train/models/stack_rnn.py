@@ -59,8 +59,8 @@ class StackModel(RecurrentModel):
         """The controller's state before step 1 (zeros)."""
         raise NotImplementedError
 
-    def controller(self, xr: Tensor, state) -> tuple[Tensor, object]:
-        """(h_t (B, d), new state) from [x_t; r_{t−1}] (B, d + m) and the state."""
+    def controller(self, x: Tensor, r: Tensor, state) -> tuple[Tensor, object]:
+        """(h_t (B, d), new state) from x_t (B, d), r_{t−1} (B, m) and the state."""
         raise NotImplementedError
 
     def run(self, x: Tensor, keep_stacks: bool = True) -> tuple[Tensor, Tensor | None]:
@@ -72,7 +72,7 @@ class StackModel(RecurrentModel):
         S = x.new_zeros(B, self.K, self.m)  # (B, K, m), S[:, 0] = top
         outs, stacks = [], []
         for t in range(T):  # the recurrence is sequential in t; everything else is batched
-            h, state = self.controller(torch.cat([x[:, t], S[:, 0]], dim=-1), state)  # (B, d)
+            h, state = self.controller(x[:, t], S[:, 0], state)  # (B, d)
             S = stack_update(S, torch.softmax(self.W_a(h), dim=-1), self.W_v(h))
             outs.append(h)
             if keep_stacks:
@@ -98,6 +98,6 @@ class StackRNN(StackModel):
     def init_state(self, x: Tensor) -> Tensor:
         return x.new_zeros(x.shape[0], x.shape[2])  # h_0 = 0
 
-    def controller(self, xr: Tensor, h: Tensor) -> tuple[Tensor, Tensor]:
-        h = elman_step(self.W_core, xr, h)
+    def controller(self, x: Tensor, r: Tensor, h: Tensor) -> tuple[Tensor, Tensor]:
+        h = elman_step(self.W_core, x, r, h)
         return h, h

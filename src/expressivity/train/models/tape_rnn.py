@@ -99,7 +99,7 @@ class TapeRNN(RecurrentModel):
         index = move_index(B, self.K, self.m, self.W_a.out_features, n, x.device)  # n is fixed: once
         outs = []
         for t in range(T):  # the recurrence is sequential in t; everything else is batched
-            h = elman_step(self.W_core, torch.cat([x[:, t], M[:, 0]], dim=-1), h)  # (B, d)
+            h = elman_step(self.W_core, x[:, t], M[:, 0], h)  # (B, d)
             M = tape_update(M, torch.softmax(self.W_a(h), dim=-1), self.write(h), n, index)
             outs.append(h)
         return torch.stack(outs, dim=1)  # (B, T, d)
