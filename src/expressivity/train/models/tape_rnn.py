@@ -40,29 +40,24 @@ MLP_SIZES = (64, 64)  # hidden layers of the write MLP (their mlp_layers_size)
 STAY, LEFT, RIGHT, JUMP_LEFT, JUMP_RIGHT = range(5)  # order of the action weights a_t
 
 
-def tape_update(M: Tensor, a: Tensor, w: Tensor, n: Tensor | int, index: Tensor | None = None) -> Tensor:
+def tape_update(M: Tensor, a: Tensor, w: Tensor, n: Tensor | int, index: list[Tensor] | None = None) -> Tensor:
     """M_t from M_{t−1} (B, K, m), action weights a_t (B, 3 or 5), the written value w_t (B, m)
     and the jump length n (int or (B,) long); see the module docstring. ``index``: the
-    :func:`move_index` of these shapes and n, computed once for a whole sequence. Returns (B, K, m)."""
+    :func:`jump_index` of these shapes and n, computed once for a whole sequence. Returns (B, K, m)."""
     B, K, m = M.shape
-    A = a.shape[1]
-    if index is None:
-        index = move_index(B, K, m, A, n, M.device)
     W = torch.cat([w[:, None, :], M[:, 1:]], dim=1)  # write under the head
-    moves = W.gather(1, index).view(B, A, K, m)  # moves[:, k, j] = W[source of cell j under action k]
+    shifted = [W, W.roll(-1, dims=1), W.roll(1, dims=1)]  # stay: W[j], left: W[j+1], right: W[j−1]
+    if a.shape[1] == 5:  # jump left: W[j+n], jump right: W[j−n]
+        shifted += [W.gather(1, i) for i in (jump_index(B, K, m, n, M.device) if index is None else index)]
+    moves = torch.stack(shifted, dim=1)  # (B, A, K, m)
     return (a[:, :, None, None] * moves).sum(1)
 
 
-def move_index(B: int, K: int, m: int, A: int, n: Tensor | int, device) -> Tensor:
-    """The gather index (B, A·K, m) of the tape's moves: cell j after stay / left / right /
-    jump left / jump right reads W[j], W[j+1], W[j−1], W[j+n], W[j−n] (mod K); the first A."""
-    j = torch.arange(K, device=device)[None, None, :]  # (1, 1, K)
-    offsets = torch.tensor([0, 1, -1], device=device)[None, :, None].expand(B, 3, 1)
-    if A == 5:
-        n = torch.as_tensor(n, device=device).expand(B)[:, None, None]  # (B, 1, 1)
-        offsets = torch.cat([offsets, n, -n], dim=1)
-    index = (j + offsets) % K  # (B, A, K)
-    return index.reshape(B, A * K, 1).expand(B, A * K, m)
+def jump_index(B: int, K: int, m: int, n: Tensor | int, device) -> list[Tensor]:
+    """The gather indices (B, K, m) of the two jumps: cell j reads W[j+n], then W[j−n] (mod K)."""
+    n = torch.as_tensor(n, device=device).expand(B)[:, None]  # (B, 1)
+    j = torch.arange(K, device=device)[None, :]  # (1, K)
+    return [((j + sign * n) % K)[:, :, None].expand(B, K, m) for sign in (1, -1)]
 
 
 def input_length(ids: Tensor) -> Tensor:
@@ -96,7 +91,7 @@ class TapeRNN(RecurrentModel):
         n = input_length(ids) if self.jumps else 0
         h = x.new_zeros(B, d)
         M = x.new_zeros(B, self.K, self.m)  # (B, K, m), M[:, 0] = under the head
-        index = move_index(B, self.K, self.m, self.W_a.out_features, n, x.device)  # n is fixed: once
+        index = jump_index(B, self.K, self.m, n, x.device) if self.jumps else None  # n is fixed: once
         outs = []
         for t in range(T):  # the recurrence is sequential in t; everything else is batched
             h = elman_step(self.W_core, x[:, t], M[:, 0], h)  # (B, d)
