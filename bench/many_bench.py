@@ -40,7 +40,7 @@ import torch
 from expressivity.train import RunConfig, preset, recognizers, train_run
 from expressivity.train.config import MODELS
 from expressivity.train.devices import to_device
-from expressivity.train.loop import soft_cross_entropy
+from expressivity.train.loop import draw_length, make_optimizer, optimizer_step, soft_cross_entropy
 from expressivity.train.many import train_many
 
 
@@ -174,13 +174,13 @@ def step_phases(cfg: RunConfig, steps: int = 60, warm: int = 10) -> dict[str, fl
     over ``steps − warm`` steps): sampling the batch, forward and loss, backward, clip and Adam."""
     task, clock = cfg.make_task(), time.process_time
     model = recognizers.build(cfg, task)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    opt = make_optimizer(model, cfg.lr, torch.device("cpu"))
     rng = np.random.default_rng(cfg.seed)
     lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
     total = np.zeros(4)
     for step in range(steps):
         t0 = clock()
-        batch = to_device(task.sample_batch(rng, cfg.batch_size, int(rng.choice(lengths))), torch.device("cpu"))
+        batch = to_device(task.sample_batch(rng, cfg.batch_size, draw_length(rng, lengths)), torch.device("cpu"))
         t1 = clock()
         loss = soft_cross_entropy(model(batch["input"]).float(), batch["output"], batch["mask"]).sum() / batch["mask"].sum()
         loss.item()
@@ -188,8 +188,7 @@ def step_phases(cfg: RunConfig, steps: int = 60, warm: int = 10) -> dict[str, fl
         opt.zero_grad(set_to_none=True)
         loss.backward()
         t3 = clock()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
+        optimizer_step(model, opt, cfg.grad_clip)
         if step >= warm:
             total += [t1 - t0, t2 - t1, t3 - t2, clock() - t3]
     return dict(zip(("data", "forward", "backward", "clip+adam"), (total * 1e3 / (steps - warm)).tolist()))

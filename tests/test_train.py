@@ -164,3 +164,14 @@ def test_memory_size_sets_the_cells_and_keeps_old_run_ids(model, own):
         tiny(memory_size=5)  # a transformer has no memory
     with pytest.raises(ValueError, match="memory_size"):
         tiny(task="reverse_string", kind="transduction", model=model, memory_size=-1)
+
+
+@pytest.mark.parametrize("lengths", [[2, 3, 5, 8, 13], [7], list(range(1, 41))])
+def test_draw_length_is_the_stream_of_rng_choice(lengths):
+    from expressivity.train.loop import draw_length
+
+    ours, theirs = np.random.default_rng(11), np.random.default_rng(11)
+    drawn = [draw_length(ours, lengths) for _ in range(300)]
+    assert drawn == [int(theirs.choice(lengths)) for _ in range(300)]
+    assert ours.bit_generator.state == theirs.bit_generator.state  # the batches after it too
+    assert set(drawn) <= set(lengths)

@@ -12,6 +12,7 @@ A leaf: imports nothing of ours.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -48,6 +49,12 @@ def memory_budget() -> int:
     env = os.environ.get(_MEMORY_ENV)
     if env:
         return _parse_bytes(env)
+    return _half_machine_memory()
+
+
+@functools.cache
+def _half_machine_memory() -> int:
+    """Half of MemTotal, read once (it does not change while we run; samplers ask per batch)."""
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:

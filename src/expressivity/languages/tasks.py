@@ -58,11 +58,11 @@ def cls_batch(vocab: Vocab, ids: np.ndarray, labels: np.ndarray, n_classes: int)
     ``n_classes`` at the CLS position only, mask on that position; ids (B, n), labels (B,)."""
     B, n = ids.shape
     tokens = cls_tokens(vocab, ids)  # (B, n+1)
-    output = torch.zeros(B, n + 1, n_classes)
-    output[torch.arange(B), n, torch.from_numpy(labels)] = 1.0
-    mask = torch.zeros(B, n + 1, dtype=torch.bool)
+    output = np.zeros((B, n + 1, n_classes), dtype=np.float32)  # built in numpy: fewer calls per batch
+    output[np.arange(B), n, labels] = 1.0
+    mask = np.zeros((B, n + 1), dtype=bool)
     mask[:, n] = True
-    return {"input": torch.from_numpy(tokens).long(), "output": output, "mask": mask,
+    return {"input": torch.from_numpy(tokens).long(), "output": torch.from_numpy(output), "mask": torch.from_numpy(mask),
             "label": torch.from_numpy(labels)}
 
 

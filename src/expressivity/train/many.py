@@ -55,7 +55,9 @@ from .loop import (
     RunResult,
     _save_checkpoint,
     check_run_memory,
+    draw_length,
     finish_run,
+    make_optimizer,
     memory_estimate,
     open_run,
     run_device,
@@ -277,7 +279,8 @@ class _Stack:
         with torch.no_grad():
             for k, p in model.named_parameters():
                 p.copy_(self.params[k][j])
-                opt.state[p] = {"step": torch.tensor(float(self.t[j]), dtype=torch.float32),
+                where = p.device if opt.defaults.get("fused") else "cpu"  # where torch's Adam keeps it
+                opt.state[p] = {"step": torch.tensor(float(self.t[j]), dtype=torch.float32, device=where),
                                 "exp_avg": self.m1[k][j].clone(), "exp_avg_sq": self.m2[k][j].clone()}
 
 
@@ -304,7 +307,7 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
     R = len(cfgs)
     train_lengths = task.valid_lengths(range(cfgs[0].train_lengths[0], cfgs[0].train_lengths[1] + 1))
     models = [recognizers.build(c, task).to(device) for c in cfgs]
-    opts = [torch.optim.Adam(m.parameters(), lr=c.lr) for m, c in zip(models, cfgs)]
+    opts = [make_optimizer(m, c.lr, device) for m, c in zip(models, cfgs)]
     rngs = [np.random.default_rng(c.seed) for c in cfgs]
     step_now, losses = [0] * R, [[] for _ in range(R)]
     failed: dict[int, RunFailure] = {}
@@ -335,7 +338,7 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
         rows = stack.rows
         batches = []
         for i in rows:
-            n = int(rngs[i].choice(train_lengths))
+            n = draw_length(rngs[i], train_lengths)
             batches.append(task.sample_batch(rngs[i], cfgs[i].batch_size, n))
         params = {k: v.requires_grad_(True) for k, v in stack.params.items()}
         parts, order = [], []

@@ -37,9 +37,10 @@ class RecurrentModel(nn.Module):
         return self.unembed(torch.relu(o))  # (B, T, d_out)
 
 
-def elman_step(cell: nn.Linear, x: Tensor, h: Tensor) -> Tensor:
-    """h_t = tanh(W [x_t; h_{t−1}] + b): one Elman step with ``cell`` the stacked W, b."""
-    return torch.tanh(cell(torch.cat([x, h], dim=-1)))
+def elman_step(cell: nn.Linear, *parts: Tensor) -> Tensor:
+    """h_t = tanh(W [p_1; …; p_k] + b): one Elman step with ``cell`` the stacked W, b, reading
+    the parts (x_t, what the memory gives, h_{t−1}) joined by one concatenation."""
+    return torch.tanh(cell(torch.cat(parts, dim=-1)))
 
 
 def vmapped(t: Tensor) -> bool:

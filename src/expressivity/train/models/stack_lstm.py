@@ -17,6 +17,7 @@ K = 30 cells of width m = 8 (their defaults), d = ``d_model``; one core (``layer
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 
 from ._recurrent import lstm_cell, vmapped
@@ -35,7 +36,8 @@ class StackLSTM(StackModel):
         zero = x.new_zeros(x.shape[0], x.shape[2])
         return zero, zero  # h_0, c_0
 
-    def controller(self, xr: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    def controller(self, x: Tensor, r: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        xr = torch.cat([x, r], dim=-1)  # u_t = [x_t; r_{t−1}]
         if vmapped(xr):  # many runs at once: the fused cell has no vmap rule
             cell = self.lstm
             h, c = lstm_cell(xr, state, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)

@@ -36,10 +36,10 @@ PUSH, POP, NOOP = 0, 1, 2  # order of the action weights a_t
 def stack_update(S: Tensor, a: Tensor, v: Tensor) -> Tensor:
     """S_t from S_{t−1} (B, K, m), action weights a_t (B, 3) = (push, pop, no-op) and the pushed
     value v_t (B, m); see the module docstring. Returns (B, K, m)."""
-    pushed = torch.cat([v[:, None, :], S[:, :-1]], dim=1)  # S after a pure push
-    popped = torch.cat([S[:, 1:], torch.zeros_like(S[:, :1])], dim=1)  # S after a pure pop
-    a = a[:, :, None, None]  # (B, 3, 1, 1)
-    return a[:, PUSH] * pushed + a[:, POP] * popped + a[:, NOOP] * S
+    K = S.shape[1]
+    P = torch.cat([v[:, None, :], S, S.new_zeros(S.shape[0], 1, S.shape[2])], dim=1)  # [v; S; 0]: (B, K+2, m)
+    a = a[:, :, None, None]  # (B, 3, 1, 1); after a pure push S = P[:K], a pop P[2:], a no-op P[1:K+1]
+    return a[:, PUSH] * P[:, :K] + a[:, POP] * P[:, 2:] + a[:, NOOP] * P[:, 1:K + 1]
 
 
 class StackModel(RecurrentModel):
@@ -59,8 +59,8 @@ class StackModel(RecurrentModel):
         """The controller's state before step 1 (zeros)."""
         raise NotImplementedError
 
-    def controller(self, xr: Tensor, state) -> tuple[Tensor, object]:
-        """(h_t (B, d), new state) from [x_t; r_{t−1}] (B, d + m) and the state."""
+    def controller(self, x: Tensor, r: Tensor, state) -> tuple[Tensor, object]:
+        """(h_t (B, d), new state) from x_t (B, d), r_{t−1} (B, m) and the state."""
         raise NotImplementedError
 
     def run(self, x: Tensor, keep_stacks: bool = True) -> tuple[Tensor, Tensor | None]:
@@ -72,7 +72,7 @@ class StackModel(RecurrentModel):
         S = x.new_zeros(B, self.K, self.m)  # (B, K, m), S[:, 0] = top
         outs, stacks = [], []
         for t in range(T):  # the recurrence is sequential in t; everything else is batched
-            h, state = self.controller(torch.cat([x[:, t], S[:, 0]], dim=-1), state)  # (B, d)
+            h, state = self.controller(x[:, t], S[:, 0], state)  # (B, d)
             S = stack_update(S, torch.softmax(self.W_a(h), dim=-1), self.W_v(h))
             outs.append(h)
             if keep_stacks:
@@ -98,6 +98,6 @@ class StackRNN(StackModel):
     def init_state(self, x: Tensor) -> Tensor:
         return x.new_zeros(x.shape[0], x.shape[2])  # h_0 = 0
 
-    def controller(self, xr: Tensor, h: Tensor) -> tuple[Tensor, Tensor]:
-        h = elman_step(self.W_core, xr, h)
+    def controller(self, x: Tensor, r: Tensor, h: Tensor) -> tuple[Tensor, Tensor]:
+        h = elman_step(self.W_core, x, r, h)
         return h, h

@@ -40,20 +40,24 @@ MLP_SIZES = (64, 64)  # hidden layers of the write MLP (their mlp_layers_size)
 STAY, LEFT, RIGHT, JUMP_LEFT, JUMP_RIGHT = range(5)  # order of the action weights a_t
 
 
-def tape_update(M: Tensor, a: Tensor, w: Tensor, n: Tensor | int) -> Tensor:
+def tape_update(M: Tensor, a: Tensor, w: Tensor, n: Tensor | int, index: list[Tensor] | None = None) -> Tensor:
     """M_t from M_{t−1} (B, K, m), action weights a_t (B, 3 or 5), the written value w_t (B, m)
-    and the jump length n (int or (B,) long); see the module docstring. Returns (B, K, m)."""
+    and the jump length n (int or (B,) long); see the module docstring. ``index``: the
+    :func:`jump_index` of these shapes and n, computed once for a whole sequence. Returns (B, K, m)."""
     B, K, m = M.shape
     W = torch.cat([w[:, None, :], M[:, 1:]], dim=1)  # write under the head
     shifted = [W, W.roll(-1, dims=1), W.roll(1, dims=1)]  # stay: W[j], left: W[j+1], right: W[j−1]
-    if a.shape[1] == 5:
-        n = torch.as_tensor(n, device=M.device).expand(B)[:, None]  # (B, 1)
-        j = torch.arange(K, device=M.device)[None, :]  # (1, K)
-        for sign in (1, -1):  # jump left: W[j+n], jump right: W[j−n]
-            index = ((j + sign * n) % K)[:, :, None].expand(B, K, m)
-            shifted.append(W.gather(1, index))
+    if a.shape[1] == 5:  # jump left: W[j+n], jump right: W[j−n]
+        shifted += [W.gather(1, i) for i in (jump_index(B, K, m, n, M.device) if index is None else index)]
     moves = torch.stack(shifted, dim=1)  # (B, A, K, m)
     return (a[:, :, None, None] * moves).sum(1)
+
+
+def jump_index(B: int, K: int, m: int, n: Tensor | int, device) -> list[Tensor]:
+    """The gather indices (B, K, m) of the two jumps: cell j reads W[j+n], then W[j−n] (mod K)."""
+    n = torch.as_tensor(n, device=device).expand(B)[:, None]  # (B, 1)
+    j = torch.arange(K, device=device)[None, :]  # (1, K)
+    return [((j + sign * n) % K)[:, :, None].expand(B, K, m) for sign in (1, -1)]
 
 
 def input_length(ids: Tensor) -> Tensor:
@@ -87,9 +91,10 @@ class TapeRNN(RecurrentModel):
         n = input_length(ids) if self.jumps else 0
         h = x.new_zeros(B, d)
         M = x.new_zeros(B, self.K, self.m)  # (B, K, m), M[:, 0] = under the head
+        index = jump_index(B, self.K, self.m, n, x.device) if self.jumps else None  # n is fixed: once
         outs = []
         for t in range(T):  # the recurrence is sequential in t; everything else is batched
-            h = elman_step(self.W_core, torch.cat([x[:, t], M[:, 0]], dim=-1), h)  # (B, d)
-            M = tape_update(M, torch.softmax(self.W_a(h), dim=-1), self.write(h), n)
+            h = elman_step(self.W_core, x[:, t], M[:, 0], h)  # (B, d)
+            M = tape_update(M, torch.softmax(self.W_a(h), dim=-1), self.write(h), n, index)
             outs.append(h)
         return torch.stack(outs, dim=1)  # (B, T, d)
