@@ -28,6 +28,7 @@ from .lower import lower
 from .merge import face_centroids
 from .relu_chain import Chain, cell_rows, chain, exact_signs, float_signs
 from .result import CellPieces, PlanePieces, SegmentPieces
+from .tolerances import FARKAS_LP_TOL, STRICT_FLOOR
 
 _CHUNK = 2048  # points per float pass
 
@@ -169,7 +170,7 @@ def interior_point(ch: Chain, sigma: np.ndarray, guess: np.ndarray | None = None
         s = exact_signs(ch, centre)
         if s is not None and np.array_equal(s, sigma):
             return centre
-        rho = max(4 * r, 1e-300)
+        rho = max(4 * r, STRICT_FLOOR)
     return None
 
 
@@ -213,7 +214,7 @@ def farkas(M: np.ndarray, q: np.ndarray, M_exact: list, q_exact: list) -> dict |
     k = M.shape[1]
     res = linprog(qn, A_eq=np.vstack([Mn.T, np.ones(len(keep))]), b_eq=np.r_[np.zeros(k), 1.0],
                   bounds=[(0, None)] * len(keep), method="highs")
-    if res.status != 0 or res.fun > 1e-9:
+    if res.status != 0 or res.fun > FARKAS_LP_TOL:
         return None
     pos = res.x > 0
     support, w = keep[pos], res.x[pos] / norms[keep[pos]]

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import ir
 from .domains import Box, Plane, Segment, Slice
+from .tolerances import STRICT_FLOOR
 
 U = 2.0 ** -53
 
@@ -161,7 +162,7 @@ def float_signs(ch: Chain, alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     (|ẑ| above the error bound of the module docstring, and α strictly inside the domain)."""
     y = np.asarray(alpha, dtype=np.float64)
     e = np.zeros(y.shape[1])  # one bound per coordinate for all points (the maxima over them)
-    inside = np.all(y @ ch.D.T < ch.f - gamma(ch.k + 2) * (np.abs(y) @ np.abs(ch.D).T + np.abs(ch.f)) - 1e-300, axis=1)
+    inside = np.all(y @ ch.D.T < ch.f - gamma(ch.k + 2) * (np.abs(y) @ np.abs(ch.D).T + np.abs(ch.f)) - STRICT_FLOOR, axis=1)
     signs, proved = [], inside
     for L in ch.layers:
         m = L.W.shape[0]

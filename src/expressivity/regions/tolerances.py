@@ -128,3 +128,13 @@ piece's ends CHECK_PROBE of the piece's length inside it."""
 def reported(zero_rtol: float) -> dict:
     """The tolerances a result reports (``Regions.summary()["tolerances"]``)."""
     return {"zero_rtol": zero_rtol, "map_rtol": MAP_RTOL}
+
+STRICT_FLOOR = 1e-300
+"""Certificates (:mod:`.certify`, :mod:`.relu_chain`): a positive floor far below any float64
+quantity they bound, so a strict float test (``<``) stays strict where its error bound is 0,
+and a Chebyshev search radius never shrinks to 0. Proofs never rest on it alone."""
+
+FARKAS_LP_TOL = 1e-9
+"""Certificates: a Farkas LP optimum ≤ FARKAS_LP_TOL (of the normalised constraints) makes a
+candidate refutation, which is then checked exactly in rationals; it only filters, the exact
+check decides."""
