@@ -21,10 +21,8 @@ def sensitivity(**given) -> None:
 
     o = SimpleNamespace(**given)
     job = sensitivity_inputs(o)
-    with progress_bar() as prog:
-        task = prog.add_task("flip sensitivity", total=len(job.lengths))
-        rep = flip_sensitivity(job.model, job.language, job.lengths, n_strings=o.strings, seed=o.seed,
-                               progress=lambda n: prog.advance(task))
+    rep = _with_bar("flip sensitivity", len(job.lengths), lambda step: flip_sensitivity(
+        job.model, job.language, job.lengths, n_strings=o.strings, seed=o.seed, progress=step))
     show(sensitivity_listing(rep, o.model))
     if rep.applicable:
         console.print(f"Lemma 5 applies; measured ≤ bound on every layer: {'yes' if rep.within_bound() else 'NO'}")
@@ -49,11 +47,9 @@ def restrict(**given) -> None:
 
     o = SimpleNamespace(**given)
     job = restrict_inputs(o)
-    with progress_bar() as prog:
-        task = prog.add_task("random restrictions", total=len(job.lengths))
-        rows = dependence_under_restriction(job.model, job.lengths, C=o.free_fraction, n_restrictions=o.restrictions,
-                                            n_completions=o.completions, seed=o.seed, as_hardmax=o.as_hardmax,
-                                            progress=lambda _n: prog.advance(task))
+    rows = _with_bar("random restrictions", len(job.lengths), lambda step: dependence_under_restriction(
+        job.model, job.lengths, C=o.free_fraction, n_restrictions=o.restrictions, n_completions=o.completions,
+        seed=o.seed, as_hardmax=o.as_hardmax, progress=step))
     show(dependence_listing(rows, o.free_fraction))
     if o.plot is not None:
         from ..limits.plots import plot_dependence
@@ -73,13 +69,17 @@ def dyck_ce_cmd(**given) -> None:
     from ..limits.dyck_ce import config_from_options, dyck_ce
     from ..limits.listings import dyck_ce_listing
 
-    cfg = config_from_options(given["quick"], given["lengths"], given["steps"], given["models"], given["seed"],
-                              given["plot"])
-    with progress_bar() as prog:
-        task = prog.add_task("training", total=len(cfg.lengths) * len(cfg.models))
-        rows = dyck_ce(cfg, progress=lambda *_: prog.advance(task))
+    cfg = config_from_options(**{k: given[k] for k in ("quick", "lengths", "steps", "models", "seed", "plot")})
+    rows = _with_bar("training", len(cfg.lengths) * len(cfg.models), lambda step: dyck_ce(cfg, progress=step))
     show(dyck_ce_listing(rows))
     if given["plot"] is not None:
         from ..limits.plots import plot_dyck_ce
 
         console.print(f"wrote {plot_dyck_ce(rows, given['plot'])}")
+
+
+def _with_bar(label: str, total: int, measure):
+    """``measure(step)`` under a progress bar of ``total`` steps; ``step(*_)`` advances it."""
+    with progress_bar() as prog:
+        task = prog.add_task(label, total=total)
+        return measure(lambda *_: prog.advance(task))
