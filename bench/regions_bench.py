@@ -21,6 +21,9 @@ Conv rows (``--conv``): a random CNN (Conv2d + ReLU layers, then Linear) counted
 through three random inputs (``Plane.through``), traced by ``regions.lower_torch`` vs the same net
 written out as an ``nn.Sequential`` of dense Linear/ReLU layers (every conv as its dense matrix);
 both times include lowering. The counts must agree.
+
+Torch-init rows (``--torch-2d``, ``--torch-dd``, issue 22): see bench/regions_torch.py. Every
+d-D and torch row runs each tool in a child under ``--mem-gib`` (default 8) and ``--timeout``.
 """
 
 from __future__ import annotations
@@ -86,10 +89,12 @@ def _peak_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
-def _dd_child(tool, widths, seed, repeat, path, queue):
-    """One row of one tool in a fresh process: (regions, best seconds, peak KiB added)."""
+def _dd_measure(layers, job, path):
+    """One row of one tool (``job`` = (tool, repeat)), run in a fresh capped child by
+    :func:`regions_settle.run_capped`: (regions, best seconds, peak KiB added)."""
+    tool, repeat = job
     torch.set_num_threads(1)
-    layers = random_layers(widths, seed)
+    widths = [layers[0][0].shape[0]] + [W.shape[1] for W, _ in layers]
     if tool == "ours":
         from expressivity.regions import Box
 
@@ -125,8 +130,8 @@ def _dd_child(tool, widths, seed, repeat, path, queue):
         best = min(best, time.perf_counter() - t)
     peak = _peak_kib() - base
     if tool != "ours":
-        out = _berzins_regions(out.numpy(), len(widths) and widths[0])
-    queue.put((int(out), best, peak))
+        out = _berzins_regions(out.numpy(), widths[0])
+    return int(out), best, peak
 
 
 def _berzins_regions(v_sv: np.ndarray, d: int) -> int:
@@ -146,33 +151,41 @@ def _berzins_regions(v_sv: np.ndarray, d: int) -> int:
     return len(seen)
 
 
-def run_dd(widths, seed, repeat, berzins=None):
-    import multiprocessing as mp
+def run_dd(layers, repeat, berzins=None, mem_gib=8.0, timeout=900.0):
+    """Each tool on one net in its own child under the address-space cap: tool → (regions,
+    seconds, peak KiB) or the reason it was skipped (a string)."""
+    from regions_settle import run_capped
 
-    ctx = mp.get_context("spawn")
     res = {}
     for tool in ("ours", "berzins") if berzins else ("ours",):
-        q = ctx.Queue()
-        p = ctx.Process(target=_dd_child, args=(tool, widths, seed, repeat, berzins, q))
-        p.start()
-        res[tool] = q.get()
-        p.join()
+        status, out = run_capped(_dd_measure, layers, (tool, repeat), berzins, mem_gib, timeout)
+        res[tool] = out if status == "ok" else str(out)
     return res
 
 
-def main_dd(args):
-    print(f"{'net':<18}{'ours n':>9}{'peer n':>9}{'ours s':>9}{'peer s':>9}{'ours reg/s':>12}"
+def dd_row(name, res):
+    """The printed row and the table tuple of one d-D net; a skipped tool reads "> cap"."""
+    n_o, t_o, m_o = res["ours"] if not isinstance(res["ours"], str) else (0, np.nan, 0)
+    n_p, t_p, m_p = res.get("berzins", (0, np.nan, 0)) if not isinstance(res.get("berzins"), str) else (0, np.nan, 0)
+    ro, rp = n_o / t_o, n_p / t_p
+    row = (name, n_o, n_p, t_o, t_p, ro, rp, ro / rp, m_o / 1024, m_p / 1024)
+    text = (f"{name:<22}{n_o:>9}{n_p:>9}{t_o:>9.3f}{t_p:>9.3f}{ro:>12.0f}{rp:>12.0f}{ro / rp:>7.2f}"
+            f"{m_o / 1024:>10.1f}{m_p / 1024:>10.1f}")
+    skipped = [f"{tool}: > cap ({why})" for tool, why in res.items() if isinstance(why, str)]
+    return row, text + ("  " + "; ".join(skipped) if skipped else "")
+
+
+def main_dd(args, nets=None):
+    """``nets``: (name, layers) pairs; default the random NETS_DD nets."""
+    if nets is None:
+        nets = [("-".join(map(str, w)), random_layers(w, args.seed)) for w in NETS_DD]
+    print(f"{'net':<22}{'ours n':>9}{'peer n':>9}{'ours s':>9}{'peer s':>9}{'ours reg/s':>12}"
           f"{'peer reg/s':>12}{'ratio':>7}{'ours MiB':>10}{'peer MiB':>10}", flush=True)
     rows = []
-    for widths in NETS_DD:
-        r = run_dd(widths, args.seed, min(args.repeat, 3), args.berzins)
-        n_o, t_o, m_o = r["ours"]
-        n_p, t_p, m_p = r.get("berzins", (0, np.nan, 0))
-        ro, rp = n_o / t_o, n_p / t_p
-        name = "-".join(map(str, widths))
-        rows.append((name, n_o, n_p, t_o, t_p, ro, rp, ro / rp, m_o / 1024, m_p / 1024))
-        print(f"{name:<18}{n_o:>9}{n_p:>9}{t_o:>9.3f}{t_p:>9.3f}{ro:>12.0f}{rp:>12.0f}{ro / rp:>7.2f}"
-              f"{m_o / 1024:>10.1f}{m_p / 1024:>10.1f}", flush=True)
+    for name, layers in nets:
+        row, text = dd_row(name, run_dd(layers, min(args.repeat, 3), args.berzins, args.mem_gib, args.timeout))
+        rows.append(row)
+        print(text, flush=True)
     return rows
 
 
@@ -244,6 +257,19 @@ def main_conv(args):
     return rows
 
 
+def check_args(ap, args):
+    """One mode at a time, a positive cap and timeout, a --berzins path that exists."""
+    import os
+
+    modes = [m for m in ("dd", "conv", "torch_2d", "torch_dd") if getattr(args, m)]
+    if len(modes) > 1:
+        ap.error(f"give one of --dd, --conv, --torch-2d, --torch-dd, got {', '.join(modes)}")
+    if not (args.mem_gib > 0 and args.timeout > 0):
+        ap.error(f"--mem-gib and --timeout must be > 0, got {args.mem_gib} and {args.timeout}")
+    if args.berzins is not None and not os.path.isdir(args.berzins):
+        ap.error(f"--berzins: no such directory: {args.berzins}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=5, help="best of N runs (rows under 10 s)")
@@ -252,7 +278,16 @@ def main(argv=None):
     ap.add_argument("--dd", action="store_true", help="the d-D box rows (subdivision counter)")
     ap.add_argument("--berzins", default=None, help="path to a checkout of relu_edge_subdivision (d-D rows)")
     ap.add_argument("--conv", action="store_true", help="CNN rows: traced conv net vs the same net as dense layers")
+    ap.add_argument("--torch-2d", action="store_true", help="the issue's torch-init 2-D nets and a 784-1024-1024 plane")
+    ap.add_argument("--torch-dd", action="store_true", help="d-D rows on torch-init nets and one trained net")
+    ap.add_argument("--mem-gib", type=float, default=8.0, help="address-space cap of each tool's child, GiB")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a tool's child is skipped")
     args = ap.parse_args(argv)
+    check_args(ap, args)
+    if args.torch_2d or args.torch_dd:
+        import regions_torch
+
+        return regions_torch.main_torch_2d(args) if args.torch_2d else regions_torch.main_torch_dd(args)
     if args.conv:
         return main_conv(args)
     if args.dd:
