@@ -165,8 +165,9 @@ def run_dd(layers, repeat, berzins=None, mem_gib=8.0, timeout=900.0):
 
 def dd_row(name, res):
     """The printed row and the table tuple of one d-D net; a skipped tool reads "> cap"."""
-    n_o, t_o, m_o = res["ours"] if not isinstance(res["ours"], str) else (0, np.nan, 0)
-    n_p, t_p, m_p = res.get("berzins", (0, np.nan, 0)) if not isinstance(res.get("berzins"), str) else (0, np.nan, 0)
+    none = (0, np.nan, 0)
+    n_o, t_o, m_o = none if isinstance(res["ours"], str) else res["ours"]
+    n_p, t_p, m_p = none if isinstance(res.get("berzins", ""), str) else res["berzins"]
     ro, rp = n_o / t_o, n_p / t_p
     row = (name, n_o, n_p, t_o, t_p, ro, rp, ro / rp, m_o / 1024, m_p / 1024)
     text = (f"{name:<22}{n_o:>9}{n_p:>9}{t_o:>9.3f}{t_p:>9.3f}{ro:>12.0f}{rp:>12.0f}{ro / rp:>7.2f}"

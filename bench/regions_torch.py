@@ -103,7 +103,8 @@ def main_torch_2d(args):
     rows = []
     for widths, seed, on_plane in TORCH_2D:
         layers = torch_layers(widths, seed)
-        res = {tool: run_capped(_measure_2d, layers, args.seed if on_plane else None, tool, args.mem_gib, args.timeout)
+        plane_seed = args.seed if on_plane else None
+        res = {tool: run_capped(_measure_2d, layers, plane_seed, tool, args.mem_gib, args.timeout)
                for tool in ("ours", "regioncam")}
         got = {k: v if s == "ok" else (0, np.nan, np.nan) for k, (s, v) in res.items()}
         (n_o, t_o, m_o), (n_r, t_r, m_r) = got["ours"], got["regioncam"]

@@ -48,3 +48,10 @@ def test_composed_first_layer_maps_the_square_onto_the_plane():
     W, b = (a.astype(np.float64) for a in layers[0])
     np.testing.assert_allclose(st @ first[0][0] + first[0][1], x @ W + b, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(x[:2], plane.points(plane.polygon[[0, 2]]))  # the square's corners are the rectangle's
+
+
+def test_a_dd_row_divides_the_rates():
+    row, text = regions_bench.dd_row("n", {"ours": (100, 0.5, 2048), "berzins": (100, 2.0, 1024)})
+    assert row[5:8] == (200.0, 50.0, 4.0) and row[8:] == (2.0, 1.0) and "> cap" not in text
+    row, _ = regions_bench.dd_row("n", {"ours": (100, 0.5, 0)})  # no peer column
+    assert row[2] == 0 and np.isnan(row[7])
