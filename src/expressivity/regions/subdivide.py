@@ -207,7 +207,9 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
         done += 1
     X = cx.field("X").copy()
     out = cx.field("Y").copy()
+    cx.store = None  # the fields are copied out: free them before the cells are gathered
     cstart, cverts = cx.csr()
+    cx.pool = None
     cen = ck.centroids(X, cstart[:-1], np.diff(cstart), cverts)
     points = dom.points(cen)
     if oversplit:
@@ -242,7 +244,8 @@ def _relu_layer(cx: _Complex, step: ir.ReluStep, T: int, d_tok: int, li: int, ti
     cx.set_fields({"G": G, "Y": None})
     cx.what_step = f"the ReLU layer at step {li}"
     cx.cut_all("G", eps, tick, lambda c: invariants.Cut(li, "relu", (c,)))
-    cx.set_fields({"Y": np.maximum(cx.field("G"), 0.0), "G": None})
+    np.maximum(cx.field("G"), 0.0, out=cx.field("G"))  # H ← relu(G) in place: no second store
+    cx.cols["Y"] = cx.cols.pop("G")
     return W.shape[1]
 
 
