@@ -380,7 +380,7 @@ def _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg, nneg, zer, nz
 @njit(cache=True, nogil=True)
 def _compact_pool(pool, cs, cl, C, npool, garbage):
     """Drop the pool's dead entries (cells kept in order): (pool, npool)."""
-    out = np.empty(npool - garbage + 64, np.int64)
+    out = np.empty(npool - garbage + 64, pool.dtype)
     at = 0
     for c in range(C):
         s0 = cs[c]
@@ -487,6 +487,20 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
             pool, npool = _compact_pool(pool, cs, cl, C, npool, garbage)
             garbage = 0
     return store, Z, V, cs, cl, pool, npool, C, n_cut, 0
+
+
+@njit(cache=True, nogil=True)
+def gather_cells(cs, cl, pool):
+    """Cells as (cstart (C + 1) int64, cverts): cell c's vertices pool[cs[c] : cs[c] + cl[c]] at
+    cverts[cstart[c] : cstart[c + 1]] (cverts of the pool's dtype)."""
+    C = len(cl)
+    cstart = np.zeros(C + 1, np.int64)
+    for c in range(C):
+        cstart[c + 1] = cstart[c] + cl[c]
+    cverts = np.empty(cstart[C], pool.dtype)
+    for c in range(C):
+        cverts[cstart[c]:cstart[c + 1]] = pool[cs[c]:cs[c] + cl[c]]
+    return cstart, cverts
 
 
 @njit(cache=True, nogil=True)
@@ -627,4 +641,4 @@ def cell_maps(X, out, cstart, cverts):
     return maps
 
 
-__all__ = ["cell_edges", "cell_facets", "cell_maps", "centroids", "cut_block"]
+__all__ = ["cell_edges", "cell_facets", "cell_maps", "centroids", "cut_block", "gather_cells"]

@@ -66,7 +66,7 @@ class _Complex:
         self.cs = np.zeros(16, np.int64)  # cell c: vertices pool[cs[c] : cs[c] + cl[c]]
         self.cl = np.zeros(16, np.int64)
         self.cl[0] = self.V
-        self.pool = np.arange(self.V, dtype=np.int64)
+        self.pool = np.arange(self.V, dtype=np.int32)  # vertex ids < 2^31 (max_rows is checked)
         self.npool = self.V
         self.C = 1
         self.max_rows = max_rows
@@ -128,11 +128,7 @@ class _Complex:
 
     def csr(self) -> tuple[np.ndarray, np.ndarray]:
         """Cells as (cstart (C + 1), cverts) with the vertices of cell c at cverts[cstart[c]:cstart[c+1]]."""
-        cs, cl = self.cs[: self.C], self.cl[: self.C]
-        cstart = np.zeros(self.C + 1, np.int64)
-        np.cumsum(cl, out=cstart[1:])
-        idx = np.repeat(cs - cstart[:-1], cl) + np.arange(cstart[-1])
-        return cstart, self.pool[idx]
+        return ck.gather_cells(self.cs[: self.C], self.cl[: self.C], self.pool)
 
 
 def _n_planes(prog: Program, k: int) -> tuple[int, int]:
@@ -167,10 +163,10 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
         raise ValueError(f"domain has dimension {dom.dim} but the model's input dimension is {prog.in_dim}")
     n_planes, widest = _n_planes(prog, k)
     W = max(1, (n_planes + 63) // 64)
-    # per vertex: its fields and zero set, ≈ 2^k cell incidences (8 B each, double-buffered);
+    # per vertex: its fields and zero set, ≤ 2^k cell incidences (int32, double-buffered);
     # the arrays grow by doubling (up to twice the rows in use), so twice that
-    per_row = 2 * (8 * (k + widest + 8) + 8 * W + 16 * 2**k)
-    max_rows = max(2**k + 1, memory_budget() // per_row)
+    per_row = 2 * (8 * (k + widest + 8) + 8 * W + 8 * 2**k)
+    max_rows = min(max(2**k + 1, memory_budget() // per_row), 2**31 - 1)
     cx = _Complex(dom.lo, dom.hi, n_planes, max_rows, per_row)
     if invariants.enabled():
         cx.check = (invariants.Memo(prog, dom.points), dom, {})
@@ -211,7 +207,9 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
         done += 1
     X = cx.field("X").copy()
     out = cx.field("Y").copy()
+    cx.store = None  # the fields are copied out: free them before the cells are gathered
     cstart, cverts = cx.csr()
+    cx.pool = None
     cen = ck.centroids(X, cstart[:-1], np.diff(cstart), cverts)
     points = dom.points(cen)
     if oversplit:
@@ -246,7 +244,8 @@ def _relu_layer(cx: _Complex, step: ir.ReluStep, T: int, d_tok: int, li: int, ti
     cx.set_fields({"G": G, "Y": None})
     cx.what_step = f"the ReLU layer at step {li}"
     cx.cut_all("G", eps, tick, lambda c: invariants.Cut(li, "relu", (c,)))
-    cx.set_fields({"Y": np.maximum(cx.field("G"), 0.0), "G": None})
+    np.maximum(cx.field("G"), 0.0, out=cx.field("G"))  # H ← relu(G) in place: no second store
+    cx.cols["Y"] = cx.cols.pop("G")
     return W.shape[1]
 
 
