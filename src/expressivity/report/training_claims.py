@@ -19,7 +19,10 @@ claim is *not applicable* at that budget, the measured fit named — not violate
 
 Measured (seed 0, one core): PARITY's transformer fits 1–10 at 99.7 % after 2000 steps and
 1–20 at 97.3 % after 8000 (2 blocks × 4 heads, d_model 64, lr 1e-3; :data:`_TRANSFORMER`),
-where the LSTM's budget (d_model 32, lr 3e-3, 2000 steps) gave 61.5 %. Dyck-2 recognition
+where the LSTM's budget (d_model 32, lr 3e-3, 2000 steps) gave 61.5 %. That 1–20 fit sat on the
+edge: on another machine (stop 29's --standard run) the same budget fitted 81.3 / 93.8 / 89.1 %
+(seeds 0–2) and the claim was not applicable; at lr 5e-4 (:data:`_PARITY_STANDARD_LR`) the three
+seeds fit 96.4 / 97.9 / 99.9 % after 8000 steps (83–86 CPU-s each) and score 0.50–0.52 beyond. Dyck-2 recognition
 (half members, half near-miss non-members) is not fitted ≥ 0.95 by a bidirectional transformer
 on a CPU (2–24: 86.7 % after 2000 steps, 93.2 % after 6000 at d_model 64, 96 CPU-s; 2–16:
 78.5–92.6 % up to 3000 steps; 2–12 after 4000 steps: 93.8 %). With causal attention (each
@@ -63,9 +66,13 @@ _MODELS = {
 # the transformer's own budget where it needs more than the LSTM to fit its training lengths
 # (≥ FIT): its steps, learning rate and width per task and size (else _SIZES' steps, lr 3e-3, _MODELS)
 _WIDE = {"heads": 4, "d_model": 64, "lr": 1e-3}
+# PARITY 1–20 at lr 1e-3 sits on the edge of the fit (the CPU's round-off moves it: 97.3 % on one machine,
+# 81–94 % on another, stop 29); at 5e-4 every seed fits with margin, at the same cost (83–86 CPU-s a run)
+_PARITY_STANDARD_LR = 5e-4
 _TRANSFORMER: dict[str, dict[str, dict]] = {
     # measured, seed 0: 1–10 fitted at 99.7 % after 2000 steps; 1–20 at 97.3 % after 8000 (61.5 % after 2000, d_model 32)
-    "parity": {"quick": {**_WIDE, "steps": 2000}, "standard": {**_WIDE, "steps": 8000}},
+    # at lr 1e-3 on one machine, 81.3 / 93.8 / 89.1 % (seeds 0–2) on another; at lr 5e-4 96.4 / 97.9 / 99.9 %
+    "parity": {"quick": {**_WIDE, "steps": 2000}, "standard": {**_WIDE, "lr": _PARITY_STANDARD_LR, "steps": 8000}},
     # measured: causal attention fits 2–16 at 98.0 / 99.6 % (seeds 0 / 1) after 3000 steps, 2–24 at 97.3 / 95.6 /
     # 97.7 % (seeds 0–2) after 4000; bidirectional 2–16 after 3000: 92.6 % (module docstring)
     "dyck": {"quick": {"causal": True, "steps": 3000}, "standard": {"causal": True, "steps": 4000}},
