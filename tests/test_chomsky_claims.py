@@ -43,13 +43,36 @@ def test_claim_runs_at_test_size_with_the_published_numbers(claim_id):
             assert r["score"] == pytest.approx(100 * sum(acc) / len(acc))
 
 
-@pytest.mark.parametrize("size", ["quick", "standard"])
-def test_context_sensitive_claim_is_not_applicable_below_full_with_the_reason(size):
-    claim, fig = measure_and_judge(_spec("chomsky.cs"), Context(size=size))
+def test_context_sensitive_claim_is_not_applicable_at_quick_with_the_reason():
+    claim, fig = measure_and_judge(_spec("chomsky.cs"), Context(size="quick"))
     assert claim.status == "not applicable" and fig is None
-    assert "not measured at quick or standard" in claim.measured and "--full" in claim.measured
-    assert "second copy" in claim.measured and "%" in claim.measured  # the measured reason, with its numbers
+    assert "not measured at quick" in claim.measured and "--standard" in claim.measured
     assert claim.numbers["published"]["tape_rnn"] == 100.0
+
+
+def test_context_sensitive_claim_is_judged_at_standard(monkeypatch):
+    """At standard chomsky.cs is measured like the other levels (three checks, two fit rules)."""
+    monkeypatch.setattr(C, "_train", _fake({"tape_rnn": 97.0, "transformer": 53.0},
+                                           {"tape_rnn": 100.0, "transformer": 99.0}))
+    claim, fig = measure_and_judge(_spec("chomsky.cs"), Context(size="standard"))
+    assert claim.status == "holds", claim.reason
+    assert fig is not None and "Tape-RNN 97.0 %" in claim.measured
+
+
+def test_duplicate_string_runs_with_a_computation_step_and_a_tape_that_does_not_wrap():
+    """Both models read s EOS EOS CLS^{2n}; the Tape-RNN trains with 2T + 1 cells for its
+    longest training sequence and is evaluated with 2T + 1 for the longest test sequence."""
+    b = C.LEVELS["cs"][3]["standard"]
+    assert b.computation_steps == 1 and len(b.seeds) == 3
+    tape, tr = (C.unit_config("cs", m, 0, "standard") for m in ("tape_rnn", "transformer"))
+    for cfg in (tape, tr):
+        task = cfg.make_task()
+        assert task.computation_steps == 1 and task.n_tokens(10) == 10 + 2 + 20
+    lo, hi = b.train_lengths
+    assert tape.memory_size == 2 * (3 * hi + 2) + 1 and tape.eval_memory_size == 2 * (3 * max(b.test_lengths) + 2) + 1
+    assert tr.memory_size == tr.eval_memory_size == 0
+    dcf = C.unit_config("dcf", "stack_rnn", 0, "standard")  # the other levels keep their format and memory
+    assert dcf.eval_memory_size == 0 and "computation_steps" not in dcf.task_params
 
 
 def _fake(scores, fit=None):
@@ -129,8 +152,9 @@ def test_memory_is_sized_to_the_longest_test_string_where_the_models_own_is_smal
     assert C.memory_size("dcf", "stack_rnn", levels["dcf"][3]["test"]) == 0  # n ≤ 12: its own 30 cells
     assert C.memory_size("dcf", "transformer", levels["dcf"][3]["standard"]) == 0
     assert C.memory_size("regular", "stack_rnn", levels["regular"][3]["standard"]) == 0  # a finite automaton
-    full = levels["cs"][3]["full"]
-    assert C.memory_size("cs", "tape_rnn", full) == max(full.test_lengths) + 1
+    full = levels["cs"][3]["full"]  # the tape: one that does not wrap (2T + 1 cells, T tokens of the sequence)
+    assert C.memory_size("cs", "tape_rnn", full) == C.tape_cells(40, full) == 2 * (3 * 40 + 2) + 1
+    assert C.eval_memory_size("cs", "tape_rnn", full) == C.tape_cells(max(full.test_lengths), full)
 
 
 def test_quick_budgets_test_beyond_their_training_range():

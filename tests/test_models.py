@@ -320,3 +320,48 @@ def test_evaluation_memory_is_one_memory_state_not_one_per_step(model, monkeypat
     monkeypatch.setenv("EXPRESSIVITY_MEMORY_BUDGET", str(2**30))
     check_run_memory(RunConfig(task="duplicate_string", kind="transduction", model=model, d_model=256, layers=1,
                                memory_size=501, train_lengths=(1, 40), test_lengths=(500,), eval_batch=32))
+
+
+# ---------------------------------------------------------------- memory at evaluation
+@pytest.mark.parametrize("model", ["stack_rnn", "stack_lstm", "tape_rnn"])
+def test_memory_resized_equals_a_model_built_with_those_cells(model):
+    """The same weights with K' cells inside ``memory_resized`` give exactly what a model built
+    with K' cells gives, and K is restored after; the small memory differs on long strings."""
+    from expressivity.train.models import memory_resized
+
+    small, big = (RunConfig(task="duplicate_string", kind="transduction", model=model, d_model=8, seed=1,
+                            memory_size=k) for k in (3, 64))
+    m_small, m_big = build_model(small, 6, 2), build_model(big, 6, 2)
+    m_big.load_state_dict(m_small.state_dict())
+    ids = torch.randint(4, 6, (3, 20))
+    ids[:, 10] = L.EOS_TOKEN
+    with torch.no_grad():
+        with memory_resized(m_small, 64):
+            resized = m_small(ids)
+        after = m_small(ids)
+        assert torch.equal(resized, m_big(ids))
+        assert not torch.allclose(after, resized)  # 3 cells forget what 64 keep
+    assert all(mod.K == 3 for mod in m_small.modules() if hasattr(mod, "K"))
+
+
+def test_eval_memory_size_is_used_in_evaluation_only():
+    """``eval_memory_size`` changes the test metrics of the same trained weights, not training;
+    at 0 it is left out of the run id; models without memory refuse it."""
+    from dataclasses import replace
+
+    from expressivity.train import evaluate_lengths
+
+    cfg = RunConfig(task="duplicate_string", kind="transduction", model="stack_rnn", d_model=8, steps=3,
+                    train_lengths=(1, 3), test_lengths=(24,), eval_batch=16, memory_size=2, seed=0)
+    assert "eval_memory_size" not in cfg.to_dict()
+    wide = replace(cfg, eval_memory_size=48)
+    assert wide.run_id != cfg.run_id
+    task = cfg.make_task()
+    m = build_model(cfg, len(task.vocab), task.n_outputs)
+    with torch.no_grad():  # a stack that pushes every step: only 2 cells keep what it pushed
+        for p in m.parameters():
+            p.normal_(0, 1.0, generator=torch.Generator().manual_seed(2))
+    narrow_rows, wide_rows = evaluate_lengths(m, cfg, task), evaluate_lengths(m, wide, task)
+    assert narrow_rows != wide_rows and m.K == 2
+    with pytest.raises(ValueError, match="eval_memory_size sizes the stack or tape"):
+        RunConfig(task="parity", model="lstm", eval_memory_size=8)

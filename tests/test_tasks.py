@@ -58,3 +58,31 @@ def test_task_lengths():
     with pytest.raises(ValueError, match="no positive strings of length 5"):
         dyck.sample_batch(np.random.default_rng(0), 2, 5)
     assert L.get_task("parity", "recognition").valid_lengths(range(3)) == [1, 2]
+
+
+# ---------------------------------------------------------------- computation steps (transduction)
+@pytest.mark.parametrize("c", [0, 1, 3])
+def test_computation_steps_repeat_eos_and_shift_the_targets(c):
+    """s EOS^{1+c} CLS^m: the outputs move c positions right, everything else is unchanged."""
+    from expressivity.languages import CLS, EOS_TOKEN, get_task
+
+    base = get_task("duplicate_string", "transduction")
+    task = get_task("duplicate_string", "transduction", computation_steps=c)
+    n = 4
+    b0, b = (t.sample_batch(np.random.default_rng(3), 5, n) for t in (base, task))
+    assert b["input"].shape == (5, n + 1 + c + 2 * n) == (5, task.n_tokens(n))
+    assert torch.equal(b["input"][:, :n], b0["input"][:, :n])  # the same strings from the same stream
+    assert (b["input"][:, n:n + 1 + c] == EOS_TOKEN).all() and (b["input"][:, n + 1 + c:] == CLS).all()
+    assert torch.equal(b["output"][:, n + 1 + c:], b0["output"][:, n + 1:])
+    assert not b["mask"][:, :n + 1 + c].any() and b["mask"][:, n + 1 + c:].all()
+
+
+def test_computation_steps_refused_outside_transductions():
+    from expressivity.languages import get_task
+
+    with pytest.raises(ValueError, match="computation_steps.*kind 'classification'"):
+        get_task("parity_check", "classification", computation_steps=1)
+    with pytest.raises(ValueError, match="computation_steps must be >= 0"):
+        get_task("duplicate_string", "transduction", computation_steps=-1)
+    with pytest.raises(ValueError, match="computation_steps must be an integer"):
+        get_task("duplicate_string", "transduction", computation_steps=1.5)

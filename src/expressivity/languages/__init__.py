@@ -125,12 +125,15 @@ def kinds_of(name: str) -> tuple[str, ...]:
 
 def get_task(name: str, kind: str = "recognition", **params) -> Task:
     """Task of ``kind`` on ``get(name, **params)``; kind ``recognition`` | ``next_symbol`` for
-    languages, ``classification`` | ``transduction`` (the task's own) for function tasks."""
+    languages, ``classification`` | ``transduction`` (the task's own) for function tasks.
+    ``computation_steps`` among the params is the task's, not the language's (a transduction's
+    steps between input and output, :class:`TransductionTask`)."""
     if kind not in KINDS:
         raise ValueError(f"unknown task kind {kind!r}; choose one of {KINDS}")
     if kind not in kinds_of(name):
         raise ValueError(f"{name} supports kinds {kinds_of(name)}, not {kind!r}")
-    return make_task(get(name, **params), kind)
+    steps = params.pop("computation_steps", 0)
+    return make_task(get(name, **params), kind, steps)
 
 
 __all__ = ["BOS", "CLS", "EOS", "EOS_TOKEN", "FLARE", "KINDS", "LEVELS", "PAD", "PAIRS", "REGISTRY", "Classification",

@@ -21,7 +21,12 @@ position t and mask marks the scored positions. One string length per batch (no 
   from output, and the model writes output symbol j at the j-th CLS placeholder, as the
   benchmark's models predict the output after the input. C = |Γ| (+ 1 for END when the
   output length varies); output[b, n + 1 + j] is the one-hot target y_j, mask marks the
-  scored placeholders (up to and including END).
+  scored placeholders (up to and including END). With ``computation_steps`` c > 0 the EOS is
+  repeated c more times before the placeholders, s_1 … s_n EOS^{1+c} CLS^m (T = n + 1 + c + m):
+  steps without input or output in which a recurrent model can act on its memory (Delétang et
+  al.'s ``computation_steps_mult`` appends c·n such tokens; here c is a count). A Tape-RNN needs
+  one for Duplicate String: with only the EOS step between input and output, no one-hot tape
+  program exists (:mod:`expressivity.report.chomsky_claims`).
 
 Languages (:class:`Language`) support ``recognition`` and ``next_symbol``; function tasks
 (:class:`FunctionTask`) support exactly their own kind.
@@ -34,7 +39,7 @@ import torch
 
 from .base import Language, Task
 from .flare.base import FlareLanguage
-from .function import Classification, FunctionTask, Transduction
+from .function import Classification, FunctionTask, Transduction, check_int
 from .vocab import BOS, CLS, EOS_TOKEN, Vocab, token_layout
 
 KINDS = ("recognition", "next_symbol", "classification", "transduction")
@@ -164,9 +169,13 @@ class ClassificationTask(_FunctionTask):
 class TransductionTask(_FunctionTask):
     kind = "transduction"
 
+    def __init__(self, function: Transduction, computation_steps: int = 0) -> None:
+        super().__init__(function)
+        self.computation_steps = check_int(function.name, "computation_steps", computation_steps, 0, 1000)
+
     def n_tokens(self, length: int) -> int:
-        """Sequence length T = n + 1 + output_length(n)."""
-        return length + 1 + self.function.output_length(length)
+        """Sequence length T = n + 1 + c + output_length(n) (c = ``computation_steps``)."""
+        return length + 1 + self.computation_steps + self.function.output_length(length)
 
     def sample_batch(self, generator: np.random.Generator, batch_size: int, length: int) -> dict:
         if not self.valid_length(length):
@@ -174,27 +183,32 @@ class TransductionTask(_FunctionTask):
         fn = self.function
         ids = fn.sample_ids(generator, batch_size, length)  # (B, n)
         targets = fn.outputs_ids(ids)  # (B, m), −1 = unscored
-        m = targets.shape[1]
-        tokens = token_layout(self.vocab.ids_of(ids), suffix=(EOS_TOKEN,) + (CLS,) * m)  # (B, n+1+m)
-        T = length + 1 + m
+        m, first = targets.shape[1], length + 1 + self.computation_steps  # first placeholder
+        tokens = token_layout(self.vocab.ids_of(ids), suffix=(EOS_TOKEN,) * (1 + self.computation_steps)
+                              + (CLS,) * m)  # (B, n+1+c+m)
+        T = first + m
         scored = np.zeros((batch_size, T), dtype=bool)
-        scored[:, length + 1:] = targets >= 0
+        scored[:, first:] = targets >= 0
         onehot = np.zeros((batch_size, T, self.n_outputs), dtype=np.float32)
         b, j = np.nonzero(targets >= 0)
-        onehot[b, length + 1 + j, targets[b, j]] = 1.0
+        onehot[b, first + j, targets[b, j]] = 1.0
         return {"input": torch.from_numpy(tokens).long(), "output": torch.from_numpy(onehot),
                 "mask": torch.from_numpy(scored)}
 
 
-def make_task(source: Language | FunctionTask, kind: str) -> Task:
-    """The task of ``kind`` on a language or a function task; one-line ValueError otherwise."""
+def make_task(source: Language | FunctionTask, kind: str, computation_steps: int = 0) -> Task:
+    """The task of ``kind`` on a language or a function task (``computation_steps``: a
+    transduction's, see the module docstring); one-line ValueError otherwise."""
     if kind not in KINDS:
         raise ValueError(f"unknown task kind {kind!r}; choose one of {KINDS}")
+    if computation_steps and kind != "transduction":
+        raise ValueError(f"computation_steps are steps between a transduction's input and output; "
+                         f"kind {kind!r} has none (leave it at 0)")
     if isinstance(source, FunctionTask):
         if kind != source.kind:
             raise ValueError(f"{source.name} is a {source.kind} task; kind {kind!r} is not supported "
                              f"(choose {source.kind!r})")
-        return ClassificationTask(source) if kind == "classification" else TransductionTask(source)
+        return ClassificationTask(source) if kind == "classification" else TransductionTask(source, computation_steps)
     if kind not in LANGUAGE_KINDS:
         raise ValueError(f"{source.name} is a language; kind {kind!r} is not supported (choose one of {LANGUAGE_KINDS})")
     if kind == "recognition":

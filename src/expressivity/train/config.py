@@ -16,7 +16,10 @@ Initialisation: ``init = "random"`` (the model's own seeded init) or ``"construc
 Memory: ``memory_size`` is the number of cells of the stack (``stack_rnn``, ``stack_lstm``) or
 tape (``tape_rnn``); 0 keeps the models' own sizes (30 stack cells, 40 tape cells: Delétang et
 al.'s code). A stack of K cells holds K symbols, so e.g. a Stack-RNN reverses at most K of
-them; a model without memory takes no ``memory_size``.
+them; a model without memory takes no ``memory_size``. ``eval_memory_size`` (0 = the same)
+gives the model another number of cells when it is evaluated (test lengths and the fit
+range): memory is part of the machine, not a learned weight, so a model trained with the
+cells its training strings need can be tested with the cells longer strings need.
 Auxiliary losses (Butoi et al. 2025): ``aux = ("lm", "next_symbol")`` adds language
 modelling and/or next-symbol prediction on the positive strings to a recognizer, each with
 coefficient 1, or ``{"lm": 0.5}`` (:mod:`.recognizers`); it needs a causal model — the
@@ -26,7 +29,7 @@ Device and precision (:mod:`.devices`): ``device`` = auto | cpu | cuda | cuda:N 
 where the run trains and is never part of :meth:`to_dict` (nor of the run id): a run resumed
 on another device is the same run. ``dtype`` = float32 | bfloat16 (autocast, transformer only)
 changes the numbers, so bfloat16 is part of the id.
-``init``, ``init_params``, ``perturb``, ``memory_size``, ``aux``, ``causal`` and ``dtype`` at their
+``init``, ``init_params``, ``perturb``, ``memory_size``, ``eval_memory_size``, ``aux``, ``causal`` and ``dtype`` at their
 defaults are left out of :meth:`to_dict`, so the run ids of configs written before they existed
 do not change.
 """
@@ -61,7 +64,7 @@ MAX_SIZE = {"layers": 1024, "heads": 4096, "d_model": 2**20, "d_mlp": 2**24, "st
             "batch_size": 2**20, "eval_batch": 2**20, "checkpoint_every": 10**9}
 Accuracy = Literal["per_string", "per_position"]
 INIT_CONSTRUCTION = "construction:"  # init = "construction:NAME"
-_OMITTED_DEFAULTS = {"init": "random", "init_params": {}, "perturb": 0.0, "memory_size": 0, "aux": {},
+_OMITTED_DEFAULTS = {"init": "random", "init_params": {}, "perturb": 0.0, "memory_size": 0, "eval_memory_size": 0, "aux": {},
                      "causal": False, "dtype": "float32"}  # dropped from to_dict at these values
 PLACE_FIELDS = ("device",)  # where a run trains, not what it is: never in to_dict / the run id
 MEMORY_MODELS: tuple[str, ...] = ("stack_rnn", "stack_lstm", "tape_rnn")  # the models with a memory_size
@@ -103,6 +106,7 @@ class RunConfig:
     grad_clip: float = 1.0  # max gradient norm (0 = off)
     checkpoint_every: int = 500  # steps between checkpoints (when an output dir is given)
     memory_size: int = 0  # cells of the stack / tape of stack_rnn, stack_lstm, tape_rnn; 0 = the model's own
+    eval_memory_size: int = 0  # cells of that stack / tape when evaluated (test and fit lengths); 0 = memory_size's
     aux: dict = field(default_factory=dict)  # auxiliary losses of a recognizer: ("lm", "next_symbol") or {"lm": 0.5}
     causal: bool = False  # transformer: causal attention for recognition/classification too (next_symbol always is)
     device: str = "auto"  # auto | cpu | cuda | cuda:N | mps (train/devices.py); not part of the run id
@@ -141,9 +145,12 @@ class RunConfig:
         put("d_mlp", check_int(self.d_mlp, "RunConfig.d_mlp", min=0, max=MAX_SIZE["d_mlp"]))
         put("memory_size", check_int(self.memory_size, "RunConfig.memory_size (stack / tape cells; 0 = the "
                                             "model's own)", min=0, max=MAX_LENGTH))
-        if self.memory_size and self.model not in MEMORY_MODELS:
-            raise ValueError(f"RunConfig.memory_size sizes the stack or tape of {', '.join(MEMORY_MODELS)}; model "
-                             f"{self.model!r} has none (leave memory_size at 0)")
+        put("eval_memory_size", check_int(self.eval_memory_size, "RunConfig.eval_memory_size (stack / tape cells "
+                                                 "at evaluation; 0 = memory_size's)", min=0, max=MAX_LENGTH))
+        for name in ("memory_size", "eval_memory_size"):
+            if getattr(self, name) and self.model not in MEMORY_MODELS:
+                raise ValueError(f"RunConfig.{name} sizes the stack or tape of {', '.join(MEMORY_MODELS)}; model "
+                                 f"{self.model!r} has none (leave {name} at 0)")
         put("seed", check_int(self.seed, "RunConfig.seed", min=0, max=2**63 - 1))
         need(self.d_model % self.heads == 0, "d_model", f"must be divisible by heads = {self.heads}")
         put("lr", check_float(self.lr, "RunConfig.lr", min=0, min_open=True))

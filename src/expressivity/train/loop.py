@@ -69,7 +69,7 @@ from ..transformer import Transformer, load_state, save_transformer
 from . import bracket_distance, recognizers
 from .config import RunConfig
 from .devices import autocast, check_dtype, resolve_device, to_device
-from .models import memory_cells
+from .models import eval_memory_cells, memory_cells, memory_resized
 from .models.construction import construction_name, get_construction
 from .models.stack_rnn import STACK_CELL
 from .models.tape_rnn import TAPE_CELL
@@ -319,14 +319,15 @@ def memory_estimate(cfg: RunConfig, task=None) -> dict[str, float]:
             return layers * batch * (3 * H * t * t + t * (8 * d + 2 * d_mlp)) * f
     else:
         params = L * 8 * d * d + (d_vocab + d_out) * d
-        K = memory_cells(cfg)
-        memory = {"stack_rnn": 4 * K * STACK_CELL,  # stack / tape and its moved copies per step
-                  "stack_lstm": 4 * K * STACK_CELL + 6 * d,  # + the LSTM's c_t and gates
-                  "tape_rnn": 6 * K * TAPE_CELL}.get(cfg.model, 0)
+        def memory(K: int) -> float:  # stack / tape and its moved copies per step
+            return {"stack_rnn": 4 * K * STACK_CELL,
+                    "stack_lstm": 4 * K * STACK_CELL + 6 * d,  # + the LSTM's c_t and gates
+                    "tape_rnn": 6 * K * TAPE_CELL}.get(cfg.model, 0)
 
         def acts(batch: int, t: int, layers: int, grad: bool = True) -> float:
-            # with autograd every step's memory is kept; under no_grad only the current one
-            return layers * batch * (t * (10 * d + memory) if grad else t * 10 * d + 2 * memory) * f
+            # with autograd every step's memory is kept; under no_grad only the current one (its cells at evaluation)
+            return layers * batch * (t * (10 * d + memory(memory_cells(cfg))) if grad
+                                     else t * 10 * d + 2 * memory(eval_memory_cells(cfg))) * f
     lengths_list = (cfg.train_lengths[1] - cfg.train_lengths[0] + 1) * 40.0
     training = acts(cfg.batch_size, t_train, L) + cfg.batch_size * t_train * d_out * 4 * f + lengths_list
     evaluation = acts(cfg.eval_batch, t_test, 1, grad=False) + cfg.eval_batch * t_test * d_out * 6 * 8.0
@@ -370,7 +371,7 @@ def evaluate_lengths(model: torch.nn.Module, cfg: RunConfig, task=None,
     device = next(iter(model.parameters()), torch.empty(0)).device
     for i, n in enumerate(lengths):
         batch = task.sample_batch(rng, cfg.eval_batch, n)
-        with autocast(cfg.dtype, device):
+        with autocast(cfg.dtype, device), memory_resized(model, cfg.eval_memory_size and eval_memory_cells(cfg)):
             logits = model(batch["input"].to(device))
         logits = on_cpu(logits)
         row = batch_metrics(logits, batch, task.kind, cfg.accuracy) | {"length": n}

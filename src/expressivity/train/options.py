@@ -68,6 +68,7 @@ TRAIN: tuple[Opt, ...] = (
     _field("memory_size", int, (
         "cells of the stack / tape of stack_rnn, stack_lstm, tape_rnn (default: 30 / 40, Delétang et al.'s "
         "code)")),
+    _field("eval_memory_size", int, "cells of that stack / tape when evaluated (default: --memory-size's)"),
     Opt("preset", "PresetName", "protocol preset: a paper's lengths, sizes and steps"),
     _field("aux", str, (
         "auxiliary losses of a recognizer (FLaRe): lm, next_symbol or lm,next_symbol (needs a recurrent model"

@@ -15,6 +15,7 @@ perturbed by N(0, ``cfg.perturb``²) (:mod:`.construction`). ``MODELS`` is the r
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -38,6 +39,28 @@ def memory_cells(cfg: RunConfig) -> int:
     """Cells K of the stack or tape of ``cfg.model``: ``cfg.memory_size``, or the model's own
     size (:data:`OWN_MEMORY`) when it is 0; 0 for a model without memory."""
     return (cfg.memory_size or OWN_MEMORY[cfg.model]) if cfg.model in OWN_MEMORY else 0
+
+
+def eval_memory_cells(cfg: RunConfig) -> int:
+    """Cells K of the stack or tape when the model is evaluated: ``cfg.eval_memory_size``, else
+    :func:`memory_cells`."""
+    return (cfg.eval_memory_size or memory_cells(cfg)) if cfg.model in OWN_MEMORY else 0
+
+
+@contextmanager
+def memory_resized(model: nn.Module, cells: int):
+    """``model`` with every stack and tape of K cells in it given ``cells`` cells (0: as they are)
+    inside the block, restored after. The weights do not depend on K: the stack / tape is state
+    (B, K, m), zero at t = 0, so only how much it holds changes."""
+    mems = [mod for mod in model.modules() if isinstance(mod, (StackModel, TapeRNN))] if cells else []
+    before = [mod.K for mod in mems]
+    for mod in mems:
+        mod.K = cells
+    try:
+        yield model
+    finally:
+        for mod, k in zip(mems, before):
+            mod.K = k
 
 
 def _transformer(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
@@ -68,5 +91,5 @@ def build_model(cfg: RunConfig, d_vocab: int, d_out: int) -> nn.Module:
     return model
 
 
-__all__ = ["MODELS", "OWN_MEMORY", "ConstructionModel", "LSTMModel", "RNNModel", "StackLSTM", "StackModel", "StackRNN", "TapeRNN", "build_model", "memory_cells", "stack_update",
+__all__ = ["MODELS", "OWN_MEMORY", "ConstructionModel", "LSTMModel", "RNNModel", "StackLSTM", "StackModel", "StackRNN", "TapeRNN", "build_model", "eval_memory_cells", "memory_cells", "memory_resized", "stack_update",
            "tape_update", "transformer_config"]
