@@ -11,7 +11,8 @@ Speed (one run's step is a few torch calls per time step, each with its own over
 
 - the part of a core that reads x_t is computed for every step before the loop, and through
   the embedding: W x_t + b = (W_E Wᵀ + b)[s_t], one (V × d) table looked up per token
-  (:meth:`RecurrentModel.project`) instead of a (B·T × d) by (d × d) product;
+  (:meth:`RecurrentModel.project`) instead of a (B·T × d) by (d × d) product, time-major
+  (T, B, ·) so that each step reads, and its gradient writes, one contiguous block;
 - the Elman recurrence (:class:`ElmanScan`) is one autograd node with its own backward pass
   (back-propagation through time written out, two calls per step each way);
 - the other cores concatenate their per-step linears into one product per step.
@@ -39,21 +40,22 @@ class RecurrentModel(nn.Module):
         self.unembed = nn.Linear(d_model, d_out)
 
     def core(self, ids: Tensor) -> Tensor:
-        """Outputs o_1..o_T: (B, T, d_model) from token ids (B, T)."""
+        """Outputs o_1..o_T time-major, (T, B, d_model), from token ids (B, T)."""
         raise NotImplementedError
 
     def project(self, ids: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        """W x_t + b for every token, x_t = W_E[s_t]: (B, T, rows of W), looked up in the
-        table W_E Wᵀ + b (V rows) — the same values as the product of the embedded inputs,
-        to float round-off."""
+        """W x_t + b for every token, x_t = W_E[s_t], time-major: (T, B, rows of W) from ids
+        (B, T), looked up in the table W_E Wᵀ + b (V rows) — the same values as the product of
+        the embedded inputs, to float round-off. (Time-major: the loops read u_t as one
+        contiguous block, and its gradient is written back the same way.)"""
         table = self.embed.weight @ weight.T
-        return F.embedding(ids, table if bias is None else table + bias)
+        return F.embedding(ids.T, table if bias is None else table + bias)
 
     def forward(self, inputs: Tensor, key_mask: Tensor | None = None) -> Tensor:
         if inputs.dim() != 2:
             raise ValueError(f"token ids must have shape (B, T), got {tuple(inputs.shape)}")
-        o = self.core(inputs)  # (B, T, d_model)
-        return self.unembed(torch.relu(o))  # (B, T, d_out)
+        o = self.core(inputs)  # (T, B, d_model)
+        return self.unembed(torch.relu(o)).transpose(0, 1)  # (B, T, d_out)
 
 
 class ElmanScan(torch.autograd.Function):
@@ -89,11 +91,6 @@ class ElmanScan(torch.autograd.Function):
         return delta, dW
 
 
-def elman_scan(U: Tensor, W: Tensor) -> Tensor:
-    """:class:`ElmanScan` batch-first: U (B, T, d) → H (B, T, d)."""
-    return ElmanScan.apply(U.transpose(0, 1).contiguous(), W).transpose(0, 1)
-
-
 def vmapped(t: Tensor) -> bool:
     """Whether ``t`` is one run's slice under ``torch.func.vmap``."""
     return torch._C._functorch.is_batchedtensor(t)
@@ -117,24 +114,25 @@ def both_biases(b_ih: Tensor | None, b_hh: Tensor | None) -> Tensor | None:
     return None if b_ih is None else b_ih + b_hh
 
 
-def rnn_layers(rnn: nn.RNN, x: Tensor, u: Tensor | None = None) -> Tensor:
-    """torch.nn.RNN (tanh, batch_first, h_0 = 0) from plain ops: h_t = tanh(W_ih x_t + b_ih +
-    W_hh h_{t−1} + b_hh) per layer. (B, T, d_in) → (B, T, d). ``u``: layer 0's W_ih x + b_ih
-    + b_hh already computed (x is then not read). Outside vmap the recurrence is
-    :class:`ElmanScan`."""
+def rnn_layers(rnn: nn.RNN, u: Tensor) -> Tensor:
+    """torch.nn.RNN's recurrence (tanh, h_0 = 0), time-major: h_t = tanh(W_ih x_t + b_ih +
+    W_hh h_{t−1} + b_hh) per layer, from layer 0's input part u = W_ih x + b_ih + b_hh
+    (T, B, d) → (T, B, d). Outside vmap each layer is one :class:`ElmanScan`; under vmap
+    plain ops."""
+    x = u
     for layer in range(rnn.num_layers):
         w_ih, w_hh, b_ih, b_hh = _layer_weights(rnn, layer)
-        if u is None or layer > 0:
-            u = _affine(x, w_ih, both_biases(b_ih, b_hh))  # (B, T, d): the input part of every step at once
+        if layer > 0:
+            u = _affine(x, w_ih, both_biases(b_ih, b_hh))  # (T, B, d): the input part of every step at once
         if not vmapped(u):
-            x = elman_scan(u, w_hh)
+            x = ElmanScan.apply(u.contiguous(), w_hh)
             continue
-        h = u.new_zeros(u.shape[0], rnn.hidden_size)
+        h = u.new_zeros(u.shape[1], rnn.hidden_size)
         outs = []
-        for t in range(u.shape[1]):
-            h = torch.tanh(u[:, t] + h @ w_hh.T)
+        for u_t in u.unbind(0):
+            h = torch.tanh(u_t + h @ w_hh.T)
             outs.append(h)
-        x = torch.stack(outs, dim=1)
+        x = torch.stack(outs)
     return x
 
 

@@ -23,5 +23,5 @@ class RNNModel(RecurrentModel):
 
     def core(self, ids: Tensor) -> Tensor:
         rnn = self.rnn
-        u = self.project(ids, rnn.weight_ih_l0, both_biases(rnn.bias_ih_l0, rnn.bias_hh_l0))  # (B, T, d_model)
-        return rnn_layers(rnn, u, u=u)  # (B, T, d_model)
+        u = self.project(ids, rnn.weight_ih_l0, both_biases(rnn.bias_ih_l0, rnn.bias_hh_l0))  # (T, B, d_model)
+        return rnn_layers(rnn, u)  # (T, B, d_model)

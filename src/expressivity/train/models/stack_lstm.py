@@ -37,14 +37,14 @@ class StackLSTM(StackModel):
 
     def input_part(self, ids: Tensor) -> Tensor:
         cell, d = self.lstm, self.embed.embedding_dim
-        return self.project(ids, cell.weight_ih[:, :d], both_biases(cell.bias_ih, cell.bias_hh))  # (B, T, 4d)
+        return self.project(ids, cell.weight_ih[:, :d], both_biases(cell.bias_ih, cell.bias_hh))  # (T, B, 4d)
 
     def step_weights(self) -> Tensor:
         cell = self.lstm
         return torch.cat([cell.weight_ih[:, self.embed.embedding_dim:], cell.weight_hh], dim=1).T  # [W_r U]ᵀ
 
     def init_state(self, u: Tensor) -> tuple[Tensor, Tensor]:
-        zero = u.new_zeros(u.shape[0], self.embed.embedding_dim)
+        zero = u.new_zeros(u.shape[1], self.embed.embedding_dim)
         return zero, zero  # h_0, c_0
 
     def controller(self, u: Tensor, r: Tensor, state: tuple[Tensor, Tensor], w: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:

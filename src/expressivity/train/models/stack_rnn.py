@@ -74,7 +74,7 @@ class StackModel(RecurrentModel):
         self.W_v = nn.Linear(d_model, cell)  # pushed value
 
     def input_part(self, ids: Tensor) -> Tensor:
-        """The controller's input part for every step: (B, T, ·) from ids (B, T)."""
+        """The controller's input part for every step, time-major: (T, B, ·) from ids (B, T)."""
         raise NotImplementedError
 
     def step_weights(self) -> Tensor:
@@ -101,24 +101,24 @@ class StackModel(RecurrentModel):
         """Outputs h_1..h_T (B, T, d) and the stacks S_1..S_T (B, T, K, m) from token ids (B, T)
         (None with ``keep_stacks=False``: the forward pass then holds one stack, not T — what
         evaluation under ``no_grad`` needs; training keeps them for autograd anyway)."""
-        u = self.input_part(ids)  # (B, T, ·): W x_t + b for every step
-        B = u.shape[0]
+        u = self.input_part(ids)  # (T, B, ·): W x_t + b for every step
+        B = u.shape[1]
         state = self.init_state(u)
         S = u.new_zeros(B, self.K, self.m)  # (B, K, m), S[:, 0] = top
         zero, index = u.new_zeros(B, 1, self.m), stack_index(self.K, u.device)
         w, (W, b) = self.step_weights(), self.heads()
         outs, stacks = [], []
-        for u_t in u.unbind(1):  # the recurrence is sequential in t; everything else is batched
+        for u_t in u.unbind(0):  # the recurrence is sequential in t; everything else is batched
             h, state = self.controller(u_t, S[:, 0], state, w)  # (B, d)
             logits, v = self.read_heads(h, W, b)
             S = stack_update(S, torch.softmax(logits, dim=-1), v, index, zero)
             outs.append(h)
             if keep_stacks:
                 stacks.append(S)
-        return torch.stack(outs, dim=1), (torch.stack(stacks, dim=1) if keep_stacks else None)
+        return torch.stack(outs).transpose(0, 1), (torch.stack(stacks, dim=1) if keep_stacks else None)
 
     def core(self, ids: Tensor) -> Tensor:
-        return self.run(ids, keep_stacks=False)[0]  # (B, T, d)
+        return self.run(ids, keep_stacks=False)[0].transpose(0, 1)  # (T, B, d), as stacked
 
     def stacks(self, inputs: Tensor) -> Tensor:
         """The stack after each step for token ids (B, T): (B, T, K, m) (for tests and probes)."""
@@ -141,7 +141,7 @@ class StackRNN(StackModel):
         return self.W_core.weight[:, self.embed.embedding_dim:].T  # [W_r W_h]ᵀ
 
     def init_state(self, u: Tensor) -> Tensor:
-        return u.new_zeros(u.shape[0], u.shape[2])  # h_0 = 0
+        return u.new_zeros(u.shape[1], u.shape[2])  # h_0 = 0
 
     def controller(self, u: Tensor, r: Tensor, h: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
         h = torch.tanh(torch.addmm(u, torch.cat([r, h], dim=-1), w))  # tanh(W_x x_t + b + W_r r + W_h h)

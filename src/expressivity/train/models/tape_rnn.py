@@ -102,7 +102,7 @@ class TapeRNN(RecurrentModel):
     def core(self, ids: Tensor) -> Tensor:
         B, T = ids.shape
         d, K, m = self.embed.embedding_dim, self.K, self.m
-        u = self.project(ids, self.W_core.weight[:, :d], self.W_core.bias)  # (B, T, d): W_x x_t + b
+        u = self.project(ids, self.W_core.weight[:, :d], self.W_core.bias)  # (T, B, d): W_x x_t + b
         w_rh = self.W_core.weight[:, d:].T  # [W_r W_h]ᵀ
         first, *rest = [layer for layer in self.write if isinstance(layer, nn.Linear)]
         W = torch.cat([self.W_a.weight, first.weight]).T  # a_t's logits and the MLP's first layer
@@ -112,11 +112,11 @@ class TapeRNN(RecurrentModel):
         h = u.new_zeros(B, d)
         M = u.new_zeros(B, K, m)  # (B, K, m), M[:, 0] = under the head
         outs = []
-        for u_t in u.unbind(1):  # the recurrence is sequential in t; everything else is batched
+        for u_t in u.unbind(0):  # the recurrence is sequential in t; everything else is batched
             h = torch.tanh(torch.addmm(u_t, torch.cat([M[:, 0], h], dim=-1), w_rh))  # (B, d)
             logits, z = torch.addmm(b, h, W).split((A, first.out_features), dim=-1)
             for layer in rest:
                 z = F.linear(torch.relu(z), layer.weight, layer.bias)
             M = tape_update(M, torch.softmax(logits, dim=-1), z, 0, index)
             outs.append(h)
-        return torch.stack(outs, dim=1)  # (B, T, d)
+        return torch.stack(outs)  # (T, B, d)
