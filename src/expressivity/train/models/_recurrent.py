@@ -19,7 +19,7 @@ Speed (one run's step is a few torch calls per time step, each with its own over
 
 Under ``torch.func.vmap`` (many runs as one batched model, :mod:`..many`) torch's fused RNN /
 LSTM kernels and :class:`ElmanScan` have no batching rule; :func:`rnn_layers`,
-:func:`lstm_layers` and :func:`lstm_cell` compute the same recurrences (torch's equations, its
+:func:`lstm_layers` and :func:`lstm_gates` compute the same recurrences (torch's equations, its
 parameters) from plain ops, and the models use them when their input is a vmapped tensor
 (:func:`vmapped`).
 """
@@ -144,15 +144,6 @@ def lstm_gates(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
     i, f, _, o = torch.sigmoid(gates).chunk(4, dim=-1)
     c = torch.addcmul(f * c, i, torch.tanh(gates[..., 2 * d:3 * d]))
     return o * torch.tanh(c), c
-
-
-def lstm_cell(x: Tensor, state: tuple[Tensor, Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
-              b_hh: Tensor | None, u: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """One LSTM step, torch's gates: (i, f, g, o) = (σ, σ, tanh, σ)(W_ih x + b_ih + W_hh h + b_hh),
-    c' = f ⊙ c + i ⊙ g, h' = o ⊙ tanh c'. ``u``: W_ih x + b_ih already computed."""
-    h, c = state
-    gates = (_affine(x, w_ih, b_ih) if u is None else u) + _affine(h, w_hh, b_hh)
-    return lstm_gates(gates, c)
 
 
 def lstm_layers(lstm: nn.LSTM, x: Tensor, u: Tensor | None = None) -> Tensor:
