@@ -8,7 +8,6 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from torch import nn
 
 from expressivity import languages as L
 from expressivity.train import RunConfig, build_model, train_run
@@ -117,7 +116,13 @@ def test_stack_rnn_reads_the_top_it_wrote():
         m.W_a.weight.zero_()
         m.W_a.bias.copy_(torch.tensor([100.0, 0.0, 0.0]))  # a_t ≈ push
     reads = []
-    m.W_core.register_forward_pre_hook(lambda mod, args: reads.append(args[0][:, 8:8 + 3].clone()))
+    controller = m.controller
+
+    def reading(u, r, state, w):  # records the top r_{t−1} the core reads at each step
+        reads.append(r.clone())
+        return controller(u, r, state, w)
+
+    m.controller = reading
     x = torch.randint(4, 6, (2, 3))
     m(x)
     # recompute v_1 from h_1 = tanh(W_core [x_1; 0; 0])
@@ -156,17 +161,17 @@ def test_stack_update_with_one_hot_actions_is_a_list_stack(ops, K, seed):
         assert torch.equal(S[0], ref)
 
 
-class Scripted(nn.Module):
-    """Stands in for W_a or W_v: returns row t of ``rows`` at its t-th call (one call per step)."""
+class Scripted:
+    """Stands in for the heads (W_a, W_v): returns row t of ``logits`` and of ``values`` at its
+    t-th call (one call per step), whatever h_t."""
 
-    def __init__(self, rows: torch.Tensor) -> None:
-        super().__init__()
-        self.rows, self.t = rows, 0
+    def __init__(self, logits: torch.Tensor, values: torch.Tensor) -> None:
+        self.logits, self.values, self.t = logits, values, 0
 
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        row = self.rows[self.t]
+    def __call__(self, h: torch.Tensor, W: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = self.logits[self.t], self.values[self.t]
         self.t += 1
-        return row.expand(h.shape[0], -1)
+        return tuple(row.expand(h.shape[0], -1) for row in rows)
 
 
 @pytest.mark.parametrize("cls", [StackRNN, StackLSTM])
@@ -179,8 +184,7 @@ def test_the_models_stack_with_hard_actions_is_a_list_stack(cls, seed):
     ops = torch.randint(0, 3, (T,), generator=g).tolist()
     values = torch.randn(T, m, generator=g, dtype=torch.float64)
     model = cls(6, 8, 2, stack_size=K, cell=m).double()
-    model.W_a = Scripted(1e4 * torch.nn.functional.one_hot(torch.tensor(ops), 3).double())
-    model.W_v = Scripted(values)
+    model.read_heads = Scripted(1e4 * torch.nn.functional.one_hot(torch.tensor(ops), 3).double(), values)
     stacks = model.stacks(torch.randint(4, 6, (2, T), generator=g))  # (B, T, K, m)
     for t, ref in enumerate(list_stack(ops, values, K, m)):
         assert torch.equal(stacks[0, t], ref) and torch.equal(stacks[1, t], ref), t
@@ -191,7 +195,7 @@ def test_stack_lstm_controller_is_an_lstm_reading_the_top():
     m = StackLSTM(6, 8, 2, stack_size=4, cell=3).double()
     ids = torch.randint(4, 6, (2, 2))
     x = m.embed(ids)
-    h, stacks = m.run(x)
+    h, stacks = m.run(ids)
     h1, c1 = m.lstm(torch.cat([x[:, 0], torch.zeros(2, 3, dtype=torch.float64)], -1))
     assert torch.allclose(h[:, 0], h1, atol=1e-14)
     h2, _ = m.lstm(torch.cat([x[:, 1], stacks[:, 0, 0]], -1), (h1, c1))
@@ -292,7 +296,7 @@ def test_stack_model_without_history_gives_the_same_outputs():
     """``run(keep_stacks=False)`` (what ``core`` uses) holds one stack, not T, and returns the
     same outputs bit for bit."""
     m = StackLSTM(6, 8, 2, stack_size=5, cell=3).double()
-    x = m.embed(torch.randint(0, 6, (3, 9)))
+    x = torch.randint(0, 6, (3, 9))
     h, stacks = m.run(x)
     h2, none = m.run(x, keep_stacks=False)
     assert none is None and stacks.shape == (3, 9, 5, 3) and torch.equal(h, h2)
@@ -365,3 +369,105 @@ def test_eval_memory_size_is_used_in_evaluation_only():
     assert narrow_rows != wide_rows and m.K == 2
     with pytest.raises(ValueError, match="eval_memory_size sizes the stack or tape"):
         RunConfig(task="parity", model="lstm", eval_memory_size=8)
+
+
+# ----------------------------------------------------------- the fast loops against the equations
+def elman_reference(model, ids):
+    """The rnn's outputs from torch.nn.RNN itself on the embedded ids (torch's kernel)."""
+    return model.unembed(torch.relu(model.rnn(model.embed(ids))[0]))
+
+
+def stack_core_reference(model, ids):
+    """h_1..h_T of a StackRNN / StackLSTM from the module docstrings, step by step: the whole
+    W_core (or LSTMCell) on [x_t; r_{t−1}; h_{t−1}], a_t = softmax(W_a h_t + b_a), v_t = W_v h_t + b_v,
+    the cell-wise stack update."""
+    x = model.embed(ids)
+    B, T, d = x.shape
+    S = torch.zeros(B, model.K, model.m, dtype=x.dtype)
+    h = c = torch.zeros(B, d, dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        if isinstance(model, StackRNN):
+            h = torch.tanh(model.W_core(torch.cat([x[:, t], S[:, 0], h], -1)))
+        else:
+            h, c = model.lstm(torch.cat([x[:, t], S[:, 0]], -1), (h, c))
+        S = stack_reference(S, torch.softmax(model.W_a(h), -1), model.W_v(h))
+        outs.append(h)
+    return torch.stack(outs, 1)
+
+
+def tape_core_reference(model, ids):
+    """h_1..h_T of a TapeRNN from its docstring: W_core on [x_t; M[0]; h], a_t = softmax(W_a h),
+    w_t = write(h), the cell-wise tape update with n = input_length(ids)."""
+    x = model.embed(ids)
+    B, T, d = x.shape
+    n = input_length(ids) if model.jumps else torch.zeros(B, dtype=torch.int64)
+    M = torch.zeros(B, model.K, model.m, dtype=x.dtype)
+    h = torch.zeros(B, d, dtype=x.dtype)
+    outs = []
+    for t in range(T):
+        h = torch.tanh(model.W_core(torch.cat([x[:, t], M[:, 0], h], -1)))
+        M = tape_reference(M, torch.softmax(model.W_a(h), -1), model.write(h), n)
+        outs.append(h)
+    return torch.stack(outs, 1)
+
+
+def _values_and_gradients(model, f, g, ids):
+    """(f − g)'s largest difference in value, and in every parameter's gradient of a random
+    projection of the outputs."""
+    w = torch.randn(f(model, ids).shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    out = []
+    for fn in (f, g):
+        model.zero_grad()
+        y = fn(model, ids)
+        (y * w).sum().backward()
+        out.append((y.detach(), {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}))
+    (ya, ga), (yb, gb) = out
+    assert ga.keys() == gb.keys()
+    return float((ya - yb).abs().max()), max(float((ga[k] - gb[k]).abs().max()) for k in ga)
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_rnn_loop_is_torch_rnn(layers):
+    """ElmanScan and the input part looked up through the embedding give torch.nn.RNN's values
+    and gradients (float64, to round-off)."""
+    m = build_model(cfg_of("rnn", layers=layers), 6, 2).double()
+    ids = torch.randint(0, 6, (3, 9), generator=torch.Generator().manual_seed(0))
+    dv, dg = _values_and_gradients(m, lambda mod, i: mod(i), elman_reference, ids)
+    assert dv < 1e-12 and dg < 1e-12, (dv, dg)
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_lstm_on_one_hot_tokens_is_torch_lstm_on_the_embedding(layers):
+    """The LSTM kernel on one-hot ids with W_ih W_Eᵀ gives torch.nn.LSTM on the embedded ids:
+    values and gradients (float64, to round-off)."""
+    m = build_model(cfg_of("lstm", layers=layers), 6, 2).double()
+    ids = torch.randint(0, 6, (3, 9), generator=torch.Generator().manual_seed(0))
+    dv, dg = _values_and_gradients(m, lambda mod, i: mod(i), lambda mod, i: mod.unembed(mod.lstm(mod.embed(i))[0]),
+                                   ids)
+    assert dv < 1e-12 and dg < 1e-12, (dv, dg)
+
+
+def test_elman_scan_gradient_is_the_numerical_one():
+    from expressivity.train.models._recurrent import ElmanScan
+
+    g = torch.Generator().manual_seed(3)
+    U = torch.randn(5, 2, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    W = torch.randn(4, 4, generator=g, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(ElmanScan.apply, (U, W))
+
+
+@pytest.mark.parametrize("cls", [StackRNN, StackLSTM])
+def test_stack_models_are_their_equations(cls):
+    m = cls(6, 8, 2, stack_size=5, cell=3).double()
+    ids = torch.randint(0, 6, (4, 11), generator=torch.Generator().manual_seed(1))
+    dv, dg = _values_and_gradients(m, lambda mod, i: mod.run(i)[0], stack_core_reference, ids)
+    assert dv < 1e-12 and dg < 1e-12, (dv, dg)
+
+
+@pytest.mark.parametrize("jumps", [True, False])
+def test_tape_rnn_is_its_equations(jumps):
+    m = TapeRNN(6, 8, 2, tape_size=7, cell=3, jumps=jumps).double()
+    ids = torch.tensor([[4, 5, 4, 5, 5, 3], [5, 4, 2, 3, 3, 3], [4, 4, 4, 4, 4, 3]])  # n = 5, 2 (EOS), 5
+    dv, dg = _values_and_gradients(m, lambda mod, i: mod.core(i).transpose(0, 1), tape_core_reference, ids)
+    assert dv < 1e-12 and dg < 1e-12, (dv, dg)

@@ -1,4 +1,5 @@
-"""What the recurrent models share: token embedding in, ReLU + linear read-out per step.
+"""What the recurrent models share: token embedding in, ReLU + linear read-out per step, and
+the time loops themselves, written for few torch calls per step.
 
 x_t = W_E[s_t] (an embedding: the same as a linear map of the one-hot token, which is what
 Delétang et al. feed their cores), o_t = the core's output at step t, logits_t = W_U ReLU(o_t)
@@ -6,41 +7,88 @@ Delétang et al. feed their cores), o_t = the core's output at step t, logits_t 
 to logits (B, T, C); ``key_mask`` is accepted for the common signature and ignored: the models
 read causally, so padding after a row's end (the batched trainer's) changes none of its outputs.
 
+Speed (one run's step is a few torch calls per time step, each with its own overhead):
+
+- the part of a core that reads x_t is computed for every step before the loop, and through
+  the embedding: W x_t + b = (W_E Wᵀ + b)[s_t], one (V × d) table looked up per token
+  (:meth:`RecurrentModel.project`) instead of a (B·T × d) by (d × d) product, time-major
+  (T, B, ·) so that each step reads, and its gradient writes, one contiguous block;
+- the Elman recurrence (:class:`ElmanScan`) is one autograd node with its own backward pass
+  (back-propagation through time written out, two calls per step each way);
+- the other cores concatenate their per-step linears into one product per step.
+
 Under ``torch.func.vmap`` (many runs as one batched model, :mod:`..many`) torch's fused RNN /
-LSTM kernels have no batching rule; :func:`rnn_layers`, :func:`lstm_layers` and
-:func:`lstm_cell` compute the same recurrences (torch's equations, its parameters) from
-plain ops, and the models use them when their input is a vmapped tensor (:func:`vmapped`).
+LSTM kernels and :class:`ElmanScan` have no batching rule; :func:`rnn_layers`,
+:func:`lstm_layers` and :func:`lstm_gates` compute the same recurrences (torch's equations, its
+parameters) from plain ops, and the models use them when their input is a vmapped tensor
+(:func:`vmapped`).
 """
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 
 class RecurrentModel(nn.Module):
-    """Embedding → ``step`` over t = 1..T (subclasses) → ReLU → linear."""
+    """Embedding → ``core`` over t = 1..T (subclasses) → ReLU → linear."""
 
     def __init__(self, d_vocab: int, d_model: int, d_out: int) -> None:
         super().__init__()
         self.embed = nn.Embedding(d_vocab, d_model)
         self.unembed = nn.Linear(d_model, d_out)
 
-    def core(self, x: Tensor, ids: Tensor) -> Tensor:
-        """Outputs o_1..o_T: (B, T, d_model) from embedded inputs x (B, T, d_model)."""
+    def core(self, ids: Tensor) -> Tensor:
+        """Outputs o_1..o_T time-major, (T, B, d_model), from token ids (B, T)."""
         raise NotImplementedError
+
+    def project(self, ids: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        """W x_t + b for every token, x_t = W_E[s_t], time-major: (T, B, rows of W) from ids
+        (B, T), looked up in the table W_E Wᵀ + b (V rows) — the same values as the product of
+        the embedded inputs, to float round-off. (Time-major: the loops read u_t as one
+        contiguous block, and its gradient is written back the same way.)"""
+        table = self.embed.weight @ weight.T
+        return F.embedding(ids.T, table if bias is None else table + bias)
 
     def forward(self, inputs: Tensor, key_mask: Tensor | None = None) -> Tensor:
         if inputs.dim() != 2:
             raise ValueError(f"token ids must have shape (B, T), got {tuple(inputs.shape)}")
-        o = self.core(self.embed(inputs), inputs)  # (B, T, d_model)
-        return self.unembed(torch.relu(o))  # (B, T, d_out)
+        o = self.core(inputs)  # (T, B, d_model)
+        return self.unembed(torch.relu(o)).transpose(0, 1)  # (B, T, d_out)
 
 
-def elman_step(cell: nn.Linear, *parts: Tensor) -> Tensor:
-    """h_t = tanh(W [p_1; …; p_k] + b): one Elman step with ``cell`` the stacked W, b, reading
-    the parts (x_t, what the memory gives, h_{t−1}) joined by one concatenation."""
-    return torch.tanh(cell(torch.cat(parts, dim=-1)))
+class ElmanScan(torch.autograd.Function):
+    """h_t = tanh(u_t + W h_{t−1}), h_0 = 0, for t = 1..T: U (T, B, d) time-major (u_t: the
+    input part and both biases), W (d, d) → H (T, B, d). Backward (through time), with
+    z_t = u_t + W h_{t−1} and g_t = ∂L/∂h_t (the output's gradient plus Wᵀ-carried
+    δ_{t+1}):
+
+        δ_t = g_t ⊙ (1 − h_t²),   g_t = ∂L/∂H_t + δ_{t+1} W,   ∂L/∂U = δ,
+        ∂L/∂W = Σ_{t ≥ 2} δ_tᵀ h_{t−1}   (one product over all steps).
+    """
+
+    @staticmethod
+    def forward(ctx, U: Tensor, W: Tensor) -> Tensor:
+        H = torch.empty_like(U)
+        Wt = W.T
+        torch.tanh(U[0], out=H[0])
+        for t in range(1, U.shape[0]):
+            torch.addmm(U[t], H[t - 1], Wt, out=H[t]).tanh_()
+        ctx.save_for_backward(H, W)
+        return H
+
+    @staticmethod
+    def backward(ctx, dH: Tensor) -> tuple[Tensor, Tensor]:
+        H, W = ctx.saved_tensors
+        T, d = H.shape[0], H.shape[2]
+        slope = 1 - H * H  # tanh' at every step
+        delta = torch.empty_like(H)
+        torch.mul(dH[T - 1], slope[T - 1], out=delta[T - 1])
+        for t in range(T - 2, -1, -1):
+            torch.mul(torch.addmm(dH[t], delta[t + 1], W), slope[t], out=delta[t])
+        dW = delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
+        return delta, dW
 
 
 def vmapped(t: Tensor) -> bool:
@@ -61,42 +109,54 @@ def _affine(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     return y if b is None else y + b
 
 
-def rnn_layers(rnn: nn.RNN, x: Tensor) -> Tensor:
-    """torch.nn.RNN (tanh, batch_first, h_0 = 0) from plain ops: h_t = tanh(W_ih x_t + b_ih +
-    W_hh h_{t−1} + b_hh) per layer. (B, T, d_in) → (B, T, d)."""
+def both_biases(b_ih: Tensor | None, b_hh: Tensor | None) -> Tensor | None:
+    """b_ih + b_hh (torch splits an RNN's or LSTM's bias in two); None without biases."""
+    return None if b_ih is None else b_ih + b_hh
+
+
+def rnn_layers(rnn: nn.RNN, u: Tensor) -> Tensor:
+    """torch.nn.RNN's recurrence (tanh, h_0 = 0), time-major: h_t = tanh(W_ih x_t + b_ih +
+    W_hh h_{t−1} + b_hh) per layer, from layer 0's input part u = W_ih x + b_ih + b_hh
+    (T, B, d) → (T, B, d). Outside vmap each layer is one :class:`ElmanScan`; under vmap
+    plain ops."""
+    x = u
     for layer in range(rnn.num_layers):
         w_ih, w_hh, b_ih, b_hh = _layer_weights(rnn, layer)
-        u = _affine(x, w_ih, b_ih)  # (B, T, d): the input part of every step at once
-        h = x.new_zeros(x.shape[0], rnn.hidden_size)
+        if layer > 0:
+            u = _affine(x, w_ih, both_biases(b_ih, b_hh))  # (T, B, d): the input part of every step at once
+        if not vmapped(u):
+            x = ElmanScan.apply(u.contiguous(), w_hh)
+            continue
+        h = u.new_zeros(u.shape[1], rnn.hidden_size)
         outs = []
-        for t in range(x.shape[1]):
-            h = torch.tanh(u[:, t] + _affine(h, w_hh, b_hh))
+        for u_t in u.unbind(0):
+            h = torch.tanh(u_t + h @ w_hh.T)
             outs.append(h)
-        x = torch.stack(outs, dim=1)
+        x = torch.stack(outs)
     return x
 
 
-def lstm_cell(x: Tensor, state: tuple[Tensor, Tensor], w_ih: Tensor, w_hh: Tensor, b_ih: Tensor | None,
-              b_hh: Tensor | None, u: Tensor | None = None) -> tuple[Tensor, Tensor]:
-    """One LSTM step, torch's gates: (i, f, g, o) = (σ, σ, tanh, σ)(W_ih x + b_ih + W_hh h + b_hh),
-    c' = f ⊙ c + i ⊙ g, h' = o ⊙ tanh c'. ``u``: W_ih x + b_ih already computed."""
-    h, c = state
-    gates = (_affine(x, w_ih, b_ih) if u is None else u) + _affine(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, dim=-1)
-    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    return torch.sigmoid(o) * torch.tanh(c), c
+def lstm_gates(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:
+    """(h', c') from the pre-activations (B, 4d) = (i, f, g, o) and c (B, d): torch's gates,
+    c' = σ(f) ⊙ c + σ(i) ⊙ tanh(g), h' = σ(o) ⊙ tanh(c'). (σ is taken of all four blocks at
+    once and the g block's is not used: one call instead of three.)"""
+    d = c.shape[-1]
+    i, f, _, o = torch.sigmoid(gates).chunk(4, dim=-1)
+    c = torch.addcmul(f * c, i, torch.tanh(gates[..., 2 * d:3 * d]))
+    return o * torch.tanh(c), c
 
 
-def lstm_layers(lstm: nn.LSTM, x: Tensor) -> Tensor:
-    """torch.nn.LSTM (batch_first, zero initial state) from plain ops. (B, T, d_in) → (B, T, d)."""
+def lstm_layers(lstm: nn.LSTM, x: Tensor, u: Tensor | None = None) -> Tensor:
+    """torch.nn.LSTM (batch_first, zero initial state) from plain ops. (B, T, d_in) → (B, T, d).
+    ``u``: layer 0's W_ih x + b_ih + b_hh already computed (x is then not read)."""
     for layer in range(lstm.num_layers):
         w_ih, w_hh, b_ih, b_hh = _layer_weights(lstm, layer)
-        u = _affine(x, w_ih, b_ih)
-        zero = x.new_zeros(x.shape[0], lstm.hidden_size)
-        state = (zero, zero)
+        if u is None or layer > 0:
+            u = _affine(x, w_ih, both_biases(b_ih, b_hh))  # the input part of every step at once
+        h = c = u.new_zeros(u.shape[0], lstm.hidden_size)
         outs = []
-        for t in range(x.shape[1]):
-            state = lstm_cell(x[:, t], state, w_ih, w_hh, b_ih, b_hh, u=u[:, t])
-            outs.append(state[0])
+        for u_t in u.unbind(1):
+            h, c = lstm_gates(torch.addmm(u_t, h, w_hh.T) if not vmapped(u_t) else u_t + h @ w_hh.T, c)
+            outs.append(h)
         x = torch.stack(outs, dim=1)
     return x

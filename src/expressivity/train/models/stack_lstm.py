@@ -13,6 +13,9 @@ then a_t = softmax(W_a h_t + b_a) = (a_push, a_pop, a_noop), v_t = W_v h_t + b_v
 :func:`~.stack_rnn.stack_update` (S_{t−1}, a_t, v_t) — the same stack step as the Stack-RNN
 (:class:`~.stack_rnn.StackModel`). Output o_t = h_t, read out as W_U ReLU(h_t) + b_U. Sizes:
 K = 30 cells of width m = 8 (their defaults), d = ``d_model``; one core (``layers`` unused).
+The parameters are torch.nn.LSTMCell's (W = weight_ih over [x_t; r], U = weight_hh); the
+step is ours: W_x x_t + b for every t before the loop, then one product of [W_r U] with
+[r_{t−1}; h_{t−1}] and the gates (:func:`~._recurrent.lstm_gates`) per step.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ._recurrent import lstm_cell, vmapped
+from ._recurrent import both_biases, lstm_gates
 from .stack_rnn import STACK_CELL, STACK_SIZE, StackModel
 
 
@@ -32,15 +35,19 @@ class StackLSTM(StackModel):
         super().__init__(d_vocab, d_model, d_out, stack_size, cell)
         self.lstm = nn.LSTMCell(d_model + cell, d_model)
 
-    def init_state(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        zero = x.new_zeros(x.shape[0], x.shape[2])
+    def input_part(self, ids: Tensor) -> Tensor:
+        cell, d = self.lstm, self.embed.embedding_dim
+        return self.project(ids, cell.weight_ih[:, :d], both_biases(cell.bias_ih, cell.bias_hh))  # (T, B, 4d)
+
+    def step_weights(self) -> Tensor:
+        cell = self.lstm
+        return torch.cat([cell.weight_ih[:, self.embed.embedding_dim:], cell.weight_hh], dim=1).T  # [W_r U]ᵀ
+
+    def init_state(self, u: Tensor) -> tuple[Tensor, Tensor]:
+        zero = u.new_zeros(u.shape[1], self.embed.embedding_dim)
         return zero, zero  # h_0, c_0
 
-    def controller(self, x: Tensor, r: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-        xr = torch.cat([x, r], dim=-1)  # u_t = [x_t; r_{t−1}]
-        if vmapped(xr):  # many runs at once: the fused cell has no vmap rule
-            cell = self.lstm
-            h, c = lstm_cell(xr, state, cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
-        else:
-            h, c = self.lstm(xr, state)
+    def controller(self, u: Tensor, r: Tensor, state: tuple[Tensor, Tensor], w: Tensor) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        h, c = state
+        h, c = lstm_gates(torch.addmm(u, torch.cat([r, h], dim=-1), w), c)  # the LSTM reads [x_t; r_{t−1}]
         return h, (h, c)

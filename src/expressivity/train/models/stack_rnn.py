@@ -18,6 +18,13 @@ value with a sigmoid; Delétang et al. (whose equations these are) push the line
 tanh. Sizes follow their code: K = 30 cells of width m = 8; d = ``d_model``; one core
 (``layers`` is not used).
 
+The step is written for few torch calls (one run's step is call overhead more than arithmetic):
+W_x x_t + b for every t before the loop (:meth:`~._recurrent.RecurrentModel.project`),
+a_t's logits and v_t from one product [W_a; W_v] h_t + [b_a; b_v] (:meth:`StackModel.read_heads`),
+and the stack update as one row selection and one batched product (:func:`stack_update`:
+the rows of P = [v_t; S_{t−1}; 0] that each action moves into cells 0..K−1, mixed by a_t;
+:mod:`._memory`).
+
 Example (one-hot actions): push a, push b, pop leaves S[0] = a, S[1] = 0 exactly.
 """
 
@@ -26,27 +33,38 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ._recurrent import RecurrentModel, elman_step
+from ._memory import mix, take_rows
+from ._recurrent import RecurrentModel
 
 STACK_SIZE = 30  # K, cells (Delétang et al.'s stack_size)
 STACK_CELL = 8  # m, width of a cell (their stack_cell_size)
 PUSH, POP, NOOP = 0, 1, 2  # order of the action weights a_t
+ROW_OFFSET = {PUSH: 0, POP: 2, NOOP: 1}  # cell i after the action is row i + offset of P = [v; S; 0]
 
 
-def stack_update(S: Tensor, a: Tensor, v: Tensor) -> Tensor:
+def stack_index(K: int, device=None) -> Tensor:
+    """(3K,): the rows of P = [v; S; 0] (K + 2 rows) that become cells 0..K−1 after a push
+    (i), a pop (i + 2) and a no-op (i + 1), in the order of a_t."""
+    i = torch.arange(K, device=device)
+    return torch.cat([i + ROW_OFFSET[action] for action in (PUSH, POP, NOOP)])
+
+
+def stack_update(S: Tensor, a: Tensor, v: Tensor, index: Tensor | None = None, zero: Tensor | None = None) -> Tensor:
     """S_t from S_{t−1} (B, K, m), action weights a_t (B, 3) = (push, pop, no-op) and the pushed
-    value v_t (B, m); see the module docstring. Returns (B, K, m)."""
-    K = S.shape[1]
-    P = torch.cat([v[:, None, :], S, S.new_zeros(S.shape[0], 1, S.shape[2])], dim=1)  # [v; S; 0]: (B, K+2, m)
-    a = a[:, :, None, None]  # (B, 3, 1, 1); after a pure push S = P[:K], a pop P[2:], a no-op P[1:K+1]
-    return a[:, PUSH] * P[:, :K] + a[:, POP] * P[:, 2:] + a[:, NOOP] * P[:, 1:K + 1]
+    value v_t (B, m); see the module docstring. ``index`` (:func:`stack_index`) and ``zero``
+    (B, 1, m) may be made once for a whole sequence. Returns (B, K, m)."""
+    B, K, m = S.shape
+    zero = S.new_zeros(B, 1, m) if zero is None else zero
+    P = torch.cat([v[:, None, :], S, zero], dim=1)  # [v; S; 0]: (B, K+2, m)
+    return mix(a, take_rows(P, stack_index(K, S.device) if index is None else index))
 
 
 class StackModel(RecurrentModel):
     """The differentiable stack and the loop that drives it, shared by the Stack-RNN and the
-    Stack-LSTM (:mod:`.stack_lstm`): a controller reads [x_t; r_{t−1}] (r the top cell) and
-    its state, and its output h_t sets a_t = softmax(W_a h_t + b_a) and v_t = W_v h_t + b_v,
-    which update the stack by :func:`stack_update`. Subclasses give ``init_state`` and
+    Stack-LSTM (:mod:`.stack_lstm`): a controller reads u_t (its input part W x_t + b, from
+    ``input_part``), r_{t−1} (the top cell) and its state, and its output h_t sets
+    a_t = softmax(W_a h_t + b_a) and v_t = W_v h_t + b_v, which update the stack by
+    :func:`stack_update`. Subclasses give ``input_part``, ``step_weights``, ``init_state`` and
     ``controller``."""
 
     def __init__(self, d_vocab: int, d_model: int, d_out: int, stack_size: int, cell: int) -> None:
@@ -55,36 +73,56 @@ class StackModel(RecurrentModel):
         self.W_a = nn.Linear(d_model, 3)  # action logits
         self.W_v = nn.Linear(d_model, cell)  # pushed value
 
-    def init_state(self, x: Tensor):
+    def input_part(self, ids: Tensor) -> Tensor:
+        """The controller's input part for every step, time-major: (T, B, ·) from ids (B, T)."""
+        raise NotImplementedError
+
+    def step_weights(self) -> Tensor:
+        """The controller's weights on [r_{t−1}; its state], transposed: made once per sequence."""
+        raise NotImplementedError
+
+    def init_state(self, u: Tensor):
         """The controller's state before step 1 (zeros)."""
         raise NotImplementedError
 
-    def controller(self, x: Tensor, r: Tensor, state) -> tuple[Tensor, object]:
-        """(h_t (B, d), new state) from x_t (B, d), r_{t−1} (B, m) and the state."""
+    def controller(self, u: Tensor, r: Tensor, state, w: Tensor) -> tuple[Tensor, object]:
+        """(h_t (B, d), new state) from u_t (B, ·), r_{t−1} (B, m), the state and ``step_weights``."""
         raise NotImplementedError
 
-    def run(self, x: Tensor, keep_stacks: bool = True) -> tuple[Tensor, Tensor | None]:
-        """Outputs h_1..h_T (B, T, d) and the stacks S_1..S_T (B, T, K, m) from embedded x
+    def heads(self) -> tuple[Tensor, Tensor]:
+        """[W_a; W_v]ᵀ (d, 3 + m) and [b_a; b_v]: both heads as one product per step."""
+        return torch.cat([self.W_a.weight, self.W_v.weight]).T, torch.cat([self.W_a.bias, self.W_v.bias])
+
+    def read_heads(self, h: Tensor, W: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+        """(a_t's logits (B, 3), v_t (B, m)) from h_t (B, d) and :meth:`heads`."""
+        return torch.addmm(b, h, W).split((3, self.m), dim=-1)
+
+    def run(self, ids: Tensor, keep_stacks: bool = True) -> tuple[Tensor, Tensor | None]:
+        """Outputs h_1..h_T (B, T, d) and the stacks S_1..S_T (B, T, K, m) from token ids (B, T)
         (None with ``keep_stacks=False``: the forward pass then holds one stack, not T — what
         evaluation under ``no_grad`` needs; training keeps them for autograd anyway)."""
-        B, T, d = x.shape
-        state = self.init_state(x)
-        S = x.new_zeros(B, self.K, self.m)  # (B, K, m), S[:, 0] = top
+        u = self.input_part(ids)  # (T, B, ·): W x_t + b for every step
+        B = u.shape[1]
+        state = self.init_state(u)
+        S = u.new_zeros(B, self.K, self.m)  # (B, K, m), S[:, 0] = top
+        zero, index = u.new_zeros(B, 1, self.m), stack_index(self.K, u.device)
+        w, (W, b) = self.step_weights(), self.heads()
         outs, stacks = [], []
-        for t in range(T):  # the recurrence is sequential in t; everything else is batched
-            h, state = self.controller(x[:, t], S[:, 0], state)  # (B, d)
-            S = stack_update(S, torch.softmax(self.W_a(h), dim=-1), self.W_v(h))
+        for u_t in u.unbind(0):  # the recurrence is sequential in t; everything else is batched
+            h, state = self.controller(u_t, S[:, 0], state, w)  # (B, d)
+            logits, v = self.read_heads(h, W, b)
+            S = stack_update(S, torch.softmax(logits, dim=-1), v, index, zero)
             outs.append(h)
             if keep_stacks:
                 stacks.append(S)
-        return torch.stack(outs, dim=1), (torch.stack(stacks, dim=1) if keep_stacks else None)
+        return torch.stack(outs).transpose(0, 1), (torch.stack(stacks, dim=1) if keep_stacks else None)
 
-    def core(self, x: Tensor, ids: Tensor) -> Tensor:
-        return self.run(x, keep_stacks=False)[0]  # (B, T, d)
+    def core(self, ids: Tensor) -> Tensor:
+        return self.run(ids, keep_stacks=False)[0].transpose(0, 1)  # (T, B, d), as stacked
 
     def stacks(self, inputs: Tensor) -> Tensor:
         """The stack after each step for token ids (B, T): (B, T, K, m) (for tests and probes)."""
-        return self.run(self.embed(inputs))[1]
+        return self.run(inputs)[1]
 
 
 class StackRNN(StackModel):
@@ -95,9 +133,16 @@ class StackRNN(StackModel):
         super().__init__(d_vocab, d_model, d_out, stack_size, cell)
         self.W_core = nn.Linear(d_model + cell + d_model, d_model)  # [W_x W_r W_h], b
 
-    def init_state(self, x: Tensor) -> Tensor:
-        return x.new_zeros(x.shape[0], x.shape[2])  # h_0 = 0
+    def input_part(self, ids: Tensor) -> Tensor:
+        d = self.embed.embedding_dim
+        return self.project(ids, self.W_core.weight[:, :d], self.W_core.bias)  # W_x x_t + b
 
-    def controller(self, x: Tensor, r: Tensor, h: Tensor) -> tuple[Tensor, Tensor]:
-        h = elman_step(self.W_core, x, r, h)
+    def step_weights(self) -> Tensor:
+        return self.W_core.weight[:, self.embed.embedding_dim:].T  # [W_r W_h]ᵀ
+
+    def init_state(self, u: Tensor) -> Tensor:
+        return u.new_zeros(u.shape[1], u.shape[2])  # h_0 = 0
+
+    def controller(self, u: Tensor, r: Tensor, h: Tensor, w: Tensor) -> tuple[Tensor, Tensor]:
+        h = torch.tanh(torch.addmm(u, torch.cat([r, h], dim=-1), w))  # tanh(W_x x_t + b + W_r r + W_h h)
         return h, h

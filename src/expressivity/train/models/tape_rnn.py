@@ -22,6 +22,11 @@ PAD's position − 1). The jumps need the whole input's
 length, which a next-symbol model must not know, so with ``jumps=False`` (our choice for
 next-symbol tasks) only stay / left / right remain (a_t ∈ Δ²).
 
+The step is written for few torch calls: W_x x_t + b for every t before the loop, a_t's logits
+and the write MLP's first layer from one product per step, and the tape update as one row
+selection (every action's moved tape, :func:`tape_index`) and one batched product
+(:mod:`._memory`).
+
 Example (one-hot actions): write a and move right, write b and move right, then move left
 twice, each time writing back the value read (w_t = r_{t−1}) → the head is over a again.
 """
@@ -29,35 +34,43 @@ twice, each time writing back the value read (w_t = r_{t−1}) → the head is o
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ...languages.vocab import EOS_TOKEN, PAD
-from ._recurrent import RecurrentModel, elman_step
+from ._memory import flat_rows, mix, take_flat, take_rows
+from ._recurrent import RecurrentModel
 
 TAPE_SIZE = 40  # K, cells (Delétang et al.'s example memory_size)
 TAPE_CELL = 8  # m, width of a cell (their memory_cell_size)
 MLP_SIZES = (64, 64)  # hidden layers of the write MLP (their mlp_layers_size)
 STAY, LEFT, RIGHT, JUMP_LEFT, JUMP_RIGHT = range(5)  # order of the action weights a_t
+SHIFT = {STAY: 0, LEFT: 1, RIGHT: -1}  # cell j after the move reads W[j + shift] (mod K)
 
 
-def tape_update(M: Tensor, a: Tensor, w: Tensor, n: Tensor | int, index: list[Tensor] | None = None) -> Tensor:
+def tape_update(M: Tensor, a: Tensor, w: Tensor, n: Tensor | int, index: Tensor | None = None) -> Tensor:
     """M_t from M_{t−1} (B, K, m), action weights a_t (B, 3 or 5), the written value w_t (B, m)
     and the jump length n (int or (B,) long); see the module docstring. ``index``: the
-    :func:`jump_index` of these shapes and n, computed once for a whole sequence. Returns (B, K, m)."""
-    B, K, m = M.shape
+    :func:`tape_index` of these shapes and n, made once for a whole sequence. Returns (B, K, m)."""
+    B, K, _ = M.shape
     W = torch.cat([w[:, None, :], M[:, 1:]], dim=1)  # write under the head
-    shifted = [W, W.roll(-1, dims=1), W.roll(1, dims=1)]  # stay: W[j], left: W[j+1], right: W[j−1]
-    if a.shape[1] == 5:  # jump left: W[j+n], jump right: W[j−n]
-        shifted += [W.gather(1, i) for i in (jump_index(B, K, m, n, M.device) if index is None else index)]
-    moves = torch.stack(shifted, dim=1)  # (B, A, K, m)
-    return (a[:, :, None, None] * moves).sum(1)
+    jumps = a.shape[1] == 5
+    if index is None:
+        index = tape_index(B, K, n, jumps, M.device)
+    return mix(a, (take_flat if jumps else take_rows)(W, index))
 
 
-def jump_index(B: int, K: int, m: int, n: Tensor | int, device) -> list[Tensor]:
-    """The gather indices (B, K, m) of the two jumps: cell j reads W[j+n], then W[j−n] (mod K)."""
+def tape_index(B: int, K: int, n: Tensor | int, jumps: bool, device=None) -> Tensor:
+    """Which cell of W each cell j reads after each action, action by action in the order of
+    a_t: W[j], W[j+1], W[j−1], and with ``jumps`` W[j+n], W[j−n] (mod K). Without jumps the
+    same for every tape, (3K,) rows; with them per tape, (B·5K,) rows of the (B·K, m)
+    matrix of B tapes (:func:`~._memory.flat_rows`)."""
+    j = torch.arange(K, device=device)
+    moves = torch.cat([(j + SHIFT[action]) % K for action in (STAY, LEFT, RIGHT)])  # (3K,)
+    if not jumps:
+        return moves
     n = torch.as_tensor(n, device=device).expand(B)[:, None]  # (B, 1)
-    j = torch.arange(K, device=device)[None, :]  # (1, K)
-    return [((j + sign * n) % K)[:, :, None].expand(B, K, m) for sign in (1, -1)]
+    return flat_rows(torch.cat([moves.expand(B, 3 * K), (j + n) % K, (j - n) % K], dim=1), K)
 
 
 def input_length(ids: Tensor) -> Tensor:
@@ -86,15 +99,24 @@ class TapeRNN(RecurrentModel):
             layers += [nn.Linear(a, b), nn.ReLU()]
         self.write = nn.Sequential(*layers, nn.Linear(sizes[-1], cell))  # w_t = MLP(h_t)
 
-    def core(self, x: Tensor, ids: Tensor) -> Tensor:
-        B, T, d = x.shape
-        n = input_length(ids) if self.jumps else 0
-        h = x.new_zeros(B, d)
-        M = x.new_zeros(B, self.K, self.m)  # (B, K, m), M[:, 0] = under the head
-        index = jump_index(B, self.K, self.m, n, x.device) if self.jumps else None  # n is fixed: once
+    def core(self, ids: Tensor) -> Tensor:
+        B, T = ids.shape
+        d, K, m = self.embed.embedding_dim, self.K, self.m
+        u = self.project(ids, self.W_core.weight[:, :d], self.W_core.bias)  # (T, B, d): W_x x_t + b
+        w_rh = self.W_core.weight[:, d:].T  # [W_r W_h]ᵀ
+        first, *rest = [layer for layer in self.write if isinstance(layer, nn.Linear)]
+        W = torch.cat([self.W_a.weight, first.weight]).T  # a_t's logits and the MLP's first layer
+        b = torch.cat([self.W_a.bias, first.bias])
+        A = self.W_a.out_features
+        index = tape_index(B, K, input_length(ids) if self.jumps else 0, self.jumps, ids.device)  # n is fixed: once
+        h = u.new_zeros(B, d)
+        M = u.new_zeros(B, K, m)  # (B, K, m), M[:, 0] = under the head
         outs = []
-        for t in range(T):  # the recurrence is sequential in t; everything else is batched
-            h = elman_step(self.W_core, x[:, t], M[:, 0], h)  # (B, d)
-            M = tape_update(M, torch.softmax(self.W_a(h), dim=-1), self.write(h), n, index)
+        for u_t in u.unbind(0):  # the recurrence is sequential in t; everything else is batched
+            h = torch.tanh(torch.addmm(u_t, torch.cat([M[:, 0], h], dim=-1), w_rh))  # (B, d)
+            logits, z = torch.addmm(b, h, W).split((A, first.out_features), dim=-1)
+            for layer in rest:
+                z = F.linear(torch.relu(z), layer.weight, layer.bias)
+            M = tape_update(M, torch.softmax(logits, dim=-1), z, 0, index)
             outs.append(h)
-        return torch.stack(outs, dim=1)  # (B, T, d)
+        return torch.stack(outs)  # (T, B, d)
