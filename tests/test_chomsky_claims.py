@@ -63,7 +63,7 @@ def test_duplicate_string_runs_with_a_computation_step_and_a_tape_that_does_not_
     """Both models read s EOS EOS CLS^{2n}; the Tape-RNN trains with 2T + 1 cells for its
     longest training sequence and is evaluated with 2T + 1 for the longest test sequence."""
     b = C.LEVELS["cs"][3]["standard"]
-    assert b.computation_steps == 1 and len(b.seeds) == 3
+    assert b.computation_steps == 1 and len(b.seeds) == 5
     tape, tr = (C.unit_config("cs", m, 0, "standard") for m in ("tape_rnn", "transformer"))
     for cfg in (tape, tr):
         task = cfg.make_task()
