@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+HASH_PAIRS = 32  # hash the (k − 1)-subsets when the simple pairs outnumber HASH_PAIRS · k · (vertices)
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _popcount(x):
@@ -87,17 +89,6 @@ def _h_slot(key, m):
 
 
 @njit(cache=True, nogil=True)
-def _h_find(tkey, tval, tgen, gen, key):
-    m = len(tkey) - 1
-    i = _h_slot(key, m)
-    while tgen[i] == gen:
-        if tkey[i] == key:
-            return tval[i]
-        i = (i + 1) & m
-    return -1
-
-
-@njit(cache=True, nogil=True)
 def _h_put(tkey, tval, tgen, gen, key, val):
     m = len(tkey) - 1
     i = _h_slot(key, m)
@@ -109,10 +100,14 @@ def _h_put(tkey, tval, tgen, gen, key, val):
 
 
 @njit(cache=True, nogil=True)
-def _h_grow(tkey, tval, tgen, gen):
-    nk = np.empty(2 * len(tkey), np.int64)
-    nv = np.empty(2 * len(tkey), np.int64)
-    ng = np.zeros(2 * len(tkey), np.int64)
+def _h_grow(tkey, tval, tgen, gen, need):
+    """The table rehashed into a power of two ≥ need (≥ twice its size)."""
+    size = 2 * len(tkey)
+    while size < need:
+        size *= 2
+    nk = np.empty(size, np.int64)
+    nv = np.empty(size, np.int64)
+    ng = np.zeros(size, np.int64)
     for i in range(len(tkey)):
         if tgen[i] == gen:
             _h_put(nk, nv, ng, gen, tkey[i], tval[i])
@@ -163,13 +158,15 @@ def _same_but_one(Z, a, da, b, db):
 
 
 @njit(cache=True, nogil=True)
-def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb):
+def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn):
     """Edges (a, b) of the cell pool[lo:lo + n] with a ∈ pos, b ∈ neg, into ea, eb (capacity
-    npos · nneg). A vertex is simple if it lies on exactly k hyperplanes (pc[v] = k; then they are
-    independent). Two simple vertices are adjacent iff they share k − 1 of them (the face
-    cut out by those is a line, so the cell meets it in an edge): found by hashing every
-    (k − 1)-subset, O(k (npos + nneg)) instead of npos · nneg. Pairs with a degenerate vertex
-    use the general test (:func:`_adjacent`)."""
+    npos · nneg; ``zn`` scratch of ≥ nneg · W words). A vertex is simple if it lies on exactly
+    k hyperplanes (pc[v] = k; then they are independent). Two simple vertices are adjacent iff
+    they share k − 1 of them (the face cut out by those is a line, so the cell meets it in an
+    edge): for cells with many simple vertices found by hashing every (k − 1)-subset,
+    O(k (npos + nneg)); else by one popcount per pair, over the zero sets of ``neg`` gathered
+    into ``zn`` first. Pairs with a degenerate vertex use the general test (:func:`_adjacent`)."""
+    W = Z.shape[1]
     m = 0
     ns = 0
     for j in range(nneg):
@@ -177,61 +174,92 @@ def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, 
     ps = 0
     for i in range(npos):
         ps += pc[pos[i]] == kdim
-    use_hash = ps * ns > 8 * kdim * (ps + ns)
+    use_hash = ps * ns > HASH_PAIRS * kdim * (ps + ns)
     if use_hash:
-        size = 16
-        while size < 2 * kdim * ns:
-            size *= 2
-        tkey = np.empty(size, np.uint64)
-        tver = np.full(size, -1, np.int64)
-        tdrop = np.empty(size, np.int64)
-        keys = np.empty(64 * Z.shape[1], np.uint64)
-        drops = np.empty(64 * Z.shape[1], np.int64)
-        msk = np.uint64(size - 1)
-        for j in range(nneg):
-            b = neg[j]
-            if pc[b] != kdim:
-                continue
-            q = _subset_keys(Z, b, kdim, keys, drops)
-            for r in range(q):
-                s = np.int64(keys[r] & msk)
-                while tver[s] >= 0:
-                    s = (s + 1) & (size - 1)
-                tkey[s] = keys[r]
-                tver[s] = b
-                tdrop[s] = drops[r]
-        for i in range(npos):
-            a = pos[i]
-            if pc[a] != kdim:
-                continue
-            q = _subset_keys(Z, a, kdim, keys, drops)
-            for r in range(q):
-                s = np.int64(keys[r] & msk)
-                while tver[s] >= 0:
-                    if tkey[s] == keys[r] and _same_but_one(Z, a, drops[r], tver[s], tdrop[s]):
-                        ea[m] = a
-                        eb[m] = tver[s]
-                        m += 1
-                    s = (s + 1) & (size - 1)
+        m = _hashed_simple_pairs(Z, pc, pos, npos, neg, nneg, kdim, ns, ea, eb)
+    for j in range(nneg):  # neg's zero sets, contiguous; degenerate ones all-ones (never k − 1 shared)
+        b = neg[j]
+        for w in range(W):
+            zn[j * W + w] = Z[b, w] if pc[b] == kdim else ~np.uint64(0)
     for i in range(npos):
         a = pos[i]
         sa = pc[a] == kdim
-        for j in range(nneg):
-            b = neg[j]
-            sb = pc[b] == kdim
-            if use_hash and sa and sb:
-                continue
-            if sa and sb:  # both simple: adjacent iff they share k − 1 hyperplanes
-                t = 0
-                for w in range(Z.shape[1]):
-                    t += _popcount(Z[a, w] & Z[b, w])
-                if t != kdim - 1:
+        if sa and use_hash:  # its simple partners are hashed: only the degenerate ones are left
+            for j in range(nneg):
+                b = neg[j]
+                if pc[b] != kdim and _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
+                    ea[m] = a
+                    eb[m] = b
+                    m += 1
+        elif sa and W == 1:  # the common case: one word per zero set
+            za = Z[a, 0]
+            for j in range(nneg):
+                t = _popcount(za & zn[j])
+                if t == kdim - 1:
+                    ea[m] = a
+                    eb[m] = neg[j]
+                    m += 1
+                elif t == kdim and zn[j] == ~np.uint64(0) and _adjacent(Z, pool, lo, lo + n, a, neg[j], common, kdim):
+                    ea[m] = a
+                    eb[m] = neg[j]
+                    m += 1
+        else:
+            for j in range(nneg):
+                b = neg[j]
+                if sa and pc[b] == kdim:  # both simple: adjacent iff they share k − 1 hyperplanes
+                    t = 0
+                    for w in range(W):
+                        t += _popcount(Z[a, w] & zn[j * W + w])
+                    if t != kdim - 1:
+                        continue
+                elif not _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
                     continue
-            elif not _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
-                continue
-            ea[m] = a
-            eb[m] = b
-            m += 1
+                ea[m] = a
+                eb[m] = b
+                m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _hashed_simple_pairs(Z, pc, pos, npos, neg, nneg, kdim, ns, ea, eb):
+    """The pairs (a ∈ pos, b ∈ neg), both simple, sharing k − 1 hyperplanes, by a table of the
+    (k − 1)-subsets of the simple b's zero sets (:func:`_subset_keys`); into ea, eb, returns
+    their number."""
+    m = 0
+    size = 16
+    while size < 2 * kdim * ns:
+        size *= 2
+    tkey = np.empty(size, np.uint64)
+    tver = np.full(size, -1, np.int64)
+    tdrop = np.empty(size, np.int64)
+    keys = np.empty(64 * Z.shape[1], np.uint64)
+    drops = np.empty(64 * Z.shape[1], np.int64)
+    msk = np.uint64(size - 1)
+    for j in range(nneg):
+        b = neg[j]
+        if pc[b] != kdim:
+            continue
+        q = _subset_keys(Z, b, kdim, keys, drops)
+        for r in range(q):
+            s = np.int64(keys[r] & msk)
+            while tver[s] >= 0:
+                s = (s + 1) & (size - 1)
+            tkey[s] = keys[r]
+            tver[s] = b
+            tdrop[s] = drops[r]
+    for i in range(npos):
+        a = pos[i]
+        if pc[a] != kdim:
+            continue
+        q = _subset_keys(Z, a, kdim, keys, drops)
+        for r in range(q):
+            s = np.int64(keys[r] & msk)
+            while tver[s] >= 0:
+                if tkey[s] == keys[r] and _same_but_one(Z, a, drops[r], tver[s], tdrop[s]):
+                    ea[m] = a
+                    eb[m] = tver[s]
+                    m += 1
+                s = (s + 1) & (size - 1)
     return m
 
 
@@ -317,27 +345,6 @@ def _column_signs(store, Z, pc, V, col, e, word, mask, sgn):
 
 
 @njit(cache=True, nogil=True)
-def _edge_vertex(store, Z, pc, V, a, b, col, common, word, mask):
-    """Append the vertex where g (column col) crosses 0 on edge (a, b): every field interpolated at
-    t = g_a / (g_a − g_b), column col set to 0, zero set common = Z(a) ∩ Z(b) plus the cut's bit."""
-    store = _grow_rows(store, V, V + 1)
-    Z = _grow_rows(Z, V, V + 1)
-    pc = _grow1(pc, V, V + 1)
-    ga, gb = store[a, col], store[b, col]
-    t = ga / (ga - gb)
-    for r in range(store.shape[1]):
-        store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
-    store[V, col] = 0.0
-    cnt = 1
-    for w in range(Z.shape[1]):
-        Z[V, w] = common[w]
-        cnt += _popcount(common[w])
-    Z[V, word] |= mask
-    pc[V] = cnt
-    return store, Z, pc
-
-
-@njit(cache=True, nogil=True)
 def _split_by_sign(pool, lo, n, sgn, pos, neg, zer):
     """The cell pool[lo : lo + n]'s vertices by sign into pos, neg, zer: their counts."""
     npos = 0
@@ -417,6 +424,7 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     neg = np.empty(maxlen, np.int64)
     zer = np.empty(maxlen, np.int64)
     new = np.empty(maxlen, np.int64)
+    zn = np.empty(maxlen * W, np.uint64)
     common = np.empty(W, np.uint64)
     sgn = np.empty(2 * V, np.int8)
     pc = _zero_set_sizes(Z, V)
@@ -425,6 +433,7 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     tkey = np.empty(1024, np.int64)
     tval = np.empty(1024, np.int64)
     tgen = np.zeros(1024, np.int64)
+    ncol = store.shape[1]
     n_cut = 0
     garbage = 0
     for j in range(B):
@@ -449,38 +458,60 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                 pos = np.empty(2 * n, np.int64)
                 neg = np.empty(2 * n, np.int64)
                 zer = np.empty(2 * n, np.int64)
+                zn = np.empty(2 * n * W, np.uint64)
             npos, nneg, nzer = _split_by_sign(pool, lo, n, sgn, pos, neg, zer)
             if npos == 0 or nneg == 0:
                 continue
             n_cut += 1
-            nnew = 0
             if npos * nneg > len(ea):
                 ea = np.empty(2 * npos * nneg, np.int64)
                 eb = np.empty(2 * npos * nneg, np.int64)
-            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb)
+            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn)
+            # room for every crossing edge's vertex (grown here, once per cell at most, so that
+            # the loop below reassigns no array)
+            if V + n_e > min(store.shape[0], Z.shape[0], len(pc)):
+                store = _grow_rows(store, V, V + n_e)
+                Z = _grow_rows(Z, V, V + n_e)
+                pc = _grow1(pc, V, V + n_e)
+            if 2 * (n_made + n_e) > len(tkey):
+                tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen, 2 * (n_made + n_e))
+            if n_e > len(new):
+                new = np.empty(2 * n_e, np.int64)
+            tm = len(tkey) - 1
             for q in range(n_e):
                 a = ea[q]
                 b = eb[q]
-                for w in range(W):
-                    common[w] = Z[a, w] & Z[b, w]
                 key = min(a, b) * stride + max(a, b)
-                vid = _h_find(tkey, tval, tgen, gen, key)
+                s = _h_slot(key, tm)  # the edge's vertex if made already, else its free slot
+                vid = -1
+                while tgen[s] == gen:
+                    if tkey[s] == key:
+                        vid = tval[s]
+                        break
+                    s = (s + 1) & tm
                 if vid < 0:  # a new vertex, made once per edge and shared by the cells on it
                     if V + 1 > max_rows:
                         return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
-                    store, Z, pc = _edge_vertex(store, Z, pc, V, a, b, col, common, word, mask)
+                    ga = store[a, col]
+                    t = ga / (ga - store[b, col])  # every field interpolated at g = 0
+                    for r in range(ncol):
+                        store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
+                    store[V, col] = 0.0
+                    cnt = 1  # zero set Z(a) ∩ Z(b) plus the cut's bit
+                    for w in range(W):
+                        Z[V, w] = Z[a, w] & Z[b, w]
+                        cnt += _popcount(Z[V, w])
+                    Z[V, word] |= mask
+                    pc[V] = cnt
+                    tkey[s] = key
+                    tval[s] = V
+                    tgen[s] = gen
                     vid = V
                     V += 1
-                    if 2 * (n_made + 1) > len(tkey):
-                        tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen)
-                    _h_put(tkey, tval, tgen, gen, key, vid)
                     n_made += 1
-                if nnew == len(new):
-                    new = _grow1(new, nnew, nnew + 1)
-                new[nnew] = vid
-                nnew += 1
+                new[q] = vid
             pool, cs, cl, origin, npool = _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg, nneg,
-                                                      zer, nzer, new, nnew)
+                                                      zer, nzer, new, n_e)
             garbage += n
             C += 1
         if 2 * garbage > npool:
