@@ -31,7 +31,7 @@ def _popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))  # int64: uint64 vs int compares go through float64
 
 
 @njit(cache=True, nogil=True)
