@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-HASH_PAIRS = 32  # hash the (k − 1)-subsets when the simple pairs outnumber HASH_PAIRS · k · (vertices)
+HASH_PAIRS = 128  # hash the (k − 1)-subsets when the simple pairs outnumber HASH_PAIRS · k · (vertices)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -158,64 +158,79 @@ def _same_but_one(Z, a, da, b, db):
 
 
 @njit(cache=True, nogil=True)
-def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn):
+def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn, cnt, hit, deg):
     """Edges (a, b) of the cell pool[lo:lo + n] with a ∈ pos, b ∈ neg, into ea, eb (capacity
-    npos · nneg; ``zn`` scratch of ≥ nneg · W words). A vertex is simple if it lies on exactly
-    k hyperplanes (pc[v] = k; then they are independent). Two simple vertices are adjacent iff
-    they share k − 1 of them (the face cut out by those is a line, so the cell meets it in an
-    edge): for cells with many simple vertices found by hashing every (k − 1)-subset,
-    O(k (npos + nneg)); else by one popcount per pair, over the zero sets of ``neg`` gathered
-    into ``zn`` first. Pairs with a degenerate vertex use the general test (:func:`_adjacent`)."""
+    npos · nneg; ``zn`` scratch of ≥ nneg · W words, ``cnt``, ``deg`` and ``hit`` (uint8, a whole
+    number of words) of ≥ nneg). A vertex is
+    simple if it lies on exactly k hyperplanes (pc[v] = k; then they are independent). Two simple
+    vertices are adjacent iff they share k − 1 of them (the face cut out by those is a line, so
+    the cell meets it in an edge): by popcounts |Z(a) ∩ Z(b)| against every b at once, over the
+    zero sets of ``neg`` gathered word-major into ``zn`` (contiguous, so the loop vectorises), then
+    the few b with k − 1 read off ``hit`` eight at a time; for cells with very many simple vertices by hashing every
+    (k − 1)-subset instead, O(k (npos + nneg)). Pairs with a degenerate vertex use the general
+    test (:func:`_adjacent`)."""
     W = Z.shape[1]
+    km1 = kdim - 1
+    one = np.uint64(1)
+    hit64 = hit.view(np.uint64)
+    for j in range(nneg, 8 * ((nneg + 7) >> 3)):
+        hit[j] = 0
     m = 0
     ns = 0
+    nd = 0
     for j in range(nneg):
-        ns += pc[neg[j]] == kdim
+        if pc[neg[j]] == kdim:
+            ns += 1
+        else:
+            deg[nd] = neg[j]
+            nd += 1
     ps = 0
     for i in range(npos):
         ps += pc[pos[i]] == kdim
     use_hash = ps * ns > HASH_PAIRS * kdim * (ps + ns)
     if use_hash:
         m = _hashed_simple_pairs(Z, pc, pos, npos, neg, nneg, kdim, ns, ea, eb)
-    for j in range(nneg):  # neg's zero sets, contiguous; degenerate ones all-ones (never k − 1 shared)
-        b = neg[j]
+    else:  # neg's zero sets word-major; degenerate ones all-ones (|Z(a) ∩ ·| = k, never k − 1)
+        full = ~np.uint64(0)
         for w in range(W):
-            zn[j * W + w] = Z[b, w] if pc[b] == kdim else ~np.uint64(0)
+            for j in range(nneg):
+                b = neg[j]
+                zn[w * nneg + j] = Z[b, w] if pc[b] == kdim else full
     for i in range(npos):
         a = pos[i]
-        sa = pc[a] == kdim
-        if sa and use_hash:  # its simple partners are hashed: only the degenerate ones are left
+        if pc[a] != kdim:  # degenerate: the general test against every b
             for j in range(nneg):
-                b = neg[j]
-                if pc[b] != kdim and _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
+                if _adjacent(Z, pool, lo, lo + n, a, neg[j], common, kdim):
                     ea[m] = a
-                    eb[m] = b
+                    eb[m] = neg[j]
                     m += 1
-        elif sa and W == 1:  # the common case: one word per zero set
+            continue
+        if not use_hash:
             za = Z[a, 0]
-            for j in range(nneg):
-                t = _popcount(za & zn[j])
-                if t == kdim - 1:
+            if W == 1:
+                for j in range(nneg):
+                    hit[j] = _popcount(za & zn[j]) == km1
+            else:
+                for j in range(nneg):
+                    cnt[j] = _popcount(za & zn[j])
+                for w in range(1, W):
+                    za = Z[a, w]
+                    for j in range(nneg):
+                        cnt[j] += _popcount(za & zn[w * nneg + j])
+                for j in range(nneg):
+                    hit[j] = cnt[j] == km1
+            for q in range((nneg + 7) >> 3):  # the hits, eight bytes at a time (bytes past nneg are 0)
+                x = hit64[q]
+                while x:
+                    j = q * 8 + (_popcount((x & (~x + one)) - one) >> 3)
+                    x &= x - one
                     ea[m] = a
                     eb[m] = neg[j]
                     m += 1
-                elif t == kdim and zn[j] == ~np.uint64(0) and _adjacent(Z, pool, lo, lo + n, a, neg[j], common, kdim):
-                    ea[m] = a
-                    eb[m] = neg[j]
-                    m += 1
-        else:
-            for j in range(nneg):
-                b = neg[j]
-                if sa and pc[b] == kdim:  # both simple: adjacent iff they share k − 1 hyperplanes
-                    t = 0
-                    for w in range(W):
-                        t += _popcount(Z[a, w] & zn[j * W + w])
-                    if t != kdim - 1:
-                        continue
-                elif not _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
-                    continue
+        for j in range(nd):  # a simple, b degenerate
+            if _adjacent(Z, pool, lo, lo + n, a, deg[j], common, kdim):
                 ea[m] = a
-                eb[m] = b
+                eb[m] = deg[j]
                 m += 1
     return m
 
@@ -424,7 +439,10 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     neg = np.empty(maxlen, np.int64)
     zer = np.empty(maxlen, np.int64)
     new = np.empty(maxlen, np.int64)
-    zn = np.empty(maxlen * W, np.uint64)
+    zn = np.empty(maxlen * W, np.uint64)  # scratch of _crossing_edges
+    shared = np.empty(maxlen, np.int64)
+    hit = np.empty(8 * ((maxlen + 7) // 8), np.uint8)
+    deg = np.empty(maxlen, np.int64)
     common = np.empty(W, np.uint64)
     sgn = np.empty(2 * V, np.int8)
     pc = _zero_set_sizes(Z, V)
@@ -459,6 +477,9 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                 neg = np.empty(2 * n, np.int64)
                 zer = np.empty(2 * n, np.int64)
                 zn = np.empty(2 * n * W, np.uint64)
+                shared = np.empty(2 * n, np.int64)
+                hit = np.empty(8 * ((2 * n + 7) // 8), np.uint8)
+                deg = np.empty(2 * n, np.int64)
             npos, nneg, nzer = _split_by_sign(pool, lo, n, sgn, pos, neg, zer)
             if npos == 0 or nneg == 0:
                 continue
@@ -466,7 +487,7 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
             if npos * nneg > len(ea):
                 ea = np.empty(2 * npos * nneg, np.int64)
                 eb = np.empty(2 * npos * nneg, np.int64)
-            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn)
+            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn, shared, hit, deg)
             # room for every crossing edge's vertex (grown here, once per cell at most, so that
             # the loop below reassigns no array)
             if V + n_e > min(store.shape[0], Z.shape[0], len(pc)):
