@@ -15,9 +15,10 @@ Berzins' edge subdivision (``skeletal_subdivision`` from a checkout given by ``-
 torch on CPU, its default float32, one thread; the column is left out without the path). Its
 region count is derived from its vertex sign vectors (every region is one perturbation of the
 zeros of a vertex; general position). Each tool runs in a fresh child process per row: best of
-``--repeat`` times (≤ 3), and the peak resident memory the count added: the most, over the runs,
-of the peak resident set during a run minus the resident set at its start (Linux: the peak is
-reset before each run through /proc/self/clear_refs; elsewhere ru_maxrss after − before).
+``--repeat`` times (≤ 3), each after one warm-up count on a d-4 net, and the peak resident memory
+the first timed count added: its peak resident set minus the resident set at its start (Linux: the
+peak is reset through /proc/self/clear_refs; elsewhere ru_maxrss after − before). Later runs reuse
+memory the first one freed, so they would read lower.
 
 Conv rows (``--conv``): a random CNN (Conv2d + ReLU layers, then Linear) counted on the plane
 through three random inputs (``Plane.through``), traced by ``regions.lower_torch`` vs the same net
@@ -148,11 +149,18 @@ def _dd_measure(layers, job, path):
         from edge_subdivision import skeletal_subdivision
         from NN import Net
 
-        f = Net(ks=list(widths))
-        with torch.no_grad():
-            for lin, (W, b) in zip(f.fcs, layers):
-                lin.weight.copy_(torch.from_numpy(W.T.copy()))
-                lin.bias.copy_(torch.from_numpy(b))
+        def berzins_net(widths, layers):
+            f = Net(ks=list(widths))
+            with torch.no_grad():
+                for lin, (W, b) in zip(f.fcs, layers):
+                    lin.weight.copy_(torch.from_numpy(W.T.copy()))
+                    lin.bias.copy_(torch.from_numpy(b))
+            return f
+
+        f = berzins_net(widths, layers)
+        with torch.no_grad():  # warm-up, as ours: torch's first-call costs
+            skeletal_subdivision(berzins_net([widths[0], 4], random_layers([widths[0], 4], 99)), bbox=(-1, 1),
+                                 device="cpu", verbose=False)
 
         def run():
             with torch.no_grad():
@@ -160,12 +168,13 @@ def _dd_measure(layers, job, path):
             return v_sv
 
     best, out, peak = np.inf, None, 0
-    for _ in range(repeat):
+    for i in range(repeat):
         base = _start_peak()
         t = time.perf_counter()
         out = run()
         best = min(best, time.perf_counter() - t)
-        peak = max(peak, _run_peak(base))
+        if i == 0:  # memory of the first run after the warm-up (later ones reuse what it freed)
+            peak = _run_peak(base)
     if tool != "ours":
         out = _berzins_regions(out.numpy(), widths[0])
     return int(out), best, peak
