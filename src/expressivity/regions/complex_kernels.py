@@ -158,17 +158,19 @@ def _same_but_one(Z, a, da, b, db):
 
 
 @njit(cache=True, nogil=True)
-def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn, cnt, hit, deg):
+def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn, cnt, hit, deg, hash_pairs):
     """Edges (a, b) of the cell pool[lo:lo + n] with a ∈ pos, b ∈ neg, into ea, eb (capacity
-    npos · nneg; ``zn`` scratch of ≥ nneg · W words, ``cnt``, ``deg`` and ``hit`` (uint8, a whole
-    number of words) of ≥ nneg). A vertex is
-    simple if it lies on exactly k hyperplanes (pc[v] = k; then they are independent). Two simple
-    vertices are adjacent iff they share k − 1 of them (the face cut out by those is a line, so
-    the cell meets it in an edge): by popcounts |Z(a) ∩ Z(b)| against every b at once, over the
-    zero sets of ``neg`` gathered word-major into ``zn`` (contiguous, so the loop vectorises), then
-    the few b with k − 1 read off ``hit`` eight at a time; for cells with very many simple vertices by hashing every
-    (k − 1)-subset instead, O(k (npos + nneg)). Pairs with a degenerate vertex use the general
-    test (:func:`_adjacent`)."""
+    npos · nneg); returns their number. Scratch: ``zn`` ≥ nneg · W words, ``cnt`` and ``deg``
+    ≥ nneg, ``hit`` (uint8) ≥ nneg rounded up to a multiple of 8.
+
+    A vertex is simple if it lies on exactly k hyperplanes (pc[v] = k; then they are
+    independent). Two simple vertices are adjacent iff they share k − 1 of them (the face cut
+    out by those is a line, so the cell meets it in an edge). Found by the popcounts
+    |Z(a) ∩ Z(b)| of a against every b at once, over neg's zero sets gathered word-major into
+    ``zn`` (contiguous, so the loop vectorises), the few b with k − 1 then read off ``hit``
+    eight bytes at a time; or, once the simple pairs outnumber hash_pairs · k · (their
+    vertices), by hashing every (k − 1)-subset (:func:`_hashed_simple_pairs`, O(k n)). Pairs
+    with a degenerate vertex use the general test (:func:`_adjacent`)."""
     W = Z.shape[1]
     km1 = kdim - 1
     one = np.uint64(1)
@@ -187,7 +189,7 @@ def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, 
     ps = 0
     for i in range(npos):
         ps += pc[pos[i]] == kdim
-    use_hash = ps * ns > HASH_PAIRS * kdim * (ps + ns)
+    use_hash = ps * ns > hash_pairs * kdim * (ps + ns)
     if use_hash:
         m = _hashed_simple_pairs(Z, pc, pos, npos, neg, nneg, kdim, ns, ea, eb)
     else:  # neg's zero sets word-major; degenerate ones all-ones (|Z(a) ∩ ·| = k, never k − 1)
@@ -487,7 +489,8 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
             if npos * nneg > len(ea):
                 ea = np.empty(2 * npos * nneg, np.int64)
                 eb = np.empty(2 * npos * nneg, np.int64)
-            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn, shared, hit, deg)
+            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn, shared, hit, deg,
+                                  HASH_PAIRS)
             # room for every crossing edge's vertex (grown here, once per cell at most, so that
             # the loop below reassigns no array)
             if V + n_e > min(store.shape[0], Z.shape[0], len(pc)):
