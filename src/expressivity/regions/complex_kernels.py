@@ -384,21 +384,39 @@ def _split_by_sign(pool, lo, n, sgn, pos, neg, zer):
 
 @njit(cache=True, nogil=True)
 def _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg, nneg, zer, nzer, new, nnew):
-    """Cell c keeps its id for {g ≥ 0 vertices, new}; cell C becomes {g ≤ 0 vertices, new}, with
-    c's block-start ancestor (both appended to the pool): (pool, cs, cl, origin, npool)."""
-    need = npos + nneg + 2 * (nzer + nnew)
-    pool = _grow1(pool, npool, npool + need)
+    """Cell c keeps its id for P⁺ = {g ≥ 0 vertices, new}; cell C becomes P⁻ = {g ≤ 0 vertices,
+    new}, with c's block-start ancestor. The larger half that fits is written over c's old
+    entries (the vertices are read from pos, neg, zer, not from the pool), the other appended:
+    (pool, cs, cl, origin, npool, entries left dead)."""
+    n_old = cl[c]
+    slot = cs[c]
+    sp = npos + nzer + nnew
+    sn = nneg + nzer + nnew
     cs = _grow1(cs, C, C + 1)
     cl = _grow1(cl, C, C + 1)
     origin = _grow1(origin, C, C + 1)
-    cs[c] = npool
-    npool = _append_cell(pool, npool, pos, npos, zer, nzer, new, nnew)  # P⁺
-    cl[c] = npool - cs[c]
-    cs[C] = npool
-    npool = _append_cell(pool, npool, neg, nneg, zer, nzer, new, nnew)  # P⁻
-    cl[C] = npool - cs[C]
+    plus_in_place = sp <= n_old and (sp >= sn or sn > n_old)
+    minus_in_place = not plus_in_place and sn <= n_old
+    need = (0 if plus_in_place else sp) + (0 if minus_in_place else sn)
+    pool = _grow1(pool, npool, npool + need)
+    if plus_in_place:
+        cs[c] = slot
+        _append_cell(pool, slot, pos, npos, zer, nzer, new, nnew)
+        dead = n_old - sp
+    else:
+        cs[c] = npool
+        npool = _append_cell(pool, npool, pos, npos, zer, nzer, new, nnew)
+        dead = n_old if not minus_in_place else n_old - sn
+    cl[c] = sp
+    if minus_in_place:
+        cs[C] = slot
+        _append_cell(pool, slot, neg, nneg, zer, nzer, new, nnew)
+    else:
+        cs[C] = npool
+        npool = _append_cell(pool, npool, neg, nneg, zer, nzer, new, nnew)
+    cl[C] = sn
     origin[C] = origin[c]
-    return pool, cs, cl, origin, npool
+    return pool, cs, cl, origin, npool, dead
 
 
 @njit(cache=True, nogil=True)
@@ -534,9 +552,9 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                     V += 1
                     n_made += 1
                 new[q] = vid
-            pool, cs, cl, origin, npool = _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg, nneg,
-                                                      zer, nzer, new, n_e)
-            garbage += n
+            pool, cs, cl, origin, npool, dead = _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg,
+                                                            nneg, zer, nzer, new, n_e)
+            garbage += dead
             C += 1
         if 2 * garbage > npool:
             pool, npool = _compact_pool(pool, cs, cl, C, npool, garbage)
