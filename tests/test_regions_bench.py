@@ -55,3 +55,17 @@ def test_a_dd_row_divides_the_rates():
     assert row[5:8] == (200.0, 50.0, 4.0) and row[8:] == (2.0, 1.0) and "> cap" not in text
     row, _ = regions_bench.dd_row("n", {"ours": (100, 0.5, 0)})  # no peer column
     assert row[2] == 0 and np.isnan(row[7])
+
+
+def test_a_runs_peak_memory_is_seen_below_an_earlier_high_water_mark():
+    """The d-D rows' memory column: what a run allocates counts even when an earlier peak
+    (imports, a warm-up) was higher — ru_maxrss after − before would read ≈ 0 here."""
+    earlier = np.ones(2**24)  # a 128 MiB high-water mark, then freed
+    del earlier
+    base = regions_bench._start_peak()
+    run = np.ones(2**23)  # 64 MiB, every page touched
+    peak_kib = regions_bench._run_peak(base)
+    del run
+    if not base[1]:
+        pytest.skip("no /proc/self/clear_refs: the peak cannot be reset here")
+    assert 56 * 1024 < peak_kib < 100 * 1024

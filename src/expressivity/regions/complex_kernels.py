@@ -23,13 +23,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+HASH_PAIRS = 128  # hash the (k − 1)-subsets when the simple pairs outnumber HASH_PAIRS · k · (vertices)
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))  # int64: uint64 vs int compares go through float64
 
 
 @njit(cache=True, nogil=True)
@@ -87,17 +89,6 @@ def _h_slot(key, m):
 
 
 @njit(cache=True, nogil=True)
-def _h_find(tkey, tval, tgen, gen, key):
-    m = len(tkey) - 1
-    i = _h_slot(key, m)
-    while tgen[i] == gen:
-        if tkey[i] == key:
-            return tval[i]
-        i = (i + 1) & m
-    return -1
-
-
-@njit(cache=True, nogil=True)
 def _h_put(tkey, tval, tgen, gen, key, val):
     m = len(tkey) - 1
     i = _h_slot(key, m)
@@ -109,10 +100,14 @@ def _h_put(tkey, tval, tgen, gen, key, val):
 
 
 @njit(cache=True, nogil=True)
-def _h_grow(tkey, tval, tgen, gen):
-    nk = np.empty(2 * len(tkey), np.int64)
-    nv = np.empty(2 * len(tkey), np.int64)
-    ng = np.zeros(2 * len(tkey), np.int64)
+def _h_grow(tkey, tval, tgen, gen, need):
+    """The table rehashed into a power of two ≥ need (≥ twice its size)."""
+    size = 2 * len(tkey)
+    while size < need:
+        size *= 2
+    nk = np.empty(size, np.int64)
+    nv = np.empty(size, np.int64)
+    ng = np.zeros(size, np.int64)
     for i in range(len(tkey)):
         if tgen[i] == gen:
             _h_put(nk, nv, ng, gen, tkey[i], tval[i])
@@ -163,75 +158,125 @@ def _same_but_one(Z, a, da, b, db):
 
 
 @njit(cache=True, nogil=True)
-def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb):
+def _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn, cnt, hit, deg, hash_pairs):
     """Edges (a, b) of the cell pool[lo:lo + n] with a ∈ pos, b ∈ neg, into ea, eb (capacity
-    npos · nneg). A vertex is simple if it lies on exactly k hyperplanes (pc[v] = k; then they are
-    independent). Two simple vertices are adjacent iff they share k − 1 of them (the face
-    cut out by those is a line, so the cell meets it in an edge): found by hashing every
-    (k − 1)-subset, O(k (npos + nneg)) instead of npos · nneg. Pairs with a degenerate vertex
-    use the general test (:func:`_adjacent`)."""
+    npos · nneg); returns their number. Scratch: ``zn`` ≥ nneg · W words, ``cnt`` and ``deg``
+    ≥ nneg, ``hit`` (uint8) ≥ nneg rounded up to a multiple of 8.
+
+    A vertex is simple if it lies on exactly k hyperplanes (pc[v] = k; then they are
+    independent). Two simple vertices are adjacent iff they share k − 1 of them (the face cut
+    out by those is a line, so the cell meets it in an edge). Found by the popcounts
+    |Z(a) ∩ Z(b)| of a against every b at once, over neg's zero sets gathered word-major into
+    ``zn`` (contiguous, so the loop vectorises), the few b with k − 1 then read off ``hit``
+    eight bytes at a time; or, once the simple pairs outnumber hash_pairs · k · (their
+    vertices), by hashing every (k − 1)-subset (:func:`_hashed_simple_pairs`, O(k n)). Pairs
+    with a degenerate vertex use the general test (:func:`_adjacent`)."""
+    W = Z.shape[1]
+    km1 = kdim - 1
+    one = np.uint64(1)
+    hit64 = hit.view(np.uint64)
+    for j in range(nneg, 8 * ((nneg + 7) >> 3)):
+        hit[j] = 0
     m = 0
     ns = 0
+    nd = 0
     for j in range(nneg):
-        ns += pc[neg[j]] == kdim
+        if pc[neg[j]] == kdim:
+            ns += 1
+        else:
+            deg[nd] = neg[j]
+            nd += 1
     ps = 0
     for i in range(npos):
         ps += pc[pos[i]] == kdim
-    use_hash = ps * ns > 8 * kdim * (ps + ns)
+    use_hash = ps * ns > hash_pairs * kdim * (ps + ns)
     if use_hash:
-        size = 16
-        while size < 2 * kdim * ns:
-            size *= 2
-        tkey = np.empty(size, np.uint64)
-        tver = np.full(size, -1, np.int64)
-        tdrop = np.empty(size, np.int64)
-        keys = np.empty(64 * Z.shape[1], np.uint64)
-        drops = np.empty(64 * Z.shape[1], np.int64)
-        msk = np.uint64(size - 1)
-        for j in range(nneg):
-            b = neg[j]
-            if pc[b] != kdim:
-                continue
-            q = _subset_keys(Z, b, kdim, keys, drops)
-            for r in range(q):
-                s = np.int64(keys[r] & msk)
-                while tver[s] >= 0:
-                    s = (s + 1) & (size - 1)
-                tkey[s] = keys[r]
-                tver[s] = b
-                tdrop[s] = drops[r]
-        for i in range(npos):
-            a = pos[i]
-            if pc[a] != kdim:
-                continue
-            q = _subset_keys(Z, a, kdim, keys, drops)
-            for r in range(q):
-                s = np.int64(keys[r] & msk)
-                while tver[s] >= 0:
-                    if tkey[s] == keys[r] and _same_but_one(Z, a, drops[r], tver[s], tdrop[s]):
-                        ea[m] = a
-                        eb[m] = tver[s]
-                        m += 1
-                    s = (s + 1) & (size - 1)
+        m = _hashed_simple_pairs(Z, pc, pos, npos, neg, nneg, kdim, ns, ea, eb)
+    else:  # neg's zero sets word-major; degenerate ones all-ones (|Z(a) ∩ ·| = k, never k − 1)
+        full = ~np.uint64(0)
+        for w in range(W):
+            for j in range(nneg):
+                b = neg[j]
+                zn[w * nneg + j] = Z[b, w] if pc[b] == kdim else full
     for i in range(npos):
         a = pos[i]
-        sa = pc[a] == kdim
-        for j in range(nneg):
-            b = neg[j]
-            sb = pc[b] == kdim
-            if use_hash and sa and sb:
-                continue
-            if sa and sb:  # both simple: adjacent iff they share k − 1 hyperplanes
-                t = 0
-                for w in range(Z.shape[1]):
-                    t += _popcount(Z[a, w] & Z[b, w])
-                if t != kdim - 1:
-                    continue
-            elif not _adjacent(Z, pool, lo, lo + n, a, b, common, kdim):
-                continue
-            ea[m] = a
-            eb[m] = b
-            m += 1
+        if pc[a] != kdim:  # degenerate: the general test against every b
+            for j in range(nneg):
+                if _adjacent(Z, pool, lo, lo + n, a, neg[j], common, kdim):
+                    ea[m] = a
+                    eb[m] = neg[j]
+                    m += 1
+            continue
+        if not use_hash:
+            za = Z[a, 0]
+            if W == 1:
+                for j in range(nneg):
+                    hit[j] = _popcount(za & zn[j]) == km1
+            else:
+                for j in range(nneg):
+                    cnt[j] = _popcount(za & zn[j])
+                for w in range(1, W):
+                    za = Z[a, w]
+                    for j in range(nneg):
+                        cnt[j] += _popcount(za & zn[w * nneg + j])
+                for j in range(nneg):
+                    hit[j] = cnt[j] == km1
+            for q in range((nneg + 7) >> 3):  # the hits, eight bytes at a time (bytes past nneg are 0)
+                x = hit64[q]
+                while x:
+                    j = q * 8 + (_popcount((x & (~x + one)) - one) >> 3)
+                    x &= x - one
+                    ea[m] = a
+                    eb[m] = neg[j]
+                    m += 1
+        for j in range(nd):  # a simple, b degenerate
+            if _adjacent(Z, pool, lo, lo + n, a, deg[j], common, kdim):
+                ea[m] = a
+                eb[m] = deg[j]
+                m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _hashed_simple_pairs(Z, pc, pos, npos, neg, nneg, kdim, ns, ea, eb):
+    """The pairs (a ∈ pos, b ∈ neg), both simple, sharing k − 1 hyperplanes, by a table of the
+    (k − 1)-subsets of the simple b's zero sets (:func:`_subset_keys`); into ea, eb, returns
+    their number."""
+    m = 0
+    size = 16
+    while size < 2 * kdim * ns:
+        size *= 2
+    tkey = np.empty(size, np.uint64)
+    tver = np.full(size, -1, np.int64)
+    tdrop = np.empty(size, np.int64)
+    keys = np.empty(64 * Z.shape[1], np.uint64)
+    drops = np.empty(64 * Z.shape[1], np.int64)
+    msk = np.uint64(size - 1)
+    for j in range(nneg):
+        b = neg[j]
+        if pc[b] != kdim:
+            continue
+        q = _subset_keys(Z, b, kdim, keys, drops)
+        for r in range(q):
+            s = np.int64(keys[r] & msk)
+            while tver[s] >= 0:
+                s = (s + 1) & (size - 1)
+            tkey[s] = keys[r]
+            tver[s] = b
+            tdrop[s] = drops[r]
+    for i in range(npos):
+        a = pos[i]
+        if pc[a] != kdim:
+            continue
+        q = _subset_keys(Z, a, kdim, keys, drops)
+        for r in range(q):
+            s = np.int64(keys[r] & msk)
+            while tver[s] >= 0:
+                if tkey[s] == keys[r] and _same_but_one(Z, a, drops[r], tver[s], tdrop[s]):
+                    ea[m] = a
+                    eb[m] = tver[s]
+                    m += 1
+                s = (s + 1) & (size - 1)
     return m
 
 
@@ -317,27 +362,6 @@ def _column_signs(store, Z, pc, V, col, e, word, mask, sgn):
 
 
 @njit(cache=True, nogil=True)
-def _edge_vertex(store, Z, pc, V, a, b, col, common, word, mask):
-    """Append the vertex where g (column col) crosses 0 on edge (a, b): every field interpolated at
-    t = g_a / (g_a − g_b), column col set to 0, zero set common = Z(a) ∩ Z(b) plus the cut's bit."""
-    store = _grow_rows(store, V, V + 1)
-    Z = _grow_rows(Z, V, V + 1)
-    pc = _grow1(pc, V, V + 1)
-    ga, gb = store[a, col], store[b, col]
-    t = ga / (ga - gb)
-    for r in range(store.shape[1]):
-        store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
-    store[V, col] = 0.0
-    cnt = 1
-    for w in range(Z.shape[1]):
-        Z[V, w] = common[w]
-        cnt += _popcount(common[w])
-    Z[V, word] |= mask
-    pc[V] = cnt
-    return store, Z, pc
-
-
-@njit(cache=True, nogil=True)
 def _split_by_sign(pool, lo, n, sgn, pos, neg, zer):
     """The cell pool[lo : lo + n]'s vertices by sign into pos, neg, zer: their counts."""
     npos = 0
@@ -360,21 +384,39 @@ def _split_by_sign(pool, lo, n, sgn, pos, neg, zer):
 
 @njit(cache=True, nogil=True)
 def _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg, nneg, zer, nzer, new, nnew):
-    """Cell c keeps its id for {g ≥ 0 vertices, new}; cell C becomes {g ≤ 0 vertices, new}, with
-    c's block-start ancestor (both appended to the pool): (pool, cs, cl, origin, npool)."""
-    need = npos + nneg + 2 * (nzer + nnew)
-    pool = _grow1(pool, npool, npool + need)
+    """Cell c keeps its id for P⁺ = {g ≥ 0 vertices, new}; cell C becomes P⁻ = {g ≤ 0 vertices,
+    new}, with c's block-start ancestor. The larger half that fits is written over c's old
+    entries (the vertices are read from pos, neg, zer, not from the pool), the other appended:
+    (pool, cs, cl, origin, npool, entries left dead)."""
+    n_old = cl[c]
+    slot = cs[c]
+    sp = npos + nzer + nnew
+    sn = nneg + nzer + nnew
     cs = _grow1(cs, C, C + 1)
     cl = _grow1(cl, C, C + 1)
     origin = _grow1(origin, C, C + 1)
-    cs[c] = npool
-    npool = _append_cell(pool, npool, pos, npos, zer, nzer, new, nnew)  # P⁺
-    cl[c] = npool - cs[c]
-    cs[C] = npool
-    npool = _append_cell(pool, npool, neg, nneg, zer, nzer, new, nnew)  # P⁻
-    cl[C] = npool - cs[C]
+    plus_in_place = sp <= n_old and (sp >= sn or sn > n_old)
+    minus_in_place = not plus_in_place and sn <= n_old
+    need = (0 if plus_in_place else sp) + (0 if minus_in_place else sn)
+    pool = _grow1(pool, npool, npool + need)
+    if plus_in_place:
+        cs[c] = slot
+        _append_cell(pool, slot, pos, npos, zer, nzer, new, nnew)
+        dead = n_old - sp
+    else:
+        cs[c] = npool
+        npool = _append_cell(pool, npool, pos, npos, zer, nzer, new, nnew)
+        dead = n_old if not minus_in_place else n_old - sn
+    cl[c] = sp
+    if minus_in_place:
+        cs[C] = slot
+        _append_cell(pool, slot, neg, nneg, zer, nzer, new, nnew)
+    else:
+        cs[C] = npool
+        npool = _append_cell(pool, npool, neg, nneg, zer, nzer, new, nnew)
+    cl[C] = sn
     origin[C] = origin[c]
-    return pool, cs, cl, origin, npool
+    return pool, cs, cl, origin, npool, dead
 
 
 @njit(cache=True, nogil=True)
@@ -417,6 +459,10 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     neg = np.empty(maxlen, np.int64)
     zer = np.empty(maxlen, np.int64)
     new = np.empty(maxlen, np.int64)
+    zn = np.empty(maxlen * W, np.uint64)  # scratch of _crossing_edges
+    shared = np.empty(maxlen, np.int64)
+    hit = np.empty(8 * ((maxlen + 7) // 8), np.uint8)
+    deg = np.empty(maxlen, np.int64)
     common = np.empty(W, np.uint64)
     sgn = np.empty(2 * V, np.int8)
     pc = _zero_set_sizes(Z, V)
@@ -425,6 +471,7 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     tkey = np.empty(1024, np.int64)
     tval = np.empty(1024, np.int64)
     tgen = np.zeros(1024, np.int64)
+    ncol = store.shape[1]
     n_cut = 0
     garbage = 0
     for j in range(B):
@@ -449,39 +496,65 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                 pos = np.empty(2 * n, np.int64)
                 neg = np.empty(2 * n, np.int64)
                 zer = np.empty(2 * n, np.int64)
+                zn = np.empty(2 * n * W, np.uint64)
+                shared = np.empty(2 * n, np.int64)
+                hit = np.empty(8 * ((2 * n + 7) // 8), np.uint8)
+                deg = np.empty(2 * n, np.int64)
             npos, nneg, nzer = _split_by_sign(pool, lo, n, sgn, pos, neg, zer)
             if npos == 0 or nneg == 0:
                 continue
             n_cut += 1
-            nnew = 0
             if npos * nneg > len(ea):
                 ea = np.empty(2 * npos * nneg, np.int64)
                 eb = np.empty(2 * npos * nneg, np.int64)
-            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb)
+            n_e = _crossing_edges(Z, pc, pool, lo, n, pos, npos, neg, nneg, kdim, common, ea, eb, zn, shared, hit, deg,
+                                  HASH_PAIRS)
+            # room for every crossing edge's vertex (grown here, once per cell at most, so that
+            # the loop below reassigns no array)
+            if V + n_e > min(store.shape[0], Z.shape[0], len(pc)):
+                store = _grow_rows(store, V, V + n_e)
+                Z = _grow_rows(Z, V, V + n_e)
+                pc = _grow1(pc, V, V + n_e)
+            if 2 * (n_made + n_e) > len(tkey):
+                tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen, 2 * (n_made + n_e))
+            if n_e > len(new):
+                new = np.empty(2 * n_e, np.int64)
+            tm = len(tkey) - 1
             for q in range(n_e):
                 a = ea[q]
                 b = eb[q]
-                for w in range(W):
-                    common[w] = Z[a, w] & Z[b, w]
                 key = min(a, b) * stride + max(a, b)
-                vid = _h_find(tkey, tval, tgen, gen, key)
+                s = _h_slot(key, tm)  # the edge's vertex if made already, else its free slot
+                vid = -1
+                while tgen[s] == gen:
+                    if tkey[s] == key:
+                        vid = tval[s]
+                        break
+                    s = (s + 1) & tm
                 if vid < 0:  # a new vertex, made once per edge and shared by the cells on it
                     if V + 1 > max_rows:
                         return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
-                    store, Z, pc = _edge_vertex(store, Z, pc, V, a, b, col, common, word, mask)
+                    ga = store[a, col]
+                    t = ga / (ga - store[b, col])  # every field interpolated at g = 0
+                    for r in range(ncol):
+                        store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
+                    store[V, col] = 0.0
+                    cnt = 1  # zero set Z(a) ∩ Z(b) plus the cut's bit
+                    for w in range(W):
+                        Z[V, w] = Z[a, w] & Z[b, w]
+                        cnt += _popcount(Z[V, w])
+                    Z[V, word] |= mask
+                    pc[V] = cnt
+                    tkey[s] = key
+                    tval[s] = V
+                    tgen[s] = gen
                     vid = V
                     V += 1
-                    if 2 * (n_made + 1) > len(tkey):
-                        tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen)
-                    _h_put(tkey, tval, tgen, gen, key, vid)
                     n_made += 1
-                if nnew == len(new):
-                    new = _grow1(new, nnew, nnew + 1)
-                new[nnew] = vid
-                nnew += 1
-            pool, cs, cl, origin, npool = _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg, nneg,
-                                                      zer, nzer, new, nnew)
-            garbage += n
+                new[q] = vid
+            pool, cs, cl, origin, npool, dead = _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg,
+                                                            nneg, zer, nzer, new, n_e)
+            garbage += dead
             C += 1
         if 2 * garbage > npool:
             pool, npool = _compact_pool(pool, cs, cl, C, npool, garbage)
