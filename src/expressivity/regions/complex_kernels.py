@@ -433,6 +433,24 @@ def _compact_pool(pool, cs, cl, C, npool, garbage):
     return out, at
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _edge_vertex(store, Z, pc, v, a, b, col, word, mask):
+    """Row v: the vertex where g = store[:, col] vanishes on the edge (a, b), every field
+    interpolated at t = g_a / (g_a − g_b) (column col set to 0), its zero set Z(a) ∩ Z(b) plus
+    the cut's bit (``word``, ``mask``) and that set's size in pc[v]."""
+    ga = store[a, col]
+    t = ga / (ga - store[b, col])
+    for r in range(store.shape[1]):
+        store[v, r] = store[a, r] + t * (store[b, r] - store[a, r])
+    store[v, col] = 0.0
+    cnt = 1
+    for w in range(Z.shape[1]):
+        Z[v, w] = Z[a, w] & Z[b, w]
+        cnt += _popcount(Z[v, w])
+    Z[v, word] |= mask
+    pc[v] = cnt
+
+
 @njit(cache=True, nogil=True)
 def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, max_rows):
     """Cut the complex along the B ≤ 64 functions g_j = store[:, gcol + j], one after the other
@@ -471,7 +489,6 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
     tkey = np.empty(1024, np.int64)
     tval = np.empty(1024, np.int64)
     tgen = np.zeros(1024, np.int64)
-    ncol = store.shape[1]
     n_cut = 0
     garbage = 0
     for j in range(B):
@@ -534,17 +551,7 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                 if vid < 0:  # a new vertex, made once per edge and shared by the cells on it
                     if V + 1 > max_rows:
                         return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
-                    ga = store[a, col]
-                    t = ga / (ga - store[b, col])  # every field interpolated at g = 0
-                    for r in range(ncol):
-                        store[V, r] = store[a, r] + t * (store[b, r] - store[a, r])
-                    store[V, col] = 0.0
-                    cnt = 1  # zero set Z(a) ∩ Z(b) plus the cut's bit
-                    for w in range(W):
-                        Z[V, w] = Z[a, w] & Z[b, w]
-                        cnt += _popcount(Z[V, w])
-                    Z[V, word] |= mask
-                    pc[V] = cnt
+                    _edge_vertex(store, Z, pc, V, a, b, col, word, mask)
                     tkey[s] = key
                     tval[s] = V
                     tgen[s] = gen
