@@ -21,7 +21,7 @@ import numpy as np
 from ..memory import check_memory
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
-from .result import CellPieces, Counted, PlanePieces, Regions, SegmentPieces, runs
+from .result import CellPieces, CountOnly, Counted, PlanePieces, Regions, SegmentPieces, runs
 from .tolerances import COMPILE_DOMAIN_SLACK, MAP_RTOL, RADIUS_RTOL
 
 _kernels_loaded = False
@@ -59,14 +59,16 @@ class Counter:
     """One entry of :data:`COUNTERS`: the result ``kind``, the counting function
     ``count(prog, domain, progress, general, method) -> Counted``, whether it runs the
     compiled loops for that ``method`` (loaded before the clock starts), the picture
-    ``plot(model, domain, path, color_by, regions, **lower_kw) -> Regions`` (None: no picture)
-    and the ``progress`` style (one of :data:`PROGRESS_STYLES`)."""
+    ``plot(model, domain, path, color_by, regions, **lower_kw) -> Regions`` (None: no picture),
+    the ``progress`` style (one of :data:`PROGRESS_STYLES`) and whether ``count`` also takes
+    ``stream=True, stream_rows=...`` (a count-only result in bounded memory)."""
 
     kind: str
     count: Callable[..., Counted]
     compiled: Callable[[str], bool] = lambda method: True
     plot: Callable[..., Regions] | None = None
     progress: str = "fraction"
+    streams: bool = False
 
 
 def _segment(prog, domain: Segment, progress, general: bool, method: str) -> Counted:
@@ -93,14 +95,21 @@ def _plane(prog, domain: Plane, progress, general: bool, method: str) -> Counted
     return Counted(p["n_regions"], len(p["faces"]), pieces)
 
 
-def _slice(prog, domain, progress, general: bool, method: str) -> Counted:
+def _slice(prog, domain, progress, general: bool, method: str, stream: bool = False,
+           stream_rows: int | None = None) -> Counted:
     from .subdivide import subdivide_regions
 
-    return subdivide_regions(prog, domain, progress)
+    return subdivide_regions(prog, domain, progress, stream, stream_rows)
 
 
-def _box(prog, domain: Box, progress, general: bool, method: str) -> Counted:
+def _box(prog, domain: Box, progress, general: bool, method: str, stream: bool = False,
+         stream_rows: int | None = None) -> Counted:
+    if stream and method != "subdivide":
+        raise ValueError(f"stream=True counts with the subdivision counter (method='subdivide'), not method={method!r}")
     if prog.in_dim == 1:
+        if stream:  # a 1-D box: the segment counter's pieces are few; the count alone is kept
+            c = _box(prog, domain, progress, general, method)
+            return Counted(c.activation_regions, c.n_pieces, CountOnly(c.n_pieces, 1, 0, 0), c.tolerances)
         # a 1-D box is a segment: use the exact breakpoint counter, report intervals as H-reps
         box = domain.with_dim(1)
         seg = count_regions(prog, Segment(box.lo, box.hi), progress)
@@ -117,7 +126,7 @@ def _box(prog, domain: Box, progress, general: bool, method: str) -> Counted:
                             maps=None)
         return Counted(len(first), len(first), pieces)
     if method == "subdivide":
-        return _slice(prog, domain, progress, general, method)
+        return _slice(prog, domain, progress, general, method, stream, stream_rows)
     from .box import partition_box
 
     box = domain.with_dim(prog.in_dim)
@@ -150,7 +159,8 @@ DOMAIN_NAMES: dict[str, type] = {}
 
 def register_domain(domain_type: type, name: str, count: Callable[..., Counted], kind: str | None = None,
                     compiled: Callable[[str], bool] = lambda method: True,
-                    plot: Callable[..., Regions] | None = None, progress: str = "fraction") -> None:
+                    plot: Callable[..., Regions] | None = None, progress: str = "fraction",
+                    streams: bool = False) -> None:
     """Make ``domain_type`` countable, drawable and reachable from the CLI.
 
     ``count(prog, domain, progress, general, method) -> Counted`` counts on it, its pieces a
@@ -162,7 +172,9 @@ def register_domain(domain_type: type, name: str, count: Callable[..., Counted],
     draws it (``plot_domain``, ``--plot``; None: no picture). ``progress``: how ``count``
     calls its progress callback, ``"pieces"`` (pieces done so far) or ``"fraction"`` (of the
     work, 0 … 1) — the CLI's progress bar follows it. ``compiled(method)``: whether the
-    count runs the compiled loops (loaded once, before the clock starts)."""
+    count runs the compiled loops (loaded once, before the clock starts). ``streams``: ``count``
+    also takes ``stream=True, stream_rows=None`` (``count_regions(..., stream=True)``: the
+    counts only, in bounded memory, :class:`~.result.CountOnly` pieces)."""
     if not isinstance(domain_type, type):
         raise ValueError(f"register_domain: domain_type must be a class, got {domain_type!r}")
     if not callable(getattr(domain_type, "corners", None)):
@@ -174,7 +186,7 @@ def register_domain(domain_type: type, name: str, count: Callable[..., Counted],
         raise ValueError(f"register_domain: progress must be one of {', '.join(PROGRESS_STYLES)}, got {progress!r}")
     if plot is not None and not callable(plot):
         raise ValueError(f"register_domain: plot must be callable or None, got {plot!r}")
-    COUNTERS[domain_type] = Counter(kind or name, count, compiled, plot, progress)
+    COUNTERS[domain_type] = Counter(kind or name, count, compiled, plot, progress, streams)
     DOMAIN_NAMES[name] = domain_type
 
 
@@ -195,8 +207,8 @@ def drawn_domains() -> list[str]:
 
 register_domain(Segment, "segment", _segment, progress="pieces")
 register_domain(Plane, "plane", _plane, plot=_plot_plane)
-register_domain(Box, "box", _box, compiled=lambda method: method == "subdivide", plot=_plot_box)
-register_domain(Slice, "slice", _slice, kind="box")  # a Slice's cells are reported like a Box's
+register_domain(Box, "box", _box, compiled=lambda method: method == "subdivide", plot=_plot_box, streams=True)
+register_domain(Slice, "slice", _slice, kind="box", streams=True)  # a Slice's cells are reported like a Box's
 
 
 def domain_from_spec(spec) -> object:
@@ -215,7 +227,7 @@ def domain_from_spec(spec) -> object:
 
 
 def count_regions(model, domain, progress=None, general: bool = False, method: str = "subdivide",
-                  **lower_kw) -> Regions:
+                  stream: bool = False, stream_rows: int | None = None, **lower_kw) -> Regions:
     """Exact partition of ``model`` (anything :func:`~expressivity.regions.lower.lower`
     accepts) over ``domain`` (any type in :data:`COUNTERS`: :class:`Segment`, :class:`Plane`,
     :class:`Box`, :class:`Slice`).
@@ -226,18 +238,30 @@ def count_regions(model, domain, progress=None, general: bool = False, method: s
     counter (per-piece end values, pattern hashes) even for programs without hardmax.
     ``method`` (Box only): ``"subdivide"`` (default; :mod:`.subdivide`, d ≤ 6) or ``"lp"`` (the
     LP traversal of :mod:`.box`, the independent reference). A :class:`Slice` always subdivides.
+    ``stream=True`` (Box, Slice): the activation-region count only, in bounded memory
+    (:mod:`.stream`: groups of cells carried on one after the other, each counted and dropped;
+    at most about ``stream_rows`` vertex rows per group, default a quarter of the memory
+    budget's); the result keeps no cells (:class:`~.result.CountOnly`: no linear regions,
+    points or pictures).
     """
     if method not in ("subdivide", "lp"):
         raise ValueError(f"method must be 'subdivide' or 'lp', got {method!r}")
+    if stream_rows is not None and not stream:
+        raise ValueError("stream_rows applies to stream=True (the vertex rows one streamed group may hold)")
     if getattr(domain, "input_shape", None) is not None and "input_shape" not in lower_kw:
         lower_kw["input_shape"] = domain.input_shape  # a plane through inputs knows their shape
     prog = lower(model, **lower_kw)
     check_compile_domain(prog, domain)
     counter = counter_for(domain)
+    if stream and not counter.streams:
+        streaming = ", ".join(t.__name__ for t, c in COUNTERS.items() if c.streams)
+        raise ValueError(f"stream=True is for the d-D counter ({streaming}), not a {type(domain).__name__}; "
+                         f"count without stream=True")
     if counter.compiled(method):
         _load_kernels()
     start = time.perf_counter()
-    c = counter.count(prog, domain, progress, general, method)
+    kw = {"stream": True, "stream_rows": stream_rows} if stream else {}
+    c = counter.count(prog, domain, progress, general, method, **kw)
     return Regions(counter.kind, domain, c.activation_regions, c.n_pieces, c.pieces, time.perf_counter() - start,
                    tolerances=c.tolerances)
 

@@ -167,20 +167,50 @@ class CellPieces:
         object.__setattr__(self, "b", b)
 
 
+_KEPT_BY_CELLS = ("region", "linear", "points", "vertices", "cstart", "cverts", "Z", "out", "centroids",
+                  *_CELL_DERIVED)
+
+
+@dataclass(frozen=True)
+class CountOnly:
+    """The pieces of a streamed d-D count (``count_regions(..., stream=True)``, :mod:`.stream`):
+    only numbers, the cells were counted and dropped group by group. ``cells``: the pieces
+    counted; ``groups``: the groups carried to the last step; ``largest_rows``: the most vertex
+    rows one group held (what bounds the memory); ``stream_rows``: the limit above which a group
+    was split. Every per-piece field (``region``, ``linear``, ``points``, the complex) raises a
+    one-line ValueError."""
+
+    cells: int
+    groups: int
+    largest_rows: int
+    stream_rows: int
+
+    def kept(self, what: str):
+        raise ValueError(f"{what}: a streamed count (stream=True) keeps no cells; count without stream=True "
+                         f"for linear regions, interior points, pictures or the complex")
+
+
+for _name in _KEPT_BY_CELLS:
+    setattr(CountOnly, _name, property(lambda self, _name=_name: self.kept(_name)))
+del _name
+
+
 @dataclass(frozen=True)
 class Regions:
     """Result of :func:`~expressivity.regions.count_regions`.
 
     ``pieces``: :class:`SegmentPieces` (kind "segment"), :class:`PlanePieces` ("plane") or
     :class:`CellPieces` ("box"); every one has ``region`` (activation-region id per piece),
-    ``linear`` (linear-region id per piece) and ``points`` (one interior point per piece).
+    ``linear`` (linear-region id per piece) and ``points`` (one interior point per piece). A
+    streamed count (``stream=True``) has :class:`CountOnly` pieces: the counts only; its
+    ``linear_regions`` raises and its ``summary()`` reads ``"linear_regions": None``.
     """
 
     kind: str  # "segment" | "plane" | "box" | a registered domain's kind
     domain: object
     activation_regions: int
     n_pieces: int
-    pieces: SegmentPieces | PlanePieces | CellPieces = field(repr=False)
+    pieces: SegmentPieces | PlanePieces | CellPieces | CountOnly = field(repr=False)
     seconds: float = 0.0
     exact: bool = True
     note: str = ""
@@ -207,17 +237,29 @@ class Regions:
         """One input-space point inside every piece (segment midpoints, face centroids): (P, n)."""
         return self.pieces.points
 
+    @property
+    def streamed(self) -> bool:
+        """A count-only result (``stream=True``): no cells, no linear regions."""
+        return isinstance(self.pieces, CountOnly)
+
     def summary(self) -> dict:
-        return {
+        """The counts as JSON-ready values; a streamed count has ``"linear_regions": None`` (not
+        counted: the merge needs the cells) and a ``"stream"`` entry (groups, largest group's
+        vertex rows, the row limit)."""
+        out = {
             "kind": self.kind,
             "activation_regions": int(self.activation_regions),
-            "linear_regions": int(self.linear_regions),
+            "linear_regions": None if self.streamed else int(self.linear_regions),
             "pieces": int(self.n_pieces),
             "seconds": round(float(self.seconds), 6),
             "exact": self.exact,
             "note": self.note,
             "tolerances": dict(self.tolerances),
         }
+        if self.streamed:
+            p = self.pieces
+            out["stream"] = {"groups": p.groups, "largest_rows": p.largest_rows, "stream_rows": p.stream_rows}
+        return out
 
 
 @dataclass(frozen=True)
@@ -227,7 +269,7 @@ class Counted:
 
     activation_regions: int
     n_pieces: int
-    pieces: SegmentPieces | PlanePieces | CellPieces
+    pieces: SegmentPieces | PlanePieces | CellPieces | CountOnly
     tolerances: dict = field(default_factory=lambda: reported(ZERO_RTOL))
 
 

@@ -24,11 +24,22 @@ and hardmax selections are cut in rounds against a running maximum (as in :mod:`
 which may over-split, so activation regions are the distinct patterns at cell centroids (the
 set of one pattern is convex — an intersection of half-spaces once earlier patterns are fixed).
 
+Resumable steps: the layer loop is :func:`advance` over a complex that carries where it stands
+(:class:`At`: the next step; inside a ReLU layer, the next column of its G and the layer's
+tolerance). :func:`partition_subdivide` runs it to the end once; the count-only mode
+(:mod:`.stream`) stops it at a block or layer boundary, splits the cells into two groups
+(:meth:`_Complex.part`) and resumes each group on its own.
+
 Tolerance (float64): a vertex with |g| ≤ ZERO_RTOL · max |g| over the vertices at the start of
 the layer lies on the cut (ZERO_RTOL = :data:`.tolerances.SUBDIVIDE_ZERO_RTOL` = 1e-12). Everything else is combinatorial.
 """
 
+
 from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -47,6 +58,21 @@ ZERO_RTOL = SUBDIVIDE_ZERO_RTOL  # why 1e-12 and not the plane's 1e-9: see .tole
 _BMAX = 64
 
 
+@dataclass
+class At:
+    """Where a complex stands in its program (what a streamed group resumes from): ``li`` the
+    next step; ``eps`` not None while the ReLU layer at ``li`` is under way (its G field exists,
+    columns < ``j0`` are cut, ``eps`` its tolerances); the SaveStep stack depth, the token width
+    and whether a step so far may over-split (maxout rank ≥ 3, hardmax with T ≥ 3)."""
+
+    li: int
+    d_tok: int
+    j0: int = 0
+    eps: np.ndarray | None = None
+    n_stack: int = 0
+    oversplit: bool = False
+
+
 class _Complex:
     """Vertices (fields in one float store, zero sets as bitsets) and cells (CSR)."""
 
@@ -62,6 +88,7 @@ class _Complex:
         for i in range(k):
             for h, on in ((i, corners[:, i] == 0), (k + i, corners[:, i] == 1)):
                 self.Z[on, h // 64] |= np.uint64(1) << np.uint64(h % 64)
+        self.n_planes = n_planes
         self.next_plane = 2 * k
         self.cs = np.zeros(16, np.int64)  # cell c: vertices pool[cs[c] : cs[c] + cl[c]]
         self.cl = np.zeros(16, np.int64)
@@ -71,7 +98,9 @@ class _Complex:
         self.C = 1
         self.max_rows = max_rows
         self.bytes_per_row = bytes_per_row
+        self.bmax = _BMAX  # the most columns of one cut block (a streamed count splits between blocks)
         self.what = self.what_step = ""
+        self.at = At(1, 0)
         self.check = None  # (invariants.Memo, domain, {hyperplane: (Cut, scale)}) with EXPRESSIVITY_CHECK on
 
     def field(self, name: str) -> np.ndarray:
@@ -81,6 +110,24 @@ class _Complex:
         """Set (values (V, w)) or drop (None) fields; one re-layout of the store."""
         new = {k: (None if v is None else np.asarray(v, np.float64).reshape(self.V, -1)) for k, v in new.items()}
         self.store, self.cols = relayout(self.store, self.cols, self.V, new, max(self.store.shape[0], self.V))
+
+    def part(self, cells: np.ndarray) -> _Complex:
+        """The sub-complex of the cells ``cells`` (ids, ascending): the vertices they use,
+        re-indexed in their order, with every field and zero set copied; the same hyperplane
+        numbering and run state (:class:`At`). Later cuts of these cells depend on nothing else
+        (module doc), so the group can be carried on alone. The invariant checks, which look
+        at the whole box, are off in a part."""
+        cstart, cverts = ck.gather_cells(self.cs[cells], self.cl[cells], self.pool)
+        used = np.zeros(self.V, bool)
+        used[cverts] = True
+        keep = np.flatnonzero(used)
+        new_id = np.cumsum(used, dtype=np.int32) - 1
+        sub = copy.copy(self)
+        sub.store, sub.Z, sub.V = self.store[keep], self.Z[keep], len(keep)
+        sub.pool, sub.npool = new_id[cverts], len(cverts)
+        sub.cs, sub.cl, sub.C = cstart[:-1].copy(), np.diff(cstart), len(cells)
+        sub.cols, sub.at, sub.check = dict(self.cols), replace(self.at), None
+        return sub
 
     def cut(self, name: str, j0: int, B: int, eps: np.ndarray, cut_of=None) -> int:
         """Cut every cell along columns j0 … j0 + B − 1 (B ≤ 64) of field ``name``, one after
@@ -112,23 +159,31 @@ class _Complex:
             invariants.check_complex(memo, dom, self, cut_of(0), h, self.store[: self.V, col], float(eps[0]), V0, cuts)
         return n
 
-    def cut_all(self, name: str, eps: np.ndarray, tick=None, cut_of=None) -> None:
-        """Cut along every column of field ``name`` in blocks of ≤ 64 (small blocks while the
-        complex is small, so that the per-cell candidate bits are refreshed often); ``cut_of(j)``
-        names column j's cut (for the invariant checks)."""
+    def cut_all(self, name: str, eps: np.ndarray, tick=None, cut_of=None, start: int = 0, stop=None) -> int:
+        """Cut along the columns ``start`` … of field ``name`` in blocks of ≤ ``bmax`` (small
+        blocks while the complex is small, so that the per-cell candidate bits are refreshed
+        often); ``cut_of(j)`` names column j's cut (for the invariant checks). Before each
+        block, ``stop(self)`` true ends it early. Returns the next column to cut (all: n)."""
         n = self.cols[name].stop - self.cols[name].start
-        lo = 0
+        lo = start
         while lo < n:
-            B = min(int(np.clip(2 * self.C, 8, _BMAX)), n - lo)
+            if stop is not None and stop(self):
+                return lo
+            B = min(int(np.clip(2 * self.C, 8, self.bmax)), n - lo)
             self.what = f"columns {lo}…{lo + B - 1} of {self.what_step}"
             self.cut(name, lo, B, eps[lo:lo + B], cut_of and (lambda j, lo=lo: cut_of(lo + j)))
             lo += B
             if tick is not None:
-                tick()
+                tick(self)
+        return n
 
     def csr(self) -> tuple[np.ndarray, np.ndarray]:
         """Cells as (cstart (C + 1), cverts) with the vertices of cell c at cverts[cstart[c]:cstart[c+1]]."""
         return ck.gather_cells(self.cs[: self.C], self.cl[: self.C], self.pool)
+
+    def centroids(self) -> np.ndarray:
+        """The mean of every cell's vertices (inside it: cells are convex), in α: (C, k)."""
+        return ck.centroids(np.ascontiguousarray(self.field("X")), self.cs[: self.C], self.cl[: self.C], self.pool)
 
 
 def _n_planes(prog: Program, k: int) -> tuple[int, int]:
@@ -153,8 +208,9 @@ def _n_planes(prog: Program, k: int) -> tuple[int, int]:
     return n, widest
 
 
-def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
-    """Cells of ``prog`` on the slice ``dom`` (a Box is ``Slice.of_box``): see the module doc."""
+def start_complex(prog: Program, dom: Slice) -> _Complex:
+    """The box complex of ``dom`` (one cell, 2^k vertices) with the program's first state Y = x E + c
+    at its vertices, positioned before step 1; the domain and the memory plan checked."""
     k = dom.k
     if k > MAX_SLICE_DIM:
         raise ValueError(f"domain: dimension {k} > {MAX_SLICE_DIM}; exact counting is limited to "
@@ -170,41 +226,69 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
     cx = _Complex(dom.lo, dom.hi, n_planes, max_rows, per_row)
     if invariants.enabled():
         cx.check = (invariants.Memo(prog, dom.points), dom, {})
-    steps = prog.steps()
-    T = prog.n_tokens
-    E, c = steps[0].E, steps[0].c
+    E, c = prog.steps()[0].E, prog.steps()[0].c
     x = dom.points(cx.field("X"))
     cx.set_fields({"Y": (np.einsum("nk,ktd->ntd", x, E) + c).reshape(cx.V, -1)})
-    d_tok = E.shape[2]
-    oversplit, n_stack, done = False, 0, 0
-    def tick():
-        progress(min(1.0, (cx.next_plane - 2 * k) / max(1, n_planes - 2 * k)))
+    cx.at = At(1, E.shape[2])
+    return cx
 
-    tick = tick if progress is not None else None
-    for li, step in enumerate(steps[1:], 1):
-        match step:
-            case ir.AffineStep(W, b):
-                Wb, bb = _tokenwise(W, b, T)
-                cx.set_fields({"Y": cx.field("Y") @ Wb + bb})
-                d_tok = W.shape[1]
-            case ir.SaveStep():
-                cx.set_fields({f"S{n_stack}": cx.field("Y")})
-                n_stack += 1
-            case ir.AddStep():
-                n_stack -= 1
-                cx.set_fields({"Y": cx.field(f"S{n_stack}") + cx.field("Y"), f"S{n_stack}": None})
-            case ir.ReadStep(tokens) if list(tokens) != list(range(T)):
-                Y = cx.field("Y").reshape(cx.V, T, d_tok)
-                cx.set_fields({"Y": Y[:, list(tokens)].reshape(cx.V, -1)})
-            case ir.ReluStep():
-                d_tok = _relu_layer(cx, step, T, d_tok, li, tick)
-            case ir.MaxStep(idx=idx):
-                d_tok = _max_layer(cx, step, T, li, tick)
-                oversplit |= idx.shape[1] >= 3
-            case ir.SelectStep(op):
-                _select_layer(cx, op, T, d_tok, li, tick)
-                oversplit |= T >= 3
-        done += 1
+
+def plane_fraction(cx: _Complex) -> float:
+    """The share of the program's hyperplanes cut so far (0 … 1)."""
+    return min(1.0, (cx.next_plane - 2 * cx.k) / max(1, cx.n_planes - 2 * cx.k))
+
+
+Stop = Callable[[_Complex], bool]
+
+
+def advance(cx: _Complex, steps: list, T: int, tick=None, stop: Stop | None = None) -> bool:
+    """Carry ``cx`` through ``steps`` from where it stands (``cx.at``) to the end: True; or, when
+    ``stop(cx)`` holds before a step or between two cut blocks of a ReLU layer, False with
+    ``cx.at`` where to resume. (Maxout rounds and hardmax selections run through: a stop is
+    looked at only before them.) ``tick(cx)`` after every cut block."""
+    at = cx.at
+    while at.li < len(steps):
+        if stop is not None and at.eps is None and stop(cx):
+            return False
+        if not _step(cx, steps[at.li], T, tick, stop):
+            return False
+        at.li += 1
+    return True
+
+
+def _step(cx: _Complex, step, T: int, tick, stop: Stop | None) -> bool:
+    """One step of the program at the complex's vertices (False: a ReLU layer stopped early)."""
+    at, li = cx.at, cx.at.li
+    match step:
+        case ir.AffineStep(W, b):
+            Wb, bb = _tokenwise(W, b, T)
+            cx.set_fields({"Y": cx.field("Y") @ Wb + bb})
+            at.d_tok = W.shape[1]
+        case ir.SaveStep():
+            cx.set_fields({f"S{at.n_stack}": cx.field("Y")})
+            at.n_stack += 1
+        case ir.AddStep():
+            at.n_stack -= 1
+            cx.set_fields({"Y": cx.field(f"S{at.n_stack}") + cx.field("Y"), f"S{at.n_stack}": None})
+        case ir.ReadStep(tokens) if list(tokens) != list(range(T)):
+            Y = cx.field("Y").reshape(cx.V, T, at.d_tok)
+            cx.set_fields({"Y": Y[:, list(tokens)].reshape(cx.V, -1)})
+        case ir.ReluStep():
+            return _relu_layer(cx, step, T, li, tick, stop)
+        case ir.MaxStep(idx=idx):
+            at.d_tok = _max_layer(cx, step, T, li, tick)
+            at.oversplit |= idx.shape[1] >= 3
+        case ir.SelectStep(op):
+            _select_layer(cx, op, T, at.d_tok, li, tick)
+            at.oversplit |= T >= 3
+    return True
+
+
+def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
+    """Cells of ``prog`` on the slice ``dom`` (a Box is ``Slice.of_box``): see the module doc."""
+    cx = start_complex(prog, dom)
+    tick = (lambda c: progress(plane_fraction(c))) if progress is not None else None
+    advance(cx, prog.steps(), prog.n_tokens, tick)
     X = cx.field("X").copy()
     out = cx.field("Y").copy()
     cx.store = None  # the fields are copied out: free them before the cells are gathered
@@ -212,8 +296,8 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
     cx.pool = None
     cen = ck.centroids(X, cstart[:-1], np.diff(cstart), cverts)
     points = dom.points(cen)
-    if oversplit:
-        _, code = ir.outputs_and_patterns(prog, points)
+    if cx.at.oversplit:
+        code = pattern_codes(prog, points)
         _, first, region = np.unique(code, return_index=True, return_inverse=True)
         order = np.argsort(first)  # region ids in order of first appearance
         remap = np.empty(len(order), np.int64)
@@ -228,25 +312,37 @@ def partition_subdivide(prog: Program, dom: Slice, progress=None) -> dict:
             "n_regions": int(region.max()) + 1 if len(region) else 0}
 
 
+def pattern_codes(prog: Program, points: np.ndarray) -> np.ndarray:
+    """The 64-bit activation-pattern hash at every point (:func:`.ir.outputs_and_patterns`):
+    over-split cells of one pattern form one activation region."""
+    return ir.outputs_and_patterns(prog, points)[1].ravel()
+
+
 def _eps(G: np.ndarray) -> np.ndarray:
     return ZERO_RTOL * np.abs(G).max(axis=0, initial=0.0)
 
 
-def _relu_layer(cx: _Complex, step: ir.ReluStep, T: int, d_tok: int, li: int, tick) -> int:
+def _relu_layer(cx: _Complex, step: ir.ReluStep, T: int, li: int, tick, stop: Stop | None) -> bool:
     """Cut along every channel of G = H W + b (G affine on every cell of the layer's start
-    complex, so interpolated exactly at new vertices), then H ← relu(G)."""
+    complex, so interpolated exactly at new vertices), then H ← relu(G). Resumes at column
+    ``cx.at.j0`` when the layer is under way; False when ``stop`` ended it early."""
+    at = cx.at
     W, b = step.W, step.b
     if W is None:
-        W, b = np.eye(d_tok), np.zeros(d_tok)
-    Wb, bb = _tokenwise(W, b, T)
-    G = cx.field("Y") @ Wb + bb
-    eps = _eps(G)
-    cx.set_fields({"G": G, "Y": None})
+        W, b = np.eye(at.d_tok), np.zeros(at.d_tok)
+    if at.eps is None:
+        Wb, bb = _tokenwise(W, b, T)
+        G = cx.field("Y") @ Wb + bb
+        at.eps, at.j0 = _eps(G), 0
+        cx.set_fields({"G": G, "Y": None})
     cx.what_step = f"the ReLU layer at step {li}"
-    cx.cut_all("G", eps, tick, lambda c: invariants.Cut(li, "relu", (c,)))
+    at.j0 = cx.cut_all("G", at.eps, tick, lambda c: invariants.Cut(li, "relu", (c,)), at.j0, stop)
+    if at.j0 < len(at.eps):
+        return False
     np.maximum(cx.field("G"), 0.0, out=cx.field("G"))  # H ← relu(G) in place: no second store
     cx.cols["Y"] = cx.cols.pop("G")
-    return W.shape[1]
+    at.d_tok, at.eps, at.j0 = W.shape[1], None, 0
+    return True
 
 
 def _max_layer(cx: _Complex, step: ir.MaxStep, T: int, li: int, tick) -> int:
@@ -279,13 +375,14 @@ def _select_layer(cx: _Complex, op, T: int, d_tok: int, li: int, tick) -> None:
                lambda _, h=h, i=i, keys=tuple(keys): invariants.Cut(li, "select", (h, i, keys)))
         cx.set_fields({"G": None})
         if tick is not None:
-            tick()
+            tick(cx)
     Y3 = cx.field("Y").reshape(cx.V, T, d_tok)
     cx.set_fields({"Y": continuous_select(op, Y3, "the d-D complex").reshape(cx.V, -1)})
 
 
-def subdivide_regions(prog: Program, domain, progress):
-    """The counter for a Box (d ≤ 6) or a Slice (``count_regions`` reports it as kind "box")."""
+def subdivide_regions(prog: Program, domain, progress, stream: bool = False, stream_rows: int | None = None):
+    """The counter for a Box (d ≤ 6) or a Slice (``count_regions`` reports it as kind "box");
+    ``stream``: the count only, in bounded memory (:mod:`.stream`)."""
     from .domains import Box
 
     if isinstance(domain, Box):
@@ -298,10 +395,14 @@ def subdivide_regions(prog: Program, domain, progress):
         dom = Slice.of_box(box)
     else:
         dom = domain
+    if stream:
+        from .stream import count_streamed
+
+        return count_streamed(prog, dom, progress, stream_rows)
     p = partition_subdivide(prog, dom, progress)
     pieces = CellPieces(p["points"], p["region"], prog, dom, vertices=p["vertices"], cstart=p["cstart"],
                         cverts=p["cverts"], Z=p["Z"], out=p["out"], centroids=p["centroids"])
     return Counted(p["n_regions"], len(p["region"]), pieces, reported(SUBDIVIDE_ZERO_RTOL))
 
 
-__all__ = ["partition_subdivide", "subdivide_regions"]
+__all__ = ["At", "advance", "partition_subdivide", "pattern_codes", "start_complex", "subdivide_regions"]
