@@ -23,22 +23,26 @@ def regions_cmd(**given) -> None:
     plot, as_json = given["plot"], given["as_json"]
     m, dom, counter, kw, color_by = region_job(given["model"], given["layers"], given["compile_it"],
                                                **{k: given[k] for k in _REGION_INPUTS})
-    summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json).summary()
+    summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json,
+                     stream=given["stream"]).summary()
     if as_json:
         console.print_json(json.dumps(summary))
         return
-    console.print(f"{summary['activation_regions']} activation regions, {summary['linear_regions']} linear "
-                  f"regions ({summary['pieces']} pieces, {summary['kind']}, {summary['seconds']:.3f} s)")
+    linear = ("linear regions not counted (--stream)" if summary["linear_regions"] is None
+              else f"{summary['linear_regions']} linear regions")
+    console.print(f"{summary['activation_regions']} activation regions, {linear} "
+                  f"({summary['pieces']} pieces, {summary['kind']}, {summary['seconds']:.3f} s)")
     if plot is not None:
         console.print(f"wrote {plot}")
 
 
-_REGION_INPUTS = ("segment", "plane", "through", "bounds", "box", "domain", "lo", "hi", "n_tokens", "plot", "color_by")
+_REGION_INPUTS = ("segment", "plane", "through", "bounds", "box", "domain", "lo", "hi", "n_tokens", "plot", "color_by",
+                  "stream")
 
 
-def _count(m, dom, counter, kw: dict, *, plot, color_by: str, quiet: bool):
+def _count(m, dom, counter, kw: dict, *, plot, color_by: str, quiet: bool, stream: bool = False):
     """count_regions under a progress bar in the counter's registered style (pieces done, or a
-    fraction), then the --plot picture."""
+    fraction), then the --plot picture; ``stream``: the count only (``count_regions(stream=True)``)."""
     from ..regions import count_regions
     from ..regions.plot import plot_domain
 
@@ -53,7 +57,7 @@ def _count(m, dom, counter, kw: dict, *, plot, color_by: str, quiet: bool):
             else:
                 prog.update(task, completed=float(args[0]))
 
-        res = count_regions(m, dom, progress=tick, **kw)
+        res = count_regions(m, dom, progress=tick, stream=stream, **kw)
         if plot is not None:
             prog.update(task, description="drawing")
             plot_domain(m, dom, plot, color_by, res, **kw)

@@ -22,6 +22,8 @@ REGIONS: tuple[Opt, ...] = (
         "C,H,W)"),
     Opt("bounds", str, "α_lo,α_hi,β_lo,β_hi for --plane (default -1,1,-1,1)"),
     Opt("box", bool, "the whole box [--lo, --hi]^d (d ≤ 6; subdivision counter)", default=False),
+    Opt("stream", bool, "with --box (or a box / slice --domain): count activation regions only, in bounded "
+        "memory (no linear regions, no --plot)", default=False),
     Opt("domain", str, 'any registered domain as JSON, e.g. \'{"type": "segment", "a": [0, 0], "b": [1, 1]}\' '
         "(see docs/extending.md)"),
     Opt("lo", float, "box lower bound (every coordinate; default -1)"),

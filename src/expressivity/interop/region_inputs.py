@@ -99,14 +99,18 @@ def check_options_apply(model: Path, layers, compile_it: bool, *, plane, bounds,
 
 
 def region_job(model: Path, layers, compile_it: bool, *, segment, plane, through, bounds, box: bool, domain, lo,
-               hi, n_tokens, plot, color_by):
+               hi, n_tokens, plot, color_by, stream: bool = False):
     """``expressivity regions``' options checked and resolved: (the model, the one domain they
     name, its registered counter, the count's keywords (``n_tokens``), the plot's colouring).
-    The --plot path is checked first, as a writable file."""
+    The --plot path is checked first, as a writable file; ``--stream`` needs a domain whose
+    counter streams (a box or a slice) and no --plot."""
     from ..fileio import check_output_path
     from ..regions.count import counter_for, drawn_domains
     from .region_models import region_model
 
+    if stream and plot is not None:
+        raise ValueError("--stream does not apply with --plot: a streamed count keeps no cells to draw; "
+                         "drop --stream for the picture")
     if plot is not None:
         check_output_path(plot, "--plot")
     chosen = sum(x is not None and x is not False for x in (segment, plane, through, box or None, domain))
@@ -127,6 +131,9 @@ def region_job(model: Path, layers, compile_it: bool, *, segment, plane, through
     dom = domain_from_options(m, kw, domain=domain, segment=segment, through=through, plane=plane, bounds=bounds,
                               lo=lo, hi=hi)
     counter = counter_for(dom)
+    if stream and not counter.streams:
+        raise ValueError(f"--stream does not apply to a {type(dom).__name__} domain: it streams the d-D counter "
+                         f"(--box, or a box / slice --domain)")
     if plot is not None and counter.plot is None:
         raise ValueError(f"--plot: no picture is registered for a {type(dom).__name__} domain; domains with "
                          f"one: {', '.join(drawn_domains())} (--plane, --through, --box or --domain)")

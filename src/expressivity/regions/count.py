@@ -47,6 +47,7 @@ def _load_kernels() -> None:
         count_regions(prog, Segment([-1.0, -1.0], [1.0, 1.0]))
         count_regions(prog, Plane.square(1.0))
         count_regions(prog, Box(-1.0, 1.0))  # the d-D subdivision kernels
+    count_regions(relu, Box(-1.0, 1.0), stream=True, stream_rows=16)  # and a streamed count's splits
 
 
 PROGRESS_STYLES = ("pieces", "fraction")

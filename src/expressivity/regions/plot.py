@@ -98,6 +98,9 @@ def plot_domain(model, domain, path, color_by: str = "linear", regions: Regions 
     """The picture registered with ``domain``'s type (``register_domain(..., plot=...)``: a
     :class:`Plane` — :func:`plot_regions`; a :class:`Box` — :func:`plot_box`). ``regions``: the
     count of ``model`` on ``domain`` if already done."""
+    if regions is not None and regions.streamed:
+        raise ValueError("plot_domain: a streamed count (stream=True) keeps no cells to draw; count without "
+                         "stream=True for the picture")
     plot = counter_for(domain).plot
     if plot is None:
         raise ValueError(f"plot_domain: no picture is registered for a {type(domain).__name__} domain "
