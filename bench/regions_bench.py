@@ -18,7 +18,10 @@ zeros of a vertex; general position). Each tool runs in a fresh child process pe
 ``--repeat`` times (≤ 3), each after one warm-up count on a d-4 net, and the peak resident memory
 the first timed count added: its peak resident set minus the resident set at its start (Linux: the
 peak is reset through /proc/self/clear_refs; elsewhere ru_maxrss after − before). Later runs reuse
-memory the first one freed, so they would read lower.
+memory the first one freed, so they would read lower. ``--dd --stream ROWS`` (0: the default
+limit) compares our full count with our streamed count-only one (``stream=True``,
+``stream_rows=ROWS``), also in fresh children; ``--stream-only`` runs the streamed one alone;
+``--nets 6-24-24-24,6-32-32`` picks the nets.
 
 Conv rows (``--conv``): a random CNN (Conv2d + ReLU layers, then Linear) counted on the plane
 through three random inputs (``Plane.through``), traced by ``regions.lower_torch`` vs the same net
@@ -129,9 +132,11 @@ def _run_peak(base: tuple[int, bool]) -> int:
 
 
 def _dd_measure(layers, job, path):
-    """One row of one tool (``job`` = (tool, repeat)), run in a fresh capped child by
-    :func:`regions_settle.run_capped`: (regions, best seconds, peak KiB added)."""
-    tool, repeat = job
+    """One row of one tool (``job`` = (tool, repeat) or ("ours", repeat, stream_rows): the
+    streamed count, ``stream_rows`` 0 for its default), run in a fresh capped child by
+    :func:`regions_settle.run_capped`: (regions, best seconds, peak KiB added), streamed also
+    (groups, the largest group's vertex rows)."""
+    tool, repeat, rows = (*job, None)[:3]
     torch.set_num_threads(1)
     widths = [layers[0][0].shape[0]] + [W.shape[1] for W, _ in layers]
     if tool == "ours":
@@ -139,9 +144,13 @@ def _dd_measure(layers, job, path):
 
         net = as_sequential(layers)
         count_regions(as_sequential(random_layers([widths[0], 4], 99)), Box(-1.0, 1.0))  # load kernels
+        kw = {} if rows is None else {"stream": True, "stream_rows": rows or None}
+        last = []
 
         def run():
-            return count_regions(net, Box(-1.0, 1.0)).activation_regions
+            r = count_regions(net, Box(-1.0, 1.0), **kw)
+            last[:] = [r]
+            return r.activation_regions
     else:
         import sys
 
@@ -177,6 +186,8 @@ def _dd_measure(layers, job, path):
             peak = _run_peak(base)
     if tool != "ours":
         out = _berzins_regions(out.numpy(), widths[0])
+    if rows is not None:
+        return int(out), best, peak, last[0].pieces.groups, last[0].pieces.largest_rows
     return int(out), best, peak
 
 
@@ -222,10 +233,38 @@ def dd_row(name, res):
     return row, text + ("  " + "; ".join(skipped) if skipped else "")
 
 
+def main_dd_stream(args, nets):
+    """``--dd --stream ROWS``: our full count vs our streamed count (``stream_rows=ROWS``, 0: the
+    default) of every net, each in its own capped child (``--stream-only``: the streamed one only)."""
+    from regions_settle import run_capped
+
+    print(f"{'net':<22}{'full n':>9}{'stream n':>9}{'full s':>9}{'stream s':>9}{'full MiB':>10}"
+          f"{'stream MiB':>11}{'groups':>8}{'rows':>10}", flush=True)
+    rows = []
+    for name, layers in nets:
+        res = {}
+        for label, job in (("full", ("ours", min(args.repeat, 3))), ("stream", ("ours", min(args.repeat, 3), args.stream))):
+            if label == "full" and args.stream_only:
+                res[label] = "not run (--stream-only)"
+                continue
+            status, out = run_capped(_dd_measure, layers, job, None, args.mem_gib, args.timeout)
+            res[label] = out if status == "ok" else str(out)
+        f = (0, np.nan, 0) if isinstance(res["full"], str) else res["full"]
+        s = (0, np.nan, 0, 0, 0) if isinstance(res["stream"], str) else res["stream"]
+        rows.append((name, f[0], s[0], f[1], s[1], f[2] / 1024, s[2] / 1024, s[3], s[4]))
+        skipped = [f"{k}: {why}" for k, why in res.items() if isinstance(why, str)]
+        print(f"{name:<22}{f[0]:>9}{s[0]:>9}{f[1]:>9.3f}{s[1]:>9.3f}{f[2] / 1024:>10.1f}{s[2] / 1024:>11.1f}"
+              f"{s[3]:>8}{s[4]:>10}" + ("  " + "; ".join(skipped) if skipped else ""), flush=True)
+    return rows
+
+
 def main_dd(args, nets=None):
-    """``nets``: (name, layers) pairs; default the random NETS_DD nets."""
+    """``nets``: (name, layers) pairs; default the random NETS_DD nets, or ``--nets``."""
     if nets is None:
-        nets = [("-".join(map(str, w)), random_layers(w, args.seed)) for w in NETS_DD]
+        widths = NETS_DD if args.nets is None else [[int(w) for w in n.split("-")] for n in args.nets.split(",")]
+        nets = [("-".join(map(str, w)), random_layers(w, args.seed)) for w in widths]
+    if args.stream is not None:
+        return main_dd_stream(args, nets)
     print(f"{'net':<22}{'ours n':>9}{'peer n':>9}{'ours s':>9}{'peer s':>9}{'ours reg/s':>12}"
           f"{'peer reg/s':>12}{'ratio':>7}{'ours MiB':>10}{'peer MiB':>10}", flush=True)
     rows = []
@@ -315,6 +354,14 @@ def check_args(ap, args):
         ap.error(f"--mem-gib and --timeout must be > 0, got {args.mem_gib} and {args.timeout}")
     if args.berzins is not None and not os.path.isdir(args.berzins):
         ap.error(f"--berzins: no such directory: {args.berzins}")
+    if (args.stream is not None or args.stream_only or args.nets is not None) and not args.dd:
+        ap.error("--stream, --stream-only and --nets apply to --dd")
+    if args.stream_only and args.stream is None:
+        ap.error("--stream-only needs --stream ROWS")
+    if args.stream is not None and args.stream < 0:
+        ap.error(f"--stream ROWS must be ≥ 0 (0: the default limit), got {args.stream}")
+    if args.nets is not None and not all(p.isdigit() for n in args.nets.split(",") for p in n.split("-")):
+        ap.error(f"--nets: expected widths like 6-24-24-24,6-32-32, got {args.nets!r}")
 
 
 def main(argv=None):
@@ -327,6 +374,10 @@ def main(argv=None):
     ap.add_argument("--conv", action="store_true", help="CNN rows: traced conv net vs the same net as dense layers")
     ap.add_argument("--torch-2d", action="store_true", help="the issue's torch-init 2-D nets and a 784-1024-1024 plane")
     ap.add_argument("--torch-dd", action="store_true", help="d-D rows on torch-init nets and one trained net")
+    ap.add_argument("--stream", type=int, default=None, metavar="ROWS",
+                    help="--dd: also the streamed count (stream_rows=ROWS, 0: its default), beside the full one")
+    ap.add_argument("--stream-only", action="store_true", help="--dd --stream: the streamed count only")
+    ap.add_argument("--nets", default=None, help="--dd: these nets instead of the table's, e.g. 6-24-24-24,6-32-32")
     ap.add_argument("--mem-gib", type=float, default=8.0, help="address-space cap of each tool's child, GiB")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before a tool's child is skipped")
     args = ap.parse_args(argv)
