@@ -183,9 +183,11 @@ def test_a_split_that_gives_a_border_cell_to_both_halves_changes_the_count(monke
     assert_same(full, streamed)
     real = stream.split_cells
 
-    def overlapping(cx):  # (from 4 cells on, so that either half is smaller than the whole)
-        a, b = real(cx)
-        return a, (np.union1d(b, a[-1:]) if cx.C >= 4 else b)
+    def overlapping(cx, n_parts):  # (from 4 cells on, so that every part is smaller than the whole)
+        parts = real(cx, n_parts)
+        if cx.C >= 4:
+            parts[1] = np.union1d(parts[1], parts[0][-1:])
+        return parts
 
     monkeypatch.setattr(stream, "split_cells", overlapping)
     assert count_regions(net, BOX, stream=True, stream_rows=8).activation_regions > full.activation_regions

@@ -16,10 +16,11 @@ more than ``stream_rows`` vertex rows at a layer boundary or between two cut blo
 layer (blocks of at most :data:`STREAM_BLOCK` hyperplanes here, so the check comes often; a
 maxout layer's rounds and a hardmax layer run through, checked only before them); then its
 cells are split in two by the median of their centroids along the axis where the centroids
-spread widest (few vertices lie on the border between the halves; those are copied into both
-parts), each half becomes its own complex (:meth:`.subdivide._Complex.part`: re-indexed
-vertices, every field and zero set copied, the same hyperplane numbering and run state), and
-the halves are carried on one after the other. A group of one cell is never split.
+spread widest, and the halves again until each part has about half the limit (one pass of a
+k-d tree over the centroids, :func:`split_cells`; the vertices on a border between parts are
+copied into each), each part becomes its own complex (:meth:`.subdivide._Complex.part`:
+re-indexed vertices, every field and zero set copied, the same hyperplane numbering and run
+state), and the parts are carried on one after the other. A group of one cell is never split.
 
 Activation regions: for ReLU programs every final cell is one region, so the count is the
 sum of the groups' cells. Programs that over-split (maxout rank ≥ 3, hardmax with T ≥ 3) count
@@ -82,10 +83,9 @@ def count_streamed(prog, dom, progress=None, stream_rows: int | None = None) -> 
                 codes.add(pattern_codes(prog, dom.points(cx.centroids())))
             shown[0] += share
         else:
-            a, b = split_cells(cx)
             f = plane_fraction(cx)
-            parts = [(cx.part(b), share * len(b) / cx.C, f), (cx.part(a), share * len(a) / cx.C, f)]
-            stack += parts
+            parts = [(cx.part(ids), share * len(ids) / cx.C, f) for ids in split_cells(cx, _n_parts(cx, limit))]
+            stack += parts[::-1]  # the first part is carried on first
             del parts
         del cx  # the parent's arrays are freed before its first part is carried on
     if progress is not None:
@@ -94,14 +94,33 @@ def count_streamed(prog, dom, progress=None, stream_rows: int | None = None) -> 
     return Counted(n, cells, CountOnly(cells, groups, largest, limit), reported(SUBDIVIDE_ZERO_RTOL))
 
 
-def split_cells(cx: _Complex) -> tuple[np.ndarray, np.ndarray]:
-    """The complex's cell ids in two halves (ascending, ⌊C/2⌋ and ⌈C/2⌉ of them) by the order of
-    their centroids along the axis where the centroids spread widest."""
+def split_cells(cx: _Complex, n_parts: int = 2) -> list[np.ndarray]:
+    """The complex's cell ids in ``n_parts`` (a power of two ≤ C) groups of about equal size,
+    each ascending: halved again and again at the median of the cells' centroids along the axis
+    where the group's centroids spread widest (a k-d tree's leaves, in its order)."""
     cen = cx.centroids()
+    groups = [np.arange(cx.C)]
+    while len(groups) < n_parts:
+        groups = [h for g in groups for h in _halves(g, cen[g])]
+    return groups
+
+
+def _halves(ids: np.ndarray, cen: np.ndarray) -> tuple[np.ndarray, ...]:
+    if len(ids) < 2:
+        return (ids,)
     axis = int(np.argmax(np.ptp(cen, axis=0)))
     order = np.argsort(cen[:, axis], kind="stable")
-    half = cx.C // 2
-    return np.sort(order[:half]), np.sort(order[half:])
+    half = len(ids) // 2
+    return np.sort(ids[order[:half]]), np.sort(ids[order[half:]])
+
+
+def _n_parts(cx: _Complex, limit: int) -> int:
+    """Parts for a group over the limit: the fewest (a power of two, ≤ its cells) with about
+    half the limit each, so that one split pass serves a group that grew far past it."""
+    n = 2
+    while cx.V > n * limit / 2 and 2 * n <= cx.C:
+        n *= 2
+    return n
 
 
 def _checked_rows(rows) -> int:
