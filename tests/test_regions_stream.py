@@ -15,9 +15,8 @@ from typer.testing import CliRunner
 
 from expressivity.cli import app
 from expressivity.cpwl import MaxoutNetwork
-from expressivity.regions import Box, Plane, Segment, Slice, count_regions
+from expressivity.regions import Box, Plane, Segment, Slice, count_regions, stream, subdivide
 from expressivity.regions import complex_kernels as ck
-from expressivity.regions import stream, subdivide
 from expressivity.regions.ir import Affine, Embed, Program, Read, ReLU, Residual
 from expressivity.regions.plot import plot_domain
 

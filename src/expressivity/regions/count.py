@@ -21,7 +21,7 @@ import numpy as np
 from ..memory import check_memory
 from .domains import Box, Plane, Segment, Slice
 from .lower import lower
-from .result import CellPieces, CountOnly, Counted, PlanePieces, Regions, SegmentPieces, runs
+from .result import CellPieces, Counted, CountOnly, PlanePieces, Regions, SegmentPieces, runs
 from .tolerances import COMPILE_DOMAIN_SLACK, MAP_RTOL, RADIUS_RTOL
 
 _kernels_loaded = False

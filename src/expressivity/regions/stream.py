@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .result import CountOnly, Counted
+from .result import Counted, CountOnly
 from .subdivide import _Complex, advance, pattern_codes, plane_fraction, start_complex
 from .tolerances import SUBDIVIDE_ZERO_RTOL, reported
 
