@@ -23,15 +23,11 @@ def regions_cmd(**given) -> None:
     plot, as_json = given["plot"], given["as_json"]
     m, dom, counter, kw, color_by = region_job(given["model"], given["layers"], given["compile_it"],
                                                **{k: given[k] for k in _REGION_INPUTS})
-    summary = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json,
-                     stream=given["stream"]).summary()
+    res = _count(m, dom, counter, kw, plot=plot, color_by=color_by, quiet=as_json, stream=given["stream"])
     if as_json:
-        console.print_json(json.dumps(summary))
+        console.print_json(json.dumps(res.summary()))
         return
-    linear = ("linear regions not counted (--stream)" if summary["linear_regions"] is None
-              else f"{summary['linear_regions']} linear regions")
-    console.print(f"{summary['activation_regions']} activation regions, {linear} "
-                  f"({summary['pieces']} pieces, {summary['kind']}, {summary['seconds']:.3f} s)")
+    console.print(res.headline())
     if plot is not None:
         console.print(f"wrote {plot}")
 

@@ -242,6 +242,15 @@ class Regions:
         """A count-only result (``stream=True``): no cells, no linear regions."""
         return isinstance(self.pieces, CountOnly)
 
+    def headline(self) -> str:
+        """The counts in one line (the CLI prints it): "N activation regions, M linear regions
+        (P pieces, kind, s)"; a streamed count says its linear regions were not counted."""
+        s = self.summary()
+        linear = ("linear regions not counted (--stream)" if s["linear_regions"] is None
+                  else f"{s['linear_regions']} linear regions")
+        return (f"{s['activation_regions']} activation regions, {linear} ({s['pieces']} pieces, {s['kind']}, "
+                f"{s['seconds']:.3f} s)")
+
     def summary(self) -> dict:
         """The counts as JSON-ready values; a streamed count has ``"linear_regions": None`` (not
         counted: the merge needs the cells) and a ``"stream"`` entry (groups, largest group's
