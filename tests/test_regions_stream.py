@@ -256,3 +256,19 @@ def test_cli_stream_refusals_are_one_line(net_json, args, msg):
     res = runner.invoke(app, ["regions", str(net_json), *args], catch_exceptions=False)
     assert res.exit_code == 2, res.output
     assert msg in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_a_compiled_hardmax_transformer_streams_to_the_full_count():
+    """Hardmax selections (and maxout rounds) run through; splits come before their layers."""
+    from expressivity.compile import compile_maxout
+
+    cm = compile_maxout(MaxoutNetwork.random(2, [2, 2], 3, seed=3), domain=(-1.0, 1.0))
+    full, streamed = both(cm, Box(-1.0, 1.0))
+    assert_same(full, streamed)
+    assert streamed.pieces.groups > 1
+
+
+def test_streamed_progress_rises_to_one():
+    seen = []
+    count_regions(_seq(_random_layers([4, 8, 8], 5)), BOX, progress=seen.append, stream=True, stream_rows=8)
+    assert seen[-1] == 1.0 and all(0.0 <= a <= b <= 1.0 for a, b in zip(seen, seen[1:]))
