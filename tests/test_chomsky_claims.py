@@ -216,3 +216,30 @@ def test_the_transformer_judged_is_its_best_fitted_run(fits, expect_seed, status
     t = claim.numbers["runs"]["transformer"]
     assert t["seed"] == expect_seed and t["best"] == pytest.approx(100 * (0.52, 0.53)[expect_seed])
     assert t["fit"] == pytest.approx(100 * fits[expect_seed]) == claim.checks[1]["measured"]
+
+
+def test_the_tape_rnn_trains_every_seed_at_every_learning_rate_and_is_judged_on_its_best_run():
+    """chomsky.cs at standard: the Tape-RNN's units are seeds × Budget.lrs (each at its own lr),
+    the transformer's its seeds at its one rate; the verdict takes the best (seed, lr) run."""
+    b = C.LEVELS["cs"][3]["standard"]
+    ctx = Context(size="standard")
+    keys = [u.key for u in _spec("chomsky.cs").units(ctx)]
+    assert len(b.lrs) == 3 and len(set(keys)) == len(keys) == len(b.seeds) * (len(b.lrs) + 1)
+    assert sum(k.startswith("tape_rnn/") for k in keys) == len(b.seeds) * len(b.lrs)
+    for lr in b.lrs:  # the unit's lr reaches its RunConfig; the default is the budget's one rate
+        assert C.unit_config("cs", "tape_rnn", 0, "standard", lr).lr == lr
+    assert C.unit_config("cs", "transformer", 0, "standard").lr == b.lr_of("transformer")
+    lo, hi = b.train_lengths
+    units = {f"transformer/s{s}": _unit(0.5, 0.97, lo, hi, b.test_lengths) for s in b.seeds}
+    for s in b.seeds:
+        for lr in b.lrs:  # one run only extrapolates: seed 3 at the last rate
+            units[f"tape_rnn/s{s}/lr{lr:g}"] = _unit(0.96 if (s, lr) == (3, b.lrs[-1]) else 0.75, 1.0, lo, hi,
+                                                     b.test_lengths)
+    claim, _ = measure_and_judge(_spec("chomsky.cs"), Context(size="standard", units=units))
+    assert claim.status == "holds", claim.reason
+    best = claim.numbers["runs"]["tape_rnn"]
+    assert (best["seed"], best["lr"], best["best"]) == (3, b.lrs[-1], pytest.approx(96.0))
+    assert len(best["runs"]) == len(b.seeds) * len(b.lrs) and claim.numbers["learning_rates"]["tape_rnn"] == list(b.lrs)
+    units[f"tape_rnn/s3/lr{b.lrs[-1]:g}"] = units["tape_rnn/s0/lr0.001"]  # no run reaches 90 %: violated
+    claim, _ = measure_and_judge(_spec("chomsky.cs"), Context(size="standard", units=units))
+    assert claim.status == "violated" and claim.numbers["runs"]["tape_rnn"]["best"] == pytest.approx(75.0)
