@@ -452,6 +452,38 @@ def _edge_vertex(store, Z, pc, v, a, b, col, word, mask):
 
 
 @njit(cache=True, nogil=True)
+def _edge_vertices(store, Z, pc, V, ea, eb, n_e, new, col, word, mask, stride, tkey, tval, tgen, gen, max_rows):
+    """new[q] = the vertex of crossing edge (ea[q], eb[q]): the one made already for that edge in
+    this cut (the hash table tkey/tval, entries of generation ``gen``), else a new vertex at row
+    V, V + 1, … (:func:`_edge_vertex`; the rows are allocated by the caller). Returns the number
+    made, or −1 when a vertex would exceed ``max_rows`` rows."""
+    tm = len(tkey) - 1
+    made = 0
+    for q in range(n_e):
+        a = ea[q]
+        b = eb[q]
+        key = min(a, b) * stride + max(a, b)
+        s = _h_slot(key, tm)  # the edge's vertex if made already, else its free slot
+        vid = -1
+        while tgen[s] == gen:
+            if tkey[s] == key:
+                vid = tval[s]
+                break
+            s = (s + 1) & tm
+        if vid < 0:  # a new vertex, made once per edge and shared by the cells on it
+            vid = V + made
+            if vid + 1 > max_rows:
+                return -1
+            _edge_vertex(store, Z, pc, vid, a, b, col, word, mask)
+            tkey[s] = key
+            tval[s] = vid
+            tgen[s] = gen
+            made += 1
+        new[q] = vid
+    return made
+
+
+@njit(cache=True, nogil=True)
 def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, max_rows):
     """Cut the complex along the B ≤ 64 functions g_j = store[:, gcol + j], one after the other
     (hyperplane plane0 + j), each affine on every cell of the complex at the block's start.
@@ -536,29 +568,12 @@ def cut_block(store, Z, V, cs, cl, pool, npool, C, gcol, B, eps, plane0, kdim, m
                 tkey, tval, tgen = _h_grow(tkey, tval, tgen, gen, 2 * (n_made + n_e))
             if n_e > len(new):
                 new = np.empty(2 * n_e, np.int64)
-            tm = len(tkey) - 1
-            for q in range(n_e):
-                a = ea[q]
-                b = eb[q]
-                key = min(a, b) * stride + max(a, b)
-                s = _h_slot(key, tm)  # the edge's vertex if made already, else its free slot
-                vid = -1
-                while tgen[s] == gen:
-                    if tkey[s] == key:
-                        vid = tval[s]
-                        break
-                    s = (s + 1) & tm
-                if vid < 0:  # a new vertex, made once per edge and shared by the cells on it
-                    if V + 1 > max_rows:
-                        return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
-                    _edge_vertex(store, Z, pc, V, a, b, col, word, mask)
-                    tkey[s] = key
-                    tval[s] = V
-                    tgen[s] = gen
-                    vid = V
-                    V += 1
-                    n_made += 1
-                new[q] = vid
+            made = _edge_vertices(store, Z, pc, V, ea, eb, n_e, new, col, word, mask, stride, tkey, tval, tgen, gen,
+                                  max_rows)
+            if made < 0:
+                return store, Z, V, cs, cl, pool, npool, C, n_cut, 1
+            V += made
+            n_made += made
             pool, cs, cl, origin, npool, dead = _split_cell(pool, cs, cl, origin, npool, C, c, pos, npos, neg,
                                                             nneg, zer, nzer, new, n_e)
             garbage += dead
