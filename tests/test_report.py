@@ -396,3 +396,27 @@ def test_a_reused_claim_reads_the_current_how_to_read(tmp_path):
     again = reproduce(tmp_path / "o", size="test", db=db, specs=[_replace(OK, how_to_read="new prose")])
     assert again.reused == ("fake.ok",) and again.claims[0].how_to_read == "new prose"
     assert "new prose" in again.index.read_text() and "old prose" not in again.index.read_text()
+
+
+def test_units_start_longest_first_by_their_claims_budget(tmp_path, monkeypatch):
+    """reproduce hands the driver its units longest first: a claim's budget_s shared by its units
+    (a whole-claim unit carries its claim's), ties in claim order — so the longest unit does not
+    start last and set the wall time alone."""
+    import importlib
+
+    R = importlib.import_module("expressivity.report.reproduce")  # the module, not the function
+    order: list[str] = []
+    real = R.run_units
+
+    def spy(units, **kw):
+        order.extend(u.key.split("|")[0] + "/" + u.key.rsplit("|", 1)[-1] for u in units)
+        return real(units, **kw)
+
+    monkeypatch.setattr(R, "run_units", spy)
+    short = spec("fake.short", _ok, budget_s={"test": 1.0})
+    split = spec("fake.units", _judge_units, units=_units_of(0.0), budget_s={"test": 30.0})  # 10 s a unit
+    whole = spec("fake.whole", _ok, budget_s={"test": 20.0})
+    res = reproduce(tmp_path / "o", size="test", db=None, specs=[short, split, whole], workers=1)
+    assert {c.status for c in res.claims} == {"holds"}
+    assert order == ["fake.whole/claim", "fake.units/u0", "fake.units/u1", "fake.units/u2", "fake.short/claim"]
+    assert R.longest_first([], len) == []

@@ -140,6 +140,12 @@ class _Plan:
     def key(self, spec: ClaimSpec, local: str) -> str:
         return f"{spec.id}|{self.size}|seed={self.seed}|{local}"
 
+    def unit_seconds(self, unit: Unit) -> float:
+        """The expected seconds of one of the plan's units: its claim's ``budget_s`` at this size,
+        shared equally by the claim's units (0 where the claim gives none)."""
+        spec, _ = self.owner[unit.key]
+        return float(spec.budget_s.get(self.size, 0.0)) / max(1, len(self.expected.get(spec.id, ())))
+
     def add(self, spec: ClaimSpec, custom: bool) -> None:
         if spec.units is None:
             unit = Unit(self.key(spec, "claim"), measure_unit, (spec if custom else ref(spec.id), self.size, self.seed),
@@ -281,6 +287,15 @@ def units_on(device: str | None):
             os.environ.pop(DEVICE_ENV, None)
         else:
             os.environ[DEVICE_ENV] = before
+
+
+def longest_first(units: list[Unit], seconds: Callable[[Unit], float]) -> list[Unit]:
+    """``units`` by expected ``seconds``, longest first (ties in their order): with W workers
+    taking units in this order, no long unit starts last and sets the wall time alone — the
+    longest-processing-time rule, within 4/3 of the best schedule. (A ``--standard`` run in claim
+    order started its longest unit, chomsky.cs's 15 Tape-RNN runs batched, 950 s,
+    after 13 of its 29 minutes.)"""
+    return sorted(units, key=lambda u: -seconds(u))
 
 
 def group_units(units: list[Unit], timeout: float | None = None, max_group: int = 32
@@ -463,6 +478,7 @@ def reproduce(
             if group:
                 units, grouped = group_units(units, timeout)
                 members.update(grouped)
+            units = longest_first(units, lambda u: sum(map(plan.unit_seconds, members.get(u.key, [u]))))
             run_units(units, backend=backend, workers=workers, address=address, timeout=timeout,
                       on_start=on_start, on_done=on_done, on_progress=on_progress,
                       start=_START)
