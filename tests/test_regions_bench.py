@@ -60,6 +60,9 @@ def test_a_dd_row_divides_the_rates():
 def test_a_runs_peak_memory_is_seen_below_an_earlier_high_water_mark():
     """The d-D rows' memory column: what a run allocates counts even when an earlier peak
     (imports, a warm-up) was higher — ru_maxrss after − before would read ≈ 0 here."""
+    import gc
+
+    gc.collect()  # in a long test process, garbage freed between base and run would hide the run's pages
     earlier = np.ones(2**24)  # a 128 MiB high-water mark, then freed
     del earlier
     base = regions_bench._start_peak()
