@@ -73,11 +73,11 @@ from .models import eval_memory_cells, memory_cells, memory_resized
 from .models.construction import construction_name, get_construction
 from .models.stack_rnn import STACK_CELL
 from .models.tape_rnn import TAPE_CELL
+from .optim import adam_step, clip_grad_norm, make_adam
 
 log = logging.getLogger(__name__)
 
 LOG2E = 1.0 / math.log(2.0)
-FUSED_ADAM_DEVICES = ("cpu", "cuda")  # where torch.optim.Adam(fused=True) runs
 
 
 @dataclass(frozen=True)
@@ -197,19 +197,18 @@ def draw_length(rng: np.random.Generator, lengths: Sequence[int]) -> int:
 
 def make_optimizer(model: torch.nn.Module, lr: float, device: torch.device) -> torch.optim.Adam:
     """torch.optim.Adam (β = (0.9, 0.999), ε = 10⁻⁸, learning rate ``lr``) over ``model``'s
-    parameters, with torch's fused kernel where it has one (CPU, CUDA: one call per step
-    instead of several per parameter), else its foreach path; the same update either way."""
-    if device.type in FUSED_ADAM_DEVICES:
-        return torch.optim.Adam(model.parameters(), lr=lr, fused=True)
-    return torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
+    parameters: :class:`~.optim.LeanAdam`, torch's fused kernel called directly, where it has
+    one (CPU, CUDA), else its foreach path; the same update either way."""
+    return make_adam(model.parameters(), lr, device)
 
 
 def optimizer_step(model: torch.nn.Module, opt: torch.optim.Optimizer, grad_clip: float) -> None:
     """Clip the gradient to norm ``grad_clip`` (g ← g · min(1, clip / (‖g‖ + 10⁻⁶)), all
-    parameters as one vector; none for ``grad_clip`` ≤ 0), then take ``opt``'s step."""
+    parameters as one vector; none for ``grad_clip`` ≤ 0; :func:`~.optim.clip_grad_norm`), then
+    take ``opt``'s step (:func:`~.optim.adam_step`)."""
     if grad_clip > 0:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip, foreach=True)
-    opt.step()
+        clip_grad_norm(list(model.parameters()), grad_clip)
+    adam_step(opt)
 
 
 def run_device(cfg: RunConfig) -> torch.device:

@@ -64,10 +64,10 @@ from .loop import (
     soft_cross_entropy,
     train_run,
 )
+from .optim import CLIP_EPS
 
 FREE_FIELDS: tuple[str, ...] = ("seed", "lr", "grad_clip", "steps", "checkpoint_every", "protocol")
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (what train_run uses)
-CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s
 CPU_GROUP_WORK = 2048  # batch_size × d_model up to which grouping pays on the CPU (worth_grouping)
 AUTO_CPU_BUCKETS = 4  # most length buckets per step on the CPU (padding costs arithmetic there), ≥ 8 runs each; 1 on accelerators
 
