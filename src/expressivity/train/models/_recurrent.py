@@ -72,9 +72,10 @@ class ElmanScan(torch.autograd.Function):
     def forward(ctx, U: Tensor, W: Tensor) -> Tensor:
         H = torch.empty_like(U)
         Wt = W.T
-        torch.tanh(U[0], out=H[0])
-        for t in range(1, U.shape[0]):
-            torch.addmm(U[t], H[t - 1], Wt, out=H[t]).tanh_()
+        u, h = U.unbind(0), H.unbind(0)  # every step's view made at once (indexing makes one per call)
+        torch.tanh(u[0], out=h[0])
+        for t in range(1, len(u)):
+            torch.addmm(u[t], h[t - 1], Wt, out=h[t]).tanh_()
         ctx.save_for_backward(H, W)
         return H
 
@@ -82,11 +83,12 @@ class ElmanScan(torch.autograd.Function):
     def backward(ctx, dH: Tensor) -> tuple[Tensor, Tensor]:
         H, W = ctx.saved_tensors
         T, d = H.shape[0], H.shape[2]
-        slope = 1 - H * H  # tanh' at every step
+        slope = (1 - H * H).unbind(0)  # tanh' at every step
         delta = torch.empty_like(H)
-        torch.mul(dH[T - 1], slope[T - 1], out=delta[T - 1])
+        dh, dl = dH.unbind(0), delta.unbind(0)
+        torch.mul(dh[T - 1], slope[T - 1], out=dl[T - 1])
         for t in range(T - 2, -1, -1):
-            torch.mul(torch.addmm(dH[t], delta[t + 1], W), slope[t], out=delta[t])
+            torch.addmm(dh[t], dl[t + 1], W, out=dl[t]).mul_(slope[t])
         dW = delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
         return delta, dW
 
