@@ -19,7 +19,8 @@ the rate of R runs in a row). Sizes: ``small`` — the quick preset at d_model 1
 loop and R at once reach, against a 1024² matmul on the same thread. ``--chomsky CHECKOUT``: the
 same models, batch and lengths trained by Delétang et al.'s JAX code (bench/chomsky_peer.py, run
 under ``--jax-python``, one XLA thread), steps/s of one run against ours one at a time and R at
-once (rnn / lstm with one layer there: their models have one core). Without a checkout that
+once (their task, parity_check, for ours too; rnn / lstm with one layer there: their models
+have one core). Without a checkout that
 column is skipped. ``--phases``: where one run's step goes (:func:`step_phases`), at the peer's
 config.
 """
@@ -40,7 +41,7 @@ import torch
 from expressivity.train import RunConfig, preset, recognizers, train_run
 from expressivity.train.config import MODELS
 from expressivity.train.devices import to_device
-from expressivity.train.loop import draw_length, make_optimizer, optimizer_step, soft_cross_entropy
+from expressivity.train.loop import draw_length, make_optimizer, optimizer_step, training_loss
 from expressivity.train.many import train_many
 
 
@@ -120,8 +121,13 @@ def peer_checkout(chomsky: str | None, jax_python: str) -> str | None:
 
 
 def peer_config(model: str, size: str, steps: int, device: str) -> RunConfig:
-    """sized(), with one recurrent layer for rnn / lstm: their RNN and LSTM have one core."""
+    """sized() on their task, parity_check (uniform bit strings, the class their parity: our
+    ParityCheck, where the quick sizes train the language PARITY, whose balanced batches and
+    near-miss negatives cost more to draw), with one recurrent layer for rnn / lstm: their RNN
+    and LSTM have one core."""
     cfg = sized(model, size, steps, device)
+    if cfg.task != "parity_check":
+        cfg = replace(cfg, task="parity_check", kind="classification")
     return replace(cfg, layers=1) if model in ("rnn", "lstm") else cfg
 
 
@@ -182,7 +188,7 @@ def step_phases(cfg: RunConfig, steps: int = 60, warm: int = 10) -> dict[str, fl
         t0 = clock()
         batch = to_device(task.sample_batch(rng, cfg.batch_size, draw_length(rng, lengths)), torch.device("cpu"))
         t1 = clock()
-        loss = soft_cross_entropy(model(batch["input"]).float(), batch["output"], batch["mask"]).sum() / batch["mask"].sum()
+        loss = training_loss(model, batch)
         loss.item()
         t2 = clock()
         opt.zero_grad(set_to_none=True)

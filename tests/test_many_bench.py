@@ -54,7 +54,7 @@ def test_parse_runs():
 
 def test_rnn_flops_are_six_per_weight_per_token():
     # one Elman layer, d = 16: W_ih (d×d), W_hh (d×d), the read-out (2×d); the embedding is a
-    # lookup. Parity at lengths 2–12 (every length valid) has T = n + 1 tokens, mean 8.
+    # lookup. Parity check at lengths 2–12 (every length valid) has T = n + 1 tokens, mean 8.
     cfg = many_bench.peer_config("rnn", "small", 3, "cpu")
     d, batch = cfg.d_model, cfg.batch_size
     flops, n_params = many_bench.step_flops(cfg)

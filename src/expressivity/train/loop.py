@@ -124,6 +124,18 @@ def soft_cross_entropy(logits: torch.Tensor, target: torch.Tensor, mask: torch.T
     return -(target * logq.masked_fill(target == 0, 0.0)).sum(-1) * mask
 
 
+def training_loss(model: torch.nn.Module, batch: dict) -> torch.Tensor:
+    """The soft cross-entropy of ``model`` on ``batch`` averaged over its scored positions
+    (Σ_{b,t} mask · CE / Σ mask): the model's own ``scored_loss`` where it has one (the recurrent
+    models: the read-out at the scored positions only, the same value to float round-off), else
+    :func:`soft_cross_entropy` of its logits (float32)."""
+    scored = getattr(model, "scored_loss", None)
+    if scored is not None:
+        return scored(batch["input"], batch["output"], batch["mask"])
+    mask = batch["mask"]
+    return soft_cross_entropy(model(batch["input"]).float(), batch["output"], mask).sum() / mask.sum()
+
+
 def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
               on_step: Callable[[int, float], None] | None = None,
               on_eval: Callable[[int, int], None] | None = None, *, restart: bool = False,
@@ -165,9 +177,7 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
         n = draw_length(rng, train_lengths)
         batch = to_device(task.sample_batch(rng, cfg.batch_size, n), device)
         with autocast(cfg.dtype, device):
-            logits = model(batch["input"]).float()  # (B, T, C)
-        mask = batch["mask"]
-        loss = soft_cross_entropy(logits, batch["output"], mask).sum() / mask.sum()
+            loss = training_loss(model, batch)
         loss = loss + recognizers.aux_loss(cfg, task, model, batch)  # 0 without cfg.aux
         value = loss.item()
         if not math.isfinite(value):  # diverged: stop, keep the last good checkpoint

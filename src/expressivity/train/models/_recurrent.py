@@ -57,6 +57,26 @@ class RecurrentModel(nn.Module):
         o = self.core(inputs)  # (T, B, d_model)
         return self.unembed(torch.relu(o)).transpose(0, 1)  # (B, T, d_out)
 
+    def scored_loss(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
+        """The training loss, −(1/|S|) Σ_{(b,t) ∈ S} Σ_a p*_{b,t}(a) log softmax(logits_{b,t})_a over
+        the scored positions S (``mask``, (B, T)); target (B, T, d_out). The same value as the
+        soft cross-entropy of :meth:`forward`'s logits averaged over S, to float round-off, with
+        the read-out applied at S only (a recognizer scores one position of T)."""
+        if inputs.dim() != 2:
+            raise ValueError(f"token ids must have shape (B, T), got {tuple(inputs.shape)}")
+        o = self.core(inputs)  # (T, B, d_model), time-major: position t·B + b
+        return scored_cross_entropy(lambda x: self.unembed(torch.relu(x)), o.flatten(0, 1), mask.T.flatten(),
+                                    target.transpose(0, 1).flatten(0, 1))
+
+
+def scored_cross_entropy(readout, o: Tensor, scored: Tensor, target: Tensor) -> Tensor:
+    """−(1/|S|) Σ_{i ∈ S} Σ_a target_i(a) log softmax(readout(o_i))_a over the positions i with
+    ``scored`` (N,) true: o (N, d) a core's outputs, target (N, C); the read-out applied to the
+    scored rows only, its logits in float32 at least (bfloat16 under autocast is raised)."""
+    rows = scored.nonzero().squeeze(1)
+    logits = readout(o.index_select(0, rows))
+    return F.cross_entropy(logits.to(torch.promote_types(logits.dtype, torch.float32)), target.index_select(0, rows))
+
 
 class ElmanScan(torch.autograd.Function):
     """h_t = tanh(u_t + W h_{t−1}), h_0 = 0, for t = 1..T: U (T, B, d) time-major (u_t: the
@@ -70,27 +90,39 @@ class ElmanScan(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, U: Tensor, W: Tensor) -> Tensor:
-        H = torch.empty_like(U)
-        Wt = W.T
-        u, h = U.unbind(0), H.unbind(0)  # every step's view made at once (indexing makes one per call)
-        torch.tanh(u[0], out=h[0])
-        for t in range(1, len(u)):
-            torch.addmm(u[t], h[t - 1], Wt, out=h[t]).tanh_()
+        H = elman_forward(U, W)
         ctx.save_for_backward(H, W)
         return H
 
     @staticmethod
     def backward(ctx, dH: Tensor) -> tuple[Tensor, Tensor]:
         H, W = ctx.saved_tensors
-        T, d = H.shape[0], H.shape[2]
-        slope = (1 - H * H).unbind(0)  # tanh' at every step
-        delta = torch.empty_like(H)
-        dh, dl = dH.unbind(0), delta.unbind(0)
-        torch.mul(dh[T - 1], slope[T - 1], out=dl[T - 1])
-        for t in range(T - 2, -1, -1):
-            torch.addmm(dh[t], dl[t + 1], W, out=dl[t]).mul_(slope[t])
-        dW = delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
-        return delta, dW
+        return elman_backward(H, W, dH)
+
+
+def elman_forward(U: Tensor, W: Tensor) -> Tensor:
+    """:class:`ElmanScan`'s forward loop (no autograd): H (T, B, d) from U (T, B, d), W (d, d)."""
+    H = torch.empty_like(U)
+    Wt = W.T
+    u, h = U.unbind(0), H.unbind(0)  # every step's view made at once (indexing makes one per call)
+    torch.tanh(u[0], out=h[0])
+    for t in range(1, len(u)):
+        torch.addmm(u[t], h[t - 1], Wt, out=h[t]).tanh_()
+    return H
+
+
+def elman_backward(H: Tensor, W: Tensor, dH: Tensor) -> tuple[Tensor, Tensor]:
+    """:class:`ElmanScan`'s back-propagation through time (no autograd): (δ = ∂L/∂U, ∂L/∂W)
+    from the outputs H and their gradient dH (T, B, d)."""
+    T, d = H.shape[0], H.shape[2]
+    slope = (1 - H * H).unbind(0)  # tanh' at every step
+    delta = torch.empty_like(H)
+    dh, dl = dH.unbind(0), delta.unbind(0)
+    torch.mul(dh[T - 1], slope[T - 1], out=dl[T - 1])
+    for t in range(T - 2, -1, -1):
+        torch.addmm(dh[t], dl[t + 1], W, out=dl[t]).mul_(slope[t])
+    dW = delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
+    return delta, dW
 
 
 def vmapped(t: Tensor) -> bool:

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._recurrent import both_biases, lstm_layers, vmapped
+from ._recurrent import both_biases, lstm_layers, scored_cross_entropy, vmapped
 
 
 class LSTMModel(nn.Module):
@@ -37,6 +37,14 @@ class LSTMModel(nn.Module):
         u = F.embedding(inputs, table)  # (B, T, 4 d_model): W_ih x_t + b for every step
         h = lstm_layers(lstm, u, u=u)  # (B, T, d_model)
         return self.unembed(h)  # (B, T, d_out)
+
+    def scored_loss(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
+        """The soft cross-entropy averaged over the scored positions (``mask``), the read-out at
+        those only (:meth:`.RecurrentModel.scored_loss`'s value for this model)."""
+        if inputs.dim() != 2:
+            raise ValueError(f"token ids must have shape (B, T), got {tuple(inputs.shape)}")
+        return scored_cross_entropy(self.unembed, self._kernel(inputs).flatten(0, 1), mask.flatten(),
+                                    target.flatten(0, 1))
 
     def _kernel(self, ids: Tensor) -> Tensor:
         """torch's LSTM kernel (what ``self.lstm(embed(ids))`` calls) on the one-hot ids, layer

@@ -1,0 +1,109 @@
+"""The training loss at the scored positions only (train/loop.training_loss, the recurrent
+models' ``scored_loss``, the rnn's one-node :class:`ElmanScoredLoss`) equals the soft
+cross-entropy of the full forward pass averaged over the mask — value and every parameter's
+gradient, float64, random models, masks and soft targets — and train_run's losses stay those of
+the full forward pass."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from expressivity.train import RunConfig, build_model, train_run
+from expressivity.train.loop import soft_cross_entropy, training_loss
+from expressivity.train.models.rnn import ElmanScoredLoss
+
+RECURRENT = ("rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn")
+
+
+def _model(model: str, seed: int, layers: int = 1, d_out: int = 3) -> torch.nn.Module:
+    cfg = RunConfig(task="parity", model=model, layers=layers, d_model=8, train_lengths=(2, 6), test_lengths=(8,),
+                    steps=3, batch_size=4, eval_batch=4, seed=seed)
+    return build_model(cfg, 5, d_out).double()
+
+
+def _batch(seed: int, B: int, T: int, C: int, p_scored: float) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    mask = torch.rand(B, T, generator=g) < p_scored
+    mask[0, -1] = True  # at least one scored position
+    target = torch.softmax(3 * torch.randn(B, T, C, generator=g, dtype=torch.float64), -1)
+    target[: B // 2, :, 0] = 0.0  # some classes with probability 0 (one-hot rows among them)
+    target = target / target.sum(-1, keepdim=True)
+    return {"input": torch.randint(0, 5, (B, T), generator=g), "output": target, "mask": mask}
+
+
+def _full(model, batch):
+    mask = batch["mask"]
+    return soft_cross_entropy(model(batch["input"]), batch["output"], mask).sum() / mask.sum()
+
+
+def _value_and_grads(model, fn, batch):
+    model.zero_grad()
+    loss = fn(model, batch)
+    loss.backward()
+    return loss.detach(), {k: p.grad.clone() for k, p in model.named_parameters() if p.grad is not None}
+
+
+@settings(max_examples=30, deadline=None)
+@given(model=st.sampled_from(RECURRENT), seed=st.integers(0, 1000), layers=st.integers(1, 2),
+       B=st.integers(1, 5), T=st.integers(1, 7), p_scored=st.sampled_from([0.0, 0.3, 1.0]))
+def test_scored_loss_equals_the_full_forward_passes_loss(model, seed, layers, B, T, p_scored):
+    net = _model(model, seed, layers if model in ("rnn", "lstm") else 1)
+    batch = _batch(seed, B, T, 3, p_scored)
+    assert hasattr(net, "scored_loss")
+    v_full, g_full = _value_and_grads(net, _full, batch)
+    v_ours, g_ours = _value_and_grads(net, training_loss, batch)
+    assert abs(float(v_full - v_ours)) < 1e-12
+    assert g_full.keys() == g_ours.keys()
+    for k in g_full:
+        assert torch.allclose(g_full[k], g_ours[k], rtol=0, atol=1e-12), k
+
+
+def test_elman_scored_loss_gradient_is_the_numerical_one():
+    g = torch.Generator().manual_seed(2)
+    T, B, d, V, C = 4, 3, 3, 4, 2
+
+    def w(*shape):
+        return torch.randn(*shape, generator=g, dtype=torch.float64, requires_grad=True)
+
+    ids = torch.randint(0, V, (T, B), generator=g)
+    rows = torch.tensor([1, 5, 9, 11])
+    p = torch.softmax(torch.randn(len(rows), C, generator=g, dtype=torch.float64), -1)
+    args = (ids, rows, p, w(V, d), w(C, d), w(C), w(d, d), w(d, d), w(d), w(d), w(d, d), w(d, d), w(d), w(d))
+    assert torch.autograd.gradcheck(ElmanScoredLoss.apply, args)
+
+
+def test_the_transformer_and_aux_heads_keep_the_full_forward_pass():
+    """Models without ``scored_loss`` (the transformer, a model with aux heads) get the soft
+    cross-entropy of their logits (in float32, as train_run has always taken it)."""
+    for cfg in (RunConfig(task="parity", model="transformer", layers=1, heads=2, d_model=8),
+                RunConfig(task="parity", model="rnn", d_model=8, aux=("lm",))):
+        from expressivity.train import recognizers
+
+        task = cfg.make_task()
+        net = recognizers.build(cfg, task).double()
+        assert not hasattr(net, "scored_loss")
+        batch = task.sample_batch(__import__("numpy").random.default_rng(0), 4, 5)
+        want = soft_cross_entropy(net(batch["input"]).float(), batch["output"], batch["mask"]).sum() / batch["mask"].sum()
+        assert torch.equal(training_loss(net, batch), want)
+
+
+@pytest.mark.parametrize("model", RECURRENT)
+def test_train_runs_losses_are_the_full_forward_passes(model, monkeypatch):
+    """train_run with the scored loss against train_run with the full forward pass's (the
+    models' ``scored_loss`` hidden): the same losses to float32 round-off over a few steps."""
+    cfg = RunConfig(task="parity", model=model, d_model=16, train_lengths=(2, 8), test_lengths=(10,), steps=6,
+                    batch_size=8, eval_batch=4, lr=1e-2)
+    ours: list[float] = []
+    train_run(cfg, on_step=lambda step, loss: ours.append(loss))
+    cls = type(build_model(cfg, 4, 2))
+    for klass in cls.__mro__:
+        if "scored_loss" in vars(klass):
+            monkeypatch.delattr(klass, "scored_loss")
+    assert not hasattr(build_model(cfg, 4, 2), "scored_loss")
+    full: list[float] = []
+    train_run(cfg, on_step=lambda step, loss: full.append(loss))
+    assert len(ours) == len(full) == 6
+    assert max(abs(a - b) for a, b in zip(ours, full)) < 1e-5
