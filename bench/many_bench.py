@@ -41,7 +41,7 @@ import torch
 from expressivity.train import RunConfig, preset, recognizers, train_run
 from expressivity.train.config import MODELS
 from expressivity.train.devices import to_device
-from expressivity.train.loop import draw_length, make_optimizer, optimizer_step, training_loss
+from expressivity.train.loop import draw_length, loss_and_gradients, make_optimizer, optimizer_step
 from expressivity.train.many import train_many
 
 
@@ -177,27 +177,26 @@ def matmul_peak(n: int = 1024, reps: int = 5) -> float:
 
 def step_phases(cfg: RunConfig, steps: int = 60, warm: int = 10) -> dict[str, float]:
     """Milliseconds per step of one run (train_run's step, phase by phase, CPU time, the mean
-    over ``steps − warm`` steps): sampling the batch, forward and loss, backward, clip and Adam."""
+    over ``steps − warm`` steps): sampling the batch, the loss and its gradient (forward and
+    backward: the rnn computes both in one call), clip and Adam."""
     task, clock = cfg.make_task(), time.process_time
     model = recognizers.build(cfg, task)
     opt = make_optimizer(model, cfg.lr, torch.device("cpu"))
+    params = list(model.parameters())
     rng = np.random.default_rng(cfg.seed)
     lengths = task.valid_lengths(range(cfg.train_lengths[0], cfg.train_lengths[1] + 1))
-    total = np.zeros(4)
+    total = np.zeros(3)
     for step in range(steps):
         t0 = clock()
         batch = to_device(task.sample_batch(rng, cfg.batch_size, draw_length(rng, lengths)), torch.device("cpu"))
         t1 = clock()
-        loss = training_loss(model, batch)
-        loss.item()
-        t2 = clock()
         opt.zero_grad(set_to_none=True)
-        loss.backward()
-        t3 = clock()
-        optimizer_step(model, opt, cfg.grad_clip)
+        loss_and_gradients(cfg, task, model, batch, torch.device("cpu"))
+        t2 = clock()
+        optimizer_step(params, opt, cfg.grad_clip)
         if step >= warm:
-            total += [t1 - t0, t2 - t1, t3 - t2, clock() - t3]
-    return dict(zip(("data", "forward", "backward", "clip+adam"), (total * 1e3 / (steps - warm)).tolist()))
+            total += [t1 - t0, t2 - t1, clock() - t2]
+    return dict(zip(("data", "loss+grad", "clip+adam"), (total * 1e3 / (steps - warm)).tolist()))
 
 
 def _options() -> argparse.ArgumentParser:

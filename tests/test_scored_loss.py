@@ -107,3 +107,47 @@ def test_train_runs_losses_are_the_full_forward_passes(model, monkeypatch):
     train_run(cfg, on_step=lambda step, loss: full.append(loss))
     assert len(ours) == len(full) == 6
     assert max(abs(a - b) for a, b in zip(ours, full)) < 1e-5
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000), layers=st.integers(1, 3), B=st.integers(1, 5), T=st.integers(1, 7),
+       model=st.sampled_from(["rnn"]))
+def test_loss_and_grads_is_scored_loss_and_backward_bit_for_bit(seed, layers, B, T, model):
+    """A model's ``loss_and_grads`` (no autograd graph) leaves the gradients that
+    ``scored_loss(...).backward()`` leaves, bit for bit, adding to gradients already there; the
+    bias pair of a layer gets one gradient in two tensors (clipping scales each once)."""
+    net = _model(model, seed, layers)
+    batch = _batch(seed, B, T, 3, 0.5)
+    v_ref, g_ref = _value_and_grads(net, training_loss, batch)
+    net.zero_grad()
+    with torch.no_grad():  # without grad mode: scored_loss and backward, the same bits
+        with pytest.raises(RuntimeError):
+            net.loss_and_grads(batch["input"], batch["output"], batch["mask"])
+    value = net.loss_and_grads(batch["input"], batch["output"], batch["mask"])
+    assert torch.equal(value, v_ref) and not value.requires_grad
+    grads = {k: p.grad for k, p in net.named_parameters()}
+    assert grads.keys() == g_ref.keys() and all(torch.equal(grads[k], g_ref[k]) for k in grads)
+    assert len({id(g) for g in grads.values()}) == len(grads)
+    net.loss_and_grads(batch["input"], batch["output"], batch["mask"])  # accumulates, as backward does
+    assert all(torch.allclose(p.grad, 2 * g_ref[k], rtol=1e-12, atol=0) for k, p in net.named_parameters())
+
+
+def test_loss_and_gradients_takes_the_direct_path_and_skips_a_non_finite_backward(monkeypatch):
+    """train_run's step: the model's loss_and_grads where it has one (float32, no aux); else the
+    loss and its backward pass — none when the loss is not finite (the run has diverged)."""
+    from expressivity.train.loop import loss_and_gradients
+
+    cfg = RunConfig(task="parity", model="rnn", d_model=8)
+    net, batch, cpu = _model("rnn", 0), _batch(0, 3, 4, 3, 0.5), torch.device("cpu")
+    want = training_loss(net, batch)
+    assert loss_and_gradients(cfg, cfg.make_task(), net, batch, cpu) == want.item()
+    assert all(p.grad is not None for p in net.parameters())
+    calls = []
+    monkeypatch.setattr(type(net), "loss_and_grads", lambda self, *a: calls.append(1) or torch.zeros(()))
+    assert loss_and_gradients(cfg, cfg.make_task(), net, batch, cpu) == 0.0 and calls == [1]
+    other = _model("transformer", 0)
+    with torch.no_grad():
+        next(other.parameters()).fill_(float("nan"))
+    value = loss_and_gradients(RunConfig(task="parity", model="transformer", d_model=8), cfg.make_task(), other,
+                               batch, cpu)
+    assert value != value and all(p.grad is None for p in other.parameters())

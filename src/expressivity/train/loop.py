@@ -136,6 +136,25 @@ def training_loss(model: torch.nn.Module, batch: dict) -> torch.Tensor:
     return soft_cross_entropy(model(batch["input"]).float(), batch["output"], mask).sum() / mask.sum()
 
 
+def loss_and_gradients(cfg: RunConfig, task, model: torch.nn.Module, batch: dict, device: torch.device) -> float:
+    """One step's training loss (:func:`training_loss`, plus ``cfg.aux``'s losses), its gradient
+    added to the parameters' ``.grad`` when it is finite (nothing is done with a non-finite one:
+    the run has diverged). A model's own ``loss_and_grads`` (the rnn: forward and backward
+    written out, no autograd graph) takes the place of ``training_loss`` and ``backward`` where
+    it applies: float32 and no aux losses."""
+    direct = getattr(model, "loss_and_grads", None) if cfg.dtype == "float32" and not cfg.aux else None
+    if direct is not None:
+        return direct(batch["input"], batch["output"], batch["mask"]).item()
+    with autocast(cfg.dtype, device):
+        loss = training_loss(model, batch)
+    if cfg.aux:
+        loss = loss + recognizers.aux_loss(cfg, task, model, batch)
+    value = loss.item()
+    if math.isfinite(value):
+        loss.backward()
+    return value
+
+
 def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
               on_step: Callable[[int, float], None] | None = None,
               on_eval: Callable[[int, int], None] | None = None, *, restart: bool = False,
@@ -171,22 +190,19 @@ def train_run(cfg: RunConfig, out_dir: str | Path | None = None,
     resumed_from = start
 
     model.train()
+    params = list(model.parameters())
     diverged_at = None
     log_every = max(1, cfg.steps // 100)
     for step in range(start, cfg.steps):
         n = draw_length(rng, train_lengths)
         batch = to_device(task.sample_batch(rng, cfg.batch_size, n), device)
-        with autocast(cfg.dtype, device):
-            loss = training_loss(model, batch)
-        loss = loss + recognizers.aux_loss(cfg, task, model, batch)  # 0 without cfg.aux
-        value = loss.item()
+        opt.zero_grad(set_to_none=True)
+        value = loss_and_gradients(cfg, task, model, batch, device)
         if not math.isfinite(value):  # diverged: stop, keep the last good checkpoint
             diverged_at = step + 1
             losses.append(value)
             break
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer_step(model, opt, cfg.grad_clip)
+        optimizer_step(params, opt, cfg.grad_clip)
         losses.append(value)
         if on_step is not None:
             on_step(step + 1, losses[-1])
@@ -212,12 +228,13 @@ def make_optimizer(model: torch.nn.Module, lr: float, device: torch.device) -> t
     return make_adam(model.parameters(), lr, device)
 
 
-def optimizer_step(model: torch.nn.Module, opt: torch.optim.Optimizer, grad_clip: float) -> None:
-    """Clip the gradient to norm ``grad_clip`` (g ← g · min(1, clip / (‖g‖ + 10⁻⁶)), all
-    parameters as one vector; none for ``grad_clip`` ≤ 0; :func:`~.optim.clip_grad_norm`), then
-    take ``opt``'s step (:func:`~.optim.adam_step`)."""
+def optimizer_step(params: torch.nn.Module | Sequence[torch.Tensor], opt: torch.optim.Optimizer,
+                   grad_clip: float) -> None:
+    """Clip the gradient of ``params`` (a model's parameters, or the model) to norm ``grad_clip``
+    (g ← g · min(1, clip / (‖g‖ + 10⁻⁶)), all parameters as one vector; none for ``grad_clip`` ≤
+    0; :func:`~.optim.clip_grad_norm`), then take ``opt``'s step (:func:`~.optim.adam_step`)."""
     if grad_clip > 0:
-        clip_grad_norm(list(model.parameters()), grad_clip)
+        clip_grad_norm(list(params.parameters()) if isinstance(params, torch.nn.Module) else params, grad_clip)
     adam_step(opt)
 
 

@@ -78,6 +78,83 @@ def scored_cross_entropy(readout, o: Tensor, scored: Tensor, target: Tensor) -> 
     return F.cross_entropy(logits.to(torch.promote_types(logits.dtype, torch.float32)), target.index_select(0, rows))
 
 
+class FusedLoss:
+    """``scored_loss`` and ``loss_and_grads`` of a model whose training loss is written out as a
+    forward function and its gradient (``_loss``, ``_loss_grads``, wrapped as the autograd node
+    ``_node``). ``_fused_arguments`` gives their arguments — (ids (T, B) time-major, rows (|S|,)
+    the scored positions t·B + b, p (|S|, C), W_E, W_U, b_U, [the layers' weights]) — or None
+    where the modules' path applies (vmap, autocast), ``_modules_scored_loss`` that path."""
+
+    _node: type[torch.autograd.Function]
+
+    def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
+        raise NotImplementedError
+
+    def _modules_scored_loss(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    @staticmethod
+    def _loss(*args) -> tuple[Tensor, tuple]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _loss_grads(saved: tuple, g: Tensor) -> tuple:
+        raise NotImplementedError
+
+    def scored_loss(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
+        """:meth:`RecurrentModel.scored_loss`'s value as one autograd node (``_node``)."""
+        args = self._fused_arguments(inputs, target, mask)
+        if args is None:
+            return self._modules_scored_loss(inputs, target, mask)
+        return self._node.apply(*args[:6], *args[6])
+
+    def loss_and_grads(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
+        """:meth:`scored_loss`'s value (detached), its gradient added to every parameter's
+        ``.grad`` (set where it is None), as ``scored_loss(...).backward()`` leaves them — the
+        same code without autograd's graph and engine, whose bookkeeping costs about as much as
+        a small network's backward pass. Under vmap, autocast or no_grad: scored_loss and
+        backward."""
+        args = self._fused_arguments(inputs, target, mask)
+        if args is None or not torch.is_grad_enabled():
+            loss = self.scored_loss(inputs, target, mask)
+            loss.backward()
+            return loss.detach()
+        with torch.no_grad():
+            loss, saved = self._loss(*args)
+            grads = self._loss_grads(saved, torch.ones((), dtype=loss.dtype, device=loss.device))
+            for param, grad in zip((*args[3:6], *args[6]), grads[3:]):
+                if param.grad is None:
+                    param.grad = grad
+                else:
+                    param.grad += grad
+        return loss
+
+
+def fused_targets(inputs: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """(ids (T, B) time-major, rows (|S|,) the scored positions t·B + b, p (|S|, C) their
+    targets) from a batch's ids (B, T), target (B, T, C) and mask (B, T)."""
+    ids = inputs.T.contiguous()
+    rows = mask.T.reshape(-1).nonzero().squeeze(1)
+    return ids, rows, target.transpose(0, 1).reshape(ids.numel(), -1).index_select(0, rows)
+
+
+def readout_loss(top: Tensor, W_U: Tensor, b_U: Tensor, p: Tensor, relu: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """(loss, R, log q) at the scored rows: z_i = W_U R_i + b_U with R = ReLU(top) (or top),
+    loss = −(1/|S|) Σ_i Σ_a p_i(a) log softmax(z_i)_a."""
+    R = top.clamp_min(0) if relu else top
+    logq = torch.log_softmax(torch.addmm(b_U, R, W_U.T), -1)
+    return -(p * logq).sum() / p.shape[0], R, logq
+
+
+def readout_loss_grads(g: Tensor, p: Tensor, logq: Tensor, R: Tensor, top: Tensor, W_U: Tensor,
+                       relu: bool) -> tuple[Tensor, Tensor, Tensor]:
+    """g · (∂loss/∂top, ∂loss/∂W_U, ∂loss/∂b_U) of :func:`readout_loss`: ∂loss/∂z_i =
+    (softmax(z_i) Σ_a p_i(a) − p_i) / |S|, through the read-out (ReLU' = [top > 0])."""
+    dz = (logq.exp() * p.sum(1, keepdim=True) - p).mul_(g / p.shape[0])
+    dtop = dz @ W_U
+    return (dtop.mul_(top > 0) if relu else dtop), dz.T @ R, dz.sum(0)
+
+
 class ElmanScan(torch.autograd.Function):
     """h_t = tanh(u_t + W h_{t−1}), h_0 = 0, for t = 1..T: U (T, B, d) time-major (u_t: the
     input part and both biases), W (d, d) → H (T, B, d). Backward (through time), with
