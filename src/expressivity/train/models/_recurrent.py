@@ -152,7 +152,7 @@ def readout_loss_grads(g: Tensor, p: Tensor, logq: Tensor, R: Tensor, top: Tenso
     (softmax(z_i) Σ_a p_i(a) − p_i) / |S|, through the read-out (ReLU' = [top > 0])."""
     dz = (logq.exp() * p.sum(1, keepdim=True) - p).mul_(g / p.shape[0])
     dtop = dz @ W_U
-    return (dtop.mul_(top > 0) if relu else dtop), dz.T @ R, dz.sum(0)
+    return (torch.ops.aten.threshold_backward(dtop, top, 0) if relu else dtop), dz.T @ R, dz.sum(0)
 
 
 class ElmanScan(torch.autograd.Function):
@@ -177,27 +177,28 @@ class ElmanScan(torch.autograd.Function):
         return elman_backward(H, W, dH)
 
 
-def elman_forward(U: Tensor, W: Tensor) -> Tensor:
-    """:class:`ElmanScan`'s forward loop (no autograd): H (T, B, d) from U (T, B, d), W (d, d)."""
-    H = torch.empty_like(U)
+def elman_forward(U: Tensor, W: Tensor, in_place: bool = False) -> Tensor:
+    """:class:`ElmanScan`'s forward loop (no autograd): H (T, B, d) from U (T, B, d), W (d, d);
+    ``in_place``: H is written over U (a caller's own intermediate)."""
+    H = U if in_place else U.clone(memory_format=torch.contiguous_format)
     Wt = W.T
-    u, h = U.unbind(0), H.unbind(0)  # every step's view made at once (indexing makes one per call)
-    torch.tanh(u[0], out=h[0])
-    for t in range(1, len(u)):
-        torch.addmm(u[t], h[t - 1], Wt, out=h[t]).tanh_()
+    h = H.unbind(0)  # every step's view made at once (indexing makes one per call)
+    h[0].tanh_()
+    for t in range(1, len(h)):
+        h[t].addmm_(h[t - 1], Wt).tanh_()
     return H
 
 
-def elman_backward(H: Tensor, W: Tensor, dH: Tensor) -> tuple[Tensor, Tensor]:
+def elman_backward(H: Tensor, W: Tensor, dH: Tensor, in_place: bool = False) -> tuple[Tensor, Tensor]:
     """:class:`ElmanScan`'s back-propagation through time (no autograd): (δ = ∂L/∂U, ∂L/∂W)
-    from the outputs H and their gradient dH (T, B, d)."""
+    from the outputs H and their gradient dH (T, B, d); ``in_place``: δ is written over dH."""
     T, d = H.shape[0], H.shape[2]
     slope = (1 - H * H).unbind(0)  # tanh' at every step
-    delta = torch.empty_like(H)
-    dh, dl = dH.unbind(0), delta.unbind(0)
-    torch.mul(dh[T - 1], slope[T - 1], out=dl[T - 1])
+    delta = dH if in_place else dH.clone(memory_format=torch.contiguous_format)
+    dl = delta.unbind(0)
+    dl[T - 1].mul_(slope[T - 1])
     for t in range(T - 2, -1, -1):
-        torch.addmm(dh[t], dl[t + 1], W, out=dl[t]).mul_(slope[t])
+        dl[t].addmm_(dl[t + 1], W).mul_(slope[t])
     dW = delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
     return delta, dW
 

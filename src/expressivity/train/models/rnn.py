@@ -101,7 +101,7 @@ def elman_loss(ids: Tensor, rows: Tensor, p: Tensor, E: Tensor, W_U: Tensor, b_U
             U = torch.addmm(b_ih + b_hh, E, W_ih.T).index_select(0, flat)
         else:
             U = torch.addmm(b_ih + b_hh, Hs[-1].view(T * B, -1), W_ih.T)
-        Hs.append(elman_forward(U.view(T, B, -1), W_hh))
+        Hs.append(elman_forward(U.view(T, B, -1), W_hh, in_place=True))  # U: this loop's own
     top = Hs[-1].view(T * B, -1).index_select(0, rows)
     loss, R, logq = readout_loss(top, W_U, b_U, p, relu=True)
     return loss, (flat, rows, p, E, W_U, top, R, logq, *layers, *Hs, (T, B))
@@ -123,7 +123,7 @@ def elman_loss_grads(saved: tuple, g: Tensor) -> tuple:
     dE = None
     for ell in range(n_layers - 1, -1, -1):
         W_ih, W_hh = layers[4 * ell], layers[4 * ell + 1]
-        delta, grads[4 * ell + 1] = elman_backward(Hs[ell], W_hh, dH.view(T, B, -1))
+        delta, grads[4 * ell + 1] = elman_backward(Hs[ell], W_hh, dH.view(T, B, -1), in_place=True)
         delta = delta.view(T * B, -1)
         if ell == 0:
             dtable = delta.new_zeros(E.shape[0], delta.shape[1]).index_add_(0, flat, delta)
