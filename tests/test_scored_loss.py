@@ -1,5 +1,5 @@
 """The training loss at the scored positions only (train/loop.training_loss, the recurrent
-models' ``scored_loss``, the rnn's one-node :class:`ElmanScoredLoss`) equals the soft
+models' ``scored_loss``, the written-out losses as one autograd node) equals the soft
 cross-entropy of the full forward pass averaged over the mask — value and every parameter's
 gradient, float64, random models, masks and soft targets — and train_run's losses stay those of
 the full forward pass."""
@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from expressivity.train import RunConfig, build_model, train_run
 from expressivity.train.loop import soft_cross_entropy, training_loss
-from expressivity.train.models.rnn import ElmanScoredLoss
+from expressivity.train.models._recurrent import WrittenOutLoss
+from expressivity.train.models.rnn import RNNModel
 
 RECURRENT = ("rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn")
 
@@ -61,7 +62,7 @@ def test_scored_loss_equals_the_full_forward_passes_loss(model, seed, layers, B,
         assert torch.allclose(g_full[k], g_ours[k], rtol=0, atol=1e-12), k
 
 
-def test_elman_scored_loss_gradient_is_the_numerical_one():
+def test_elman_written_out_loss_gradient_is_the_numerical_one():
     g = torch.Generator().manual_seed(2)
     T, B, d, V, C = 4, 3, 3, 4, 2
 
@@ -71,8 +72,9 @@ def test_elman_scored_loss_gradient_is_the_numerical_one():
     ids = torch.randint(0, V, (T, B), generator=g)
     rows = torch.tensor([1, 5, 9, 11])
     p = torch.softmax(torch.randn(len(rows), C, generator=g, dtype=torch.float64), -1)
-    args = (ids, rows, p, w(V, d), w(C, d), w(C), w(d, d), w(d, d), w(d), w(d), w(d, d), w(d, d), w(d), w(d))
-    assert torch.autograd.gradcheck(ElmanScoredLoss.apply, args)
+    params = (w(V, d), w(C, d), w(C), w(d, d), w(d, d), w(d), w(d), w(d, d), w(d, d), w(d), w(d))
+    fns = (RNNModel._loss, RNNModel._loss_grads)
+    assert torch.autograd.gradcheck(lambda *ps: WrittenOutLoss.apply(fns, (ids, rows, p), *ps), params)
 
 
 def test_the_transformer_and_aux_heads_keep_the_full_forward_pass():

@@ -78,14 +78,33 @@ def scored_cross_entropy(readout, o: Tensor, scored: Tensor, target: Tensor) -> 
     return F.cross_entropy(logits.to(torch.promote_types(logits.dtype, torch.float32)), target.index_select(0, rows))
 
 
-class FusedLoss:
-    """``scored_loss`` and ``loss_and_grads`` of a model whose training loss is written out as a
-    forward function and its gradient (``_loss``, ``_loss_grads``, wrapped as the autograd node
-    ``_node``). ``_fused_arguments`` gives their arguments — (ids (T, B) time-major, rows (|S|,)
-    the scored positions t·B + b, p (|S|, C), W_E, W_U, b_U, [the layers' weights]) — or None
-    where the modules' path applies (vmap, autocast), ``_modules_scored_loss`` that path."""
+class WrittenOutLoss(torch.autograd.Function):
+    """A training loss written out as a forward function and its gradient, as one autograd node:
+    ``apply(fns, data, *params)`` with fns = (loss(data, params) → (loss, saved),
+    grads(saved, g) → one gradient per parameter); ``data`` is what takes no gradient (ids,
+    scored rows, targets, sizes). The parameters are saved for backward (torch's check that
+    they were not changed in place in between); the intermediates live on ``ctx``."""
 
-    _node: type[torch.autograd.Function]
+    @staticmethod
+    def forward(ctx, fns, data, *params: Tensor) -> Tensor:
+        loss, saved = fns[0](data, params)
+        ctx.save_for_backward(*params)
+        ctx.fns, ctx.saved = fns, saved
+        return loss
+
+    @staticmethod
+    def backward(ctx, g: Tensor):
+        ctx.saved_tensors  # noqa: B018 — raises if a parameter was modified in place since forward
+        return None, None, *ctx.fns[1](ctx.saved, g)
+
+
+class FusedLoss:
+    """``scored_loss`` and ``loss_and_grads`` of a model whose training loss is written out
+    (``_loss``, ``_loss_grads``: see :class:`WrittenOutLoss`). ``_fused_arguments`` gives
+    (data, params) — data starting with (ids (T, B) time-major, rows (|S|,) the scored positions
+    t·B + b, p (|S|, C) their targets), params the parameters the loss reads, in the order of
+    its gradients — or None where the modules' path applies (vmap, autocast);
+    ``_modules_scored_loss`` is that path."""
 
     def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
         raise NotImplementedError
@@ -94,7 +113,7 @@ class FusedLoss:
         raise NotImplementedError
 
     @staticmethod
-    def _loss(*args) -> tuple[Tensor, tuple]:
+    def _loss(data: tuple, params: tuple) -> tuple[Tensor, tuple]:
         raise NotImplementedError
 
     @staticmethod
@@ -102,11 +121,12 @@ class FusedLoss:
         raise NotImplementedError
 
     def scored_loss(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
-        """:meth:`RecurrentModel.scored_loss`'s value as one autograd node (``_node``)."""
+        """:meth:`RecurrentModel.scored_loss`'s value as one autograd node (:class:`WrittenOutLoss`)."""
         args = self._fused_arguments(inputs, target, mask)
         if args is None:
             return self._modules_scored_loss(inputs, target, mask)
-        return self._node.apply(*args[:6], *args[6])
+        data, params = args
+        return WrittenOutLoss.apply((self._loss, self._loss_grads), data, *params)
 
     def loss_and_grads(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
         """:meth:`scored_loss`'s value (detached), its gradient added to every parameter's
@@ -119,10 +139,11 @@ class FusedLoss:
             loss = self.scored_loss(inputs, target, mask)
             loss.backward()
             return loss.detach()
+        data, params = args
         with torch.no_grad():
-            loss, saved = self._loss(*args)
+            loss, saved = self._loss(data, params)
             grads = self._loss_grads(saved, torch.ones((), dtype=loss.dtype, device=loss.device))
-            for param, grad in zip((*args[3:6], *args[6]), grads[3:]):
+            for param, grad in zip(params, grads):
                 if param.grad is None:
                     param.grad = grad
                 else:

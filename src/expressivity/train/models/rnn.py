@@ -6,8 +6,9 @@ exactly this recurrence (it splits b into b_ih + b_hh); its parameters are the m
 loop is ours (:func:`~._recurrent.rnn_layers`: layer 0's input part looked up through the
 embedding, the recurrence one :class:`~._recurrent.ElmanScan` node per layer).
 
-The training loss (:meth:`RNNModel.scored_loss`) is one autograd node for the whole network,
-:class:`ElmanScoredLoss`, and ``loss_and_grads`` the same forward and backward without autograd
+The training loss (:meth:`RNNModel.scored_loss`) is one autograd node for the whole network
+(:func:`elman_loss` and its gradient :func:`elman_loss_grads` as a
+:class:`~._recurrent.WrittenOutLoss`), and ``loss_and_grads`` the same forward and backward without autograd
 (:class:`~._recurrent.FusedLoss`): one run's step at the benchmark's size is a few hundred
 microseconds of arithmetic, and each autograd node costs a few microseconds forward and back.
 """
@@ -31,25 +32,6 @@ from ._recurrent import (
 )
 
 
-class ElmanScoredLoss(torch.autograd.Function):
-    """The rnn's training loss from token ids to the mean cross-entropy as one autograd node,
-    forward :func:`elman_loss`, backward :func:`elman_loss_grads`. Arguments: ids (T, B)
-    time-major, rows (|S|,) positions t·B + b, p (|S|, C), W_E, W_U, b_U, then (W_ih, W_hh, b_ih,
-    b_hh) per layer."""
-
-    @staticmethod
-    def forward(ctx, ids: Tensor, rows: Tensor, p: Tensor, E: Tensor, W_U: Tensor, b_U: Tensor,
-                *layers: Tensor) -> Tensor:
-        loss, saved = elman_loss(ids, rows, p, E, W_U, b_U, layers)
-        ctx.save_for_backward(*saved[:-1])
-        ctx.shape = saved[-1]
-        return loss
-
-    @staticmethod
-    def backward(ctx, g: Tensor):
-        return elman_loss_grads((*ctx.saved_tensors, ctx.shape), g)
-
-
 class RNNModel(FusedLoss, RecurrentModel):
     """Embedding → ``layers`` stacked Elman (tanh) layers, hidden = d_model → ReLU → linear."""
 
@@ -62,7 +44,6 @@ class RNNModel(FusedLoss, RecurrentModel):
         u = self.project(ids, rnn.weight_ih_l0, both_biases(rnn.bias_ih_l0, rnn.bias_hh_l0))  # (T, B, d_model)
         return rnn_layers(rnn, u)  # (T, B, d_model)
 
-    _node = ElmanScoredLoss
     _modules_scored_loss = RecurrentModel.scored_loss
 
     def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
@@ -72,15 +53,15 @@ class RNNModel(FusedLoss, RecurrentModel):
         rnn = self.rnn
         layers = [getattr(rnn, f"{kind}_l{ell}") for ell in range(rnn.num_layers)
                   for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-        return (*fused_targets(inputs, target, mask), self.embed.weight, self.unembed.weight, self.unembed.bias, layers)
+        return fused_targets(inputs, target, mask), (self.embed.weight, self.unembed.weight, self.unembed.bias, *layers)
 
     @staticmethod
-    def _loss(*args) -> tuple[Tensor, tuple]:
-        return elman_loss(*args)
+    def _loss(data: tuple, params: tuple) -> tuple[Tensor, tuple]:
+        return elman_loss(*data, *params[:3], params[3:])
 
     @staticmethod
     def _loss_grads(saved: tuple, g: Tensor) -> tuple:
-        return elman_loss_grads(saved, g)
+        return elman_loss_grads(saved, g)[3:]
 
 
 def elman_loss(ids: Tensor, rows: Tensor, p: Tensor, E: Tensor, W_U: Tensor, b_U: Tensor,
@@ -108,8 +89,7 @@ def elman_loss(ids: Tensor, rows: Tensor, p: Tensor, E: Tensor, W_U: Tensor, b_U
 
 
 def elman_loss_grads(saved: tuple, g: Tensor) -> tuple:
-    """g · the gradient of :func:`elman_loss` for every argument of :class:`ElmanScoredLoss`
-    (None for ids, rows, p): the read-out's (:func:`~._recurrent.readout_loss_grads`) to ∂L/∂H
+    """g · the gradient of :func:`elman_loss` for each of its arguments (None for ids, rows, p): the read-out's (:func:`~._recurrent.readout_loss_grads`) to ∂L/∂H
     (zero off the scored positions), :func:`~._recurrent.elman_backward` per layer from the top,
     the input parts' gradients into their weights (layer 1: the table's rows summed by token,
     then W_E and W_ih¹)."""
