@@ -81,7 +81,7 @@ def scored_cross_entropy(readout, o: Tensor, scored: Tensor, target: Tensor) -> 
 class WrittenOutLoss(torch.autograd.Function):
     """A training loss written out as a forward function and its gradient, as one autograd node:
     ``apply(fns, data, *params)`` with fns = (loss(data, params) → (loss, saved),
-    grads(saved, g) → one gradient per parameter); ``data`` is what takes no gradient (ids,
+    grads(saved, g) → one gradient per parameter, None for one the loss does not read); ``data`` is what takes no gradient (ids,
     scored rows, targets, sizes). The parameters are saved for backward (torch's check that
     they were not changed in place in between); the intermediates live on ``ctx``."""
 
@@ -144,6 +144,8 @@ class FusedLoss:
             loss, saved = self._loss(data, params)
             grads = self._loss_grads(saved, torch.ones((), dtype=loss.dtype, device=loss.device))
             for param, grad in zip(params, grads):
+                if grad is None:  # the loss does not read it (autograd leaves its .grad alone too)
+                    continue
                 if param.grad is None:
                     param.grad = grad
                 else:

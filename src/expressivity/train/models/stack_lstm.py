@@ -43,6 +43,12 @@ class StackLSTM(StackModel):
         cell = self.lstm
         return torch.cat([cell.weight_ih[:, self.embed.embedding_dim:], cell.weight_hh], dim=1).T  # [W_r U]ᵀ
 
+    controller_kind = "lstm"
+
+    def controller_params(self) -> tuple[Tensor, ...]:
+        cell = self.lstm
+        return cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh
+
     def init_state(self, u: Tensor) -> tuple[Tensor, Tensor]:
         zero = u.new_zeros(u.shape[1], self.embed.embedding_dim)
         return zero, zero  # h_0, c_0

@@ -23,7 +23,9 @@ W_x x_t + b for every t before the loop (:meth:`~._recurrent.RecurrentModel.proj
 a_t's logits and v_t from one product [W_a; W_v] h_t + [b_a; b_v] (:meth:`StackModel.read_heads`),
 and the stack update as one row selection and one batched product (:func:`stack_update`:
 the rows of P = [v_t; S_{t−1}; 0] that each action moves into cells 0..K−1, mixed by a_t;
-:mod:`._memory`).
+:mod:`._memory`). Training's loss and its gradient are written out instead, without autograd
+(:mod:`._stack_loss`, through :class:`~._recurrent.FusedLoss`); the modules here are the
+reference it is tested against, and what evaluation, vmap and autocast run.
 
 Example (one-hot actions): push a, push b, pop leaves S[0] = a, S[1] = 0 exactly.
 """
@@ -34,7 +36,8 @@ import torch
 from torch import Tensor, nn
 
 from ._memory import mix, take_rows
-from ._recurrent import RecurrentModel
+from ._recurrent import FusedLoss, RecurrentModel, fused_targets, vmapped
+from ._stack_loss import param_grads, stack_loss, stack_loss_grads, stack_weights
 
 STACK_SIZE = 30  # K, cells (Delétang et al.'s stack_size)
 STACK_CELL = 8  # m, width of a cell (their stack_cell_size)
@@ -59,7 +62,7 @@ def stack_update(S: Tensor, a: Tensor, v: Tensor, index: Tensor | None = None, z
     return mix(a, take_rows(P, stack_index(K, S.device) if index is None else index))
 
 
-class StackModel(RecurrentModel):
+class StackModel(FusedLoss, RecurrentModel):
     """The differentiable stack and the loop that drives it, shared by the Stack-RNN and the
     Stack-LSTM (:mod:`.stack_lstm`): a controller reads u_t (its input part W x_t + b, from
     ``input_part``), r_{t−1} (the top cell) and its state, and its output h_t sets
@@ -120,6 +123,30 @@ class StackModel(RecurrentModel):
     def core(self, ids: Tensor) -> Tensor:
         return self.run(ids, keep_stacks=False)[0].transpose(0, 1)  # (T, B, d), as stacked
 
+    # the training loss written out (:mod:`._stack_loss`): FusedLoss's scored_loss / loss_and_grads
+    _modules_scored_loss = RecurrentModel.scored_loss
+    controller_kind = "rnn"  # the subclass's controller, as _stack_loss names it
+
+    def controller_params(self) -> tuple[Tensor, ...]:
+        """The controller's parameters in :func:`~._stack_loss.stack_weights`' order."""
+        raise NotImplementedError
+
+    def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
+        if inputs.dim() != 2 or vmapped(self.embed.weight) or torch.is_autocast_enabled(inputs.device.type):
+            return None
+        params = (self.embed.weight, self.unembed.weight, self.unembed.bias, *self.controller_params(),
+                  self.W_a.weight, self.W_a.bias, self.W_v.weight, self.W_v.bias)
+        return (*fused_targets(inputs, target, mask), self.controller_kind, self.K), params
+
+    @staticmethod
+    def _loss(data: tuple, params: tuple) -> tuple[Tensor, tuple]:
+        loss, saved = stack_loss(data, stack_weights(data[3], params))
+        return loss, (data[3], saved)
+
+    @staticmethod
+    def _loss_grads(saved: tuple, g: Tensor) -> tuple:
+        return param_grads(saved[0], stack_loss_grads(saved[1], g))
+
     def stacks(self, inputs: Tensor) -> Tensor:
         """The stack after each step for token ids (B, T): (B, T, K, m) (for tests and probes)."""
         return self.run(inputs)[1]
@@ -139,6 +166,9 @@ class StackRNN(StackModel):
 
     def step_weights(self) -> Tensor:
         return self.W_core.weight[:, self.embed.embedding_dim:].T  # [W_r W_h]ᵀ
+
+    def controller_params(self) -> tuple[Tensor, ...]:
+        return self.W_core.weight, self.W_core.bias
 
     def init_state(self, u: Tensor) -> Tensor:
         return u.new_zeros(u.shape[1], u.shape[2])  # h_0 = 0

@@ -1,0 +1,169 @@
+"""The Stack-RNN's and Stack-LSTM's training loss written out: forward and back-propagation
+through time by hand, no autograd graph (one run's step at d_model 64 is some 15 torch calls
+per time step forward and 30 back under autograd, each with its bookkeeping).
+
+The equations are those of :mod:`.stack_rnn` and :mod:`.stack_lstm`: with the controller's
+input part U = (W_x W_Eᵀ + b)[s] (every step at once), x_t = [r_{t−1}; h_{t−1}] (r = the top
+cell), z_t = U_t + x_t w (w = the controller's weights on x_t, transposed),
+
+    rnn:  h_t = tanh z_t;   lstm: (i, f, g, o) = (σ, σ, tanh, σ)(z_t), c_t = f c_{t−1} + i g, h_t = o tanh c_t,
+    o_t = h_t W + b (W = [W_a; W_v]ᵀ) = (logits_t, v_t),   a_t = softmax(logits_t),
+    P_t = [v_t; S_{t−1}; 0],   S_t = a_push P_t[0:K] + a_pop P_t[2:K+2] + a_noop P_t[1:K+1],
+
+and the loss :func:`~._recurrent.readout_loss` of ReLU(h_t) at the scored positions. Backward,
+from t = T−1 down: ∂P_t from ∂S_t (each shifted window gets a_A ∂S_t), ∂a_{t,A} = ⟨∂S_t,
+window_A⟩, the softmax's ∂logits = a ⊙ (∂a − ⟨a, ∂a⟩), ∂h_t = ∂L/∂h_t + ∂o_t Wᵀ + (∂x_{t+1})_h,
+∂z_t through the controller, ∂x_t = ∂z_t wᵀ, whose r part adds to ∂S_{t−1}[0]; the weights'
+gradients then one product each over all steps. The values equal the modules' path
+(:meth:`.stack_rnn.StackModel.run`) to float round-off (tests/test_scored_loss.py).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ._recurrent import readout_loss, readout_loss_grads
+
+
+def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
+    """The loss and what its gradient needs (:func:`stack_loss_grads`). data = (ids (T, B),
+    rows, p, kind "rnn" | "lstm", K); weights = (W_E, W_U, b_U, W_x (dc, d), b (dc,), w (m + d,
+    dc), W (d, 3 + m), b_o (3 + m,)) with dc = d (rnn) or 4d (lstm, torch's gate order)."""
+    ids, rows, p, kind, K = data
+    E, W_U, b_U, W_x, b, w, W, b_o = weights
+    T, B = ids.shape
+    d, dc, m = E.shape[1], W_x.shape[0], w.shape[0] - E.shape[1]
+    flat = ids.reshape(-1)
+    U = torch.addmm(b, E, W_x.T).index_select(0, flat).view(T, B, dc)  # becomes z_t in place
+    X = U.new_empty(T, B, m + d)  # x_t = [r_{t−1}; h_{t−1}]
+    H = U.new_empty(T, B, d)
+    O = U.new_empty(T, B, 3 + m)  # (logits_t, v_t)
+    acts = U.new_empty(T, B, 3)
+    Ps = U.new_zeros(T + 1, B, K + 2, m)  # P_t = [v_t; S_{t−1}; 0]; S_t is written into P_{t+1}
+    lstm = kind == "lstm"
+    if lstm:
+        A, C = U.new_empty(T, B, dc), U.new_empty(T, B, d)
+        TC = torch.empty_like(C)
+    x, h, z, o, a, P = X.unbind(0), H.unbind(0), U.unbind(0), O.unbind(0), acts.unbind(0), Ps.unbind(0)
+    for t in range(T):
+        x[t][:, :m] = P[t][:, 1]  # r_{t−1} = S_{t−1}[0]
+        if t:
+            x[t][:, m:] = h[t - 1]
+            z[t].addmm_(x[t], w)
+        else:
+            x[t][:, m:] = 0
+        if lstm:
+            at = A[t]
+            torch.sigmoid(z[t], out=at)
+            torch.tanh(z[t][:, 2 * d:3 * d], out=at[:, 2 * d:3 * d])
+            if t:
+                torch.mul(at[:, d:2 * d], C[t - 1], out=C[t]).addcmul_(at[:, :d], at[:, 2 * d:3 * d])
+            else:
+                torch.mul(at[:, :d], at[:, 2 * d:3 * d], out=C[0])
+            torch.tanh(C[t], out=TC[t])
+            torch.mul(at[:, 3 * d:], TC[t], out=h[t])
+        else:
+            torch.tanh(z[t], out=h[t])
+        torch.addmm(b_o, h[t], W, out=o[t])
+        torch.softmax(o[t][:, :3], -1, out=a[t])
+        P[t][:, 0] = o[t][:, 3:]
+        k = a[t][:, :, None, None]
+        S = P[t + 1][:, 1:K + 1]
+        torch.mul(P[t][:, :K], k[:, 0], out=S).addcmul_(P[t][:, 2:], k[:, 1]).addcmul_(P[t][:, 1:K + 1], k[:, 2])
+    top = H.view(T * B, d).index_select(0, rows)
+    loss, R, logq = readout_loss(top, W_U, b_U, p, relu=True)
+    state = (A, C, TC) if lstm else None
+    return loss, (flat, rows, p, K, weights, X, H, acts, Ps, state, top, R, logq)
+
+
+def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
+    """g · the gradient of :func:`stack_loss` for each of its weights, in their order."""
+    flat, rows, p, K, weights, X, H, acts, Ps, state, top, R, logq = saved
+    E, W_U, b_U, W_x, b, w, W, b_o = weights
+    T, B, d = H.shape
+    dc, m = W_x.shape[0], w.shape[0] - d
+    dtop, dW_U, db_U = readout_loss_grads(g, p, logq, R, top, W_U, relu=True)
+    dH = dtop.new_zeros(T * B, d).index_copy_(0, rows, dtop).view(T, B, d)
+    dZ = H.new_empty(T, B, dc)
+    dO = H.new_empty(T, B, 3 + m)
+    dPs = H.new_zeros(T, B, K + 2, m)
+    if state is None:
+        slope = 1 - H * H
+    else:
+        A, C, TC = state
+        i, f, gg, o = A[..., :d], A[..., d:2 * d], A[..., 2 * d:3 * d], A[..., 3 * d:]
+        coef = torch.empty_like(A)  # ∂z_t / ∂c_t for the i, f, g blocks; ∂z_t / ∂h_t for o
+        sig = A * (1 - A)
+        torch.mul(sig[..., :d], gg, out=coef[..., :d])
+        torch.mul(sig[1:, :, d:2 * d], C[:-1], out=coef[1:, :, d:2 * d])
+        coef[0, :, d:2 * d] = 0  # c_0 = 0
+        torch.mul(i, 1 - gg * gg, out=coef[..., 2 * d:3 * d])
+        torch.mul(sig[..., 3 * d:], TC, out=coef[..., 3 * d:])
+        dc_dh = o * (1 - TC * TC)
+        c3, co = coef[..., :3 * d].unflatten(-1, (3, d)), coef[..., 3 * d:]
+        dz3, dzo = dZ[..., :3 * d].unflatten(-1, (3, d)), dZ[..., 3 * d:]
+    wt, Wt = w.T, W.T
+    dS = dH.new_zeros(B, K, m)  # ∂L/∂S_{T−1}: the last stack is not read
+    dh_next = dcell = None
+    for t in range(T - 1, -1, -1):
+        P, dP, k = Ps[t], dPs[t], acts[t][:, :, None, None]
+        torch.mul(dS, k[:, 0], out=dP[:, :K])
+        dP[:, 2:].addcmul_(dS, k[:, 1])
+        dP[:, 1:K + 1].addcmul_(dS, k[:, 2])
+        moved = torch.stack([P[:, :K], P[:, 2:], P[:, 1:K + 1]], 1).view(B, 3, K * m)  # each action's S_t
+        da = torch.bmm(moved, dS.reshape(B, K * m, 1)).view(B, 3)  # ⟨∂S_t, moved_A⟩: (push, pop, noop)
+        a = acts[t]
+        torch.mul(a, da - (a * da).sum(1, keepdim=True), out=dO[t][:, :3])
+        dO[t][:, 3:] = dP[:, 0]
+        dh = torch.addmm(dH[t], dO[t], Wt)
+        if dh_next is not None:
+            dh += dh_next
+        if state is None:
+            torch.mul(dh, slope[t], out=dZ[t])
+        else:
+            dcell = dh * dc_dh[t] if dcell is None else dcell.mul_(f[t + 1]).addcmul_(dh, dc_dh[t])
+            torch.mul(c3[t], dcell[:, None], out=dz3[t])
+            torch.mul(co[t], dh, out=dzo[t])
+        if t:
+            dx = dZ[t] @ wt  # (B, m + d)
+            dh_next = dx[:, m:]
+            dS = dP[:, 1:K + 1]
+            dS[:, 0] += dx[:, :m]
+    dW_step = X.view(T * B, -1).T @ dZ.view(T * B, dc)  # x_1 = [0; 0] adds nothing
+    dW, db_o = H.view(T * B, d).T @ dO.view(T * B, -1), dO.sum((0, 1))
+    dtable = dZ.new_zeros(E.shape[0], dc).index_add_(0, flat, dZ.view(T * B, dc))
+    if not bool((rows >= B).any()):  # only h_1 scored: the heads' stack is never read (None, as autograd's)
+        dW = db_o = None
+    return dtable @ W_x, dW_U, db_U, dtable.T @ E, dtable.sum(0), dW_step, dW, db_o
+
+
+def stack_weights(kind: str, params: tuple) -> tuple:
+    """:func:`stack_loss`'s weights from a model's parameters: (W_E, W_U, b_U, then the
+    controller's — W_core, b_core (rnn) or weight_ih, weight_hh, bias_ih, bias_hh (lstm) — then
+    W_a, b_a, W_v, b_v)."""
+    E, W_U, b_U, *controller, W_a, b_a, W_v, b_v = params
+    d = E.shape[1]
+    if kind == "rnn":
+        W_core, b = controller
+        W_x, w = W_core[:, :d], W_core[:, d:].T
+    else:
+        W_ih, W_hh, b_ih, b_hh = controller
+        W_x, b, w = W_ih[:, :d], b_ih + b_hh, torch.cat([W_ih[:, d:], W_hh], 1).T
+    return E, W_U, b_U, W_x, b, w, torch.cat([W_a, W_v]).T, torch.cat([b_a, b_v])
+
+
+def param_grads(kind: str, grads: tuple) -> tuple:
+    """The gradients of :func:`stack_loss_grads` for the parameters of :func:`stack_weights`."""
+    dE, dW_U, db_U, dW_x, db, dW_step, dW, db_o = grads
+    m = dW_step.shape[0] - dW_x.shape[1]
+    step = dW_step.T  # (dc, m + d): the r columns, then the h columns
+    if kind == "rnn":
+        controller = (torch.cat([dW_x, step], 1), db)
+    else:
+        controller = (torch.cat([dW_x, step[:, :m]], 1), step[:, m:].contiguous(), db, db.clone())
+    if dW is None:
+        return (dE, dW_U, db_U, *controller, None, None, None, None)
+    heads = dW.T
+    return (dE, dW_U, db_U, *controller, heads[:3].contiguous(), db_o[:3].contiguous(), heads[3:].contiguous(),
+            db_o[3:].contiguous())
