@@ -104,7 +104,13 @@ class FusedLoss:
     (data, params) — data starting with (ids (T, B) time-major, rows (|S|,) the scored positions
     t·B + b, p (|S|, C) their targets), params the parameters the loss reads, in the order of
     its gradients — or None where the modules' path applies (vmap, autocast);
-    ``_modules_scored_loss`` is that path."""
+    ``_modules_scored_loss`` is that path (:meth:`_written_out_applies` says which)."""
+
+    def _written_out_applies(self, inputs: Tensor) -> bool:
+        """Whether the written-out loss serves ``inputs``: a plain (B, T) batch of ids, neither
+        vmapped (train_many) nor under autocast."""
+        return (inputs.dim() == 2 and not vmapped(self.embed.weight)
+                and not torch.is_autocast_enabled(inputs.device.type))
 
     def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
         raise NotImplementedError

@@ -28,7 +28,6 @@ from ._recurrent import (
     readout_loss,
     readout_loss_grads,
     rnn_layers,
-    vmapped,
 )
 
 
@@ -47,8 +46,7 @@ class RNNModel(FusedLoss, RecurrentModel):
     _modules_scored_loss = RecurrentModel.scored_loss
 
     def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
-        if (inputs.dim() != 2 or vmapped(self.embed.weight) or torch.is_autocast_enabled(inputs.device.type)
-                or not self.rnn.bias):
+        if not (self._written_out_applies(inputs) and self.rnn.bias):
             return None
         rnn = self.rnn
         layers = [getattr(rnn, f"{kind}_l{ell}") for ell in range(rnn.num_layers)

@@ -36,7 +36,7 @@ import torch
 from torch import Tensor, nn
 
 from ._memory import mix, take_rows
-from ._recurrent import FusedLoss, RecurrentModel, fused_targets, vmapped
+from ._recurrent import FusedLoss, RecurrentModel, fused_targets
 from ._stack_loss import param_grads, stack_loss, stack_loss_grads, stack_weights
 
 STACK_SIZE = 30  # K, cells (Delétang et al.'s stack_size)
@@ -132,7 +132,7 @@ class StackModel(FusedLoss, RecurrentModel):
         raise NotImplementedError
 
     def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
-        if inputs.dim() != 2 or vmapped(self.embed.weight) or torch.is_autocast_enabled(inputs.device.type):
+        if not self._written_out_applies(inputs):
             return None
         params = (self.embed.weight, self.unembed.weight, self.unembed.bias, *self.controller_params(),
                   self.W_a.weight, self.W_a.bias, self.W_v.weight, self.W_v.bias)
