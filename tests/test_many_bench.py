@@ -1,9 +1,11 @@
-"""bench/many_bench.py and bench/chomsky_peer.py without running a bench: the JAX column is skipped
-without a checkout, bad arguments are refused with the flag named, the FLOP count is the formula."""
+"""bench/many_bench.py, bench/chomsky_peer.py and bench/peer_rounds.py without running a bench: the
+JAX column is skipped without a checkout, bad arguments are refused with the flag named, the FLOP
+count is the formula, the rounds' best-of table is the maximum per column."""
 
 from __future__ import annotations
 
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))
 import chomsky_peer  # noqa: E402
 import many_bench  # noqa: E402
+import peer_rounds  # noqa: E402
 
 
 @pytest.mark.parametrize("where", [None, "", "no/such/checkout"])
@@ -107,3 +110,31 @@ def test_main_refuses_a_missing_jax_python(tmp_path, capsys):
     with pytest.raises(SystemExit):
         many_bench.main(["--chomsky", str(tmp_path), "--jax-python", str(tmp_path / "none")])
     assert "--jax-python" in capsys.readouterr().err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--rounds", "0"], "--rounds"), (["--steps", "2"], "--steps"), (["--models", "rnn,gru"], "--models"),
+    (["--before", "no/such/checkout"], "--before"),
+])
+def test_peer_rounds_refuses_bad_arguments_before_any_run(argv, flag, capsys):
+    with pytest.raises(SystemExit) as e:
+        peer_rounds.main(argv)
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert flag in err and "Traceback" not in err
+
+
+def test_peer_rounds_best_table_is_the_best_round_per_column():
+    rows = [{"model": "rnn", "theirs": 100.0, "ours": 150.0}, {"model": "rnn", "theirs": 200.0, "ours": 120.0},
+            {"model": "lstm", "theirs": 50.0, "ours": 40.0}]
+    header, rnn, lstm = peer_rounds.best_table(rows, ["theirs", "ours"])
+    assert header.split() == ["model", "theirs", "ours", "ours/theirs"]
+    assert rnn.split() == ["rnn", "200.0", "150.0", "0.75"]
+    assert lstm.split() == ["lstm", "50.0", "40.0", "0.80"]
+
+
+def test_peer_rounds_times_a_checkout_in_a_child_python():
+    fields = asdict(many_bench.peer_config("rnn", "small", 4, "cpu"))
+    assert peer_rounds.ours_rate(peer_rounds.HERE, fields) > 0
+    with pytest.raises(RuntimeError, match="failed"):
+        peer_rounds.ours_rate(peer_rounds.HERE, fields | {"model": "gru"})
