@@ -169,3 +169,28 @@ def test_loss_and_gradients_takes_the_direct_path_and_skips_a_non_finite_backwar
     value = loss_and_gradients(RunConfig(task="parity", model="transformer", d_model=8), cfg.make_task(), other,
                                batch, cpu)
     assert value != value and all(p.grad is None for p in other.parameters())
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 1000), layers=st.integers(1, 3), R=st.integers(1, 4), B=st.integers(1, 4),
+       lengths=st.lists(st.integers(1, 7), min_size=4, max_size=4), p_scored=st.sampled_from([0.0, 0.3, 1.0]))
+def test_many_runs_written_out_rnn_loss_is_each_runs_own(seed, layers, R, B, lengths, p_scored):
+    """RNNModel.runs_loss_and_grads on R runs' stacked weights, their batches right-padded to
+    the longest (as train_many pads them), gives each run the loss and gradients of its own
+    scored_loss and backward — an independent model and batch per run."""
+    from torch.func import stack_module_state
+    nets = [_model("rnn", seed + r, layers) for r in range(R)]
+    batches = [_batch(seed + r, B, lengths[r], 3, p_scored) for r in range(R)]
+    T = max(lengths[:R])
+    pad = lambda t, v: torch.nn.functional.pad(t, (0, 0) * (t.dim() - 2) + (0, T - t.shape[1]), value=v)  # noqa: E731
+    inputs = torch.stack([pad(b["input"], 0) for b in batches])
+    target = torch.stack([pad(b["output"], 0.0) for b in batches])
+    mask = torch.stack([pad(b["mask"], False) for b in batches])
+    params = {k: v.detach() for k, v in stack_module_state(nets)[0].items()}
+    losses, grads = nets[0].runs_loss_and_grads(params, inputs, target, mask)
+    assert losses.shape == (R,) and grads.keys() == params.keys()
+    for r, (net, batch) in enumerate(zip(nets, batches)):
+        value, own = _value_and_grads(net, training_loss, batch)
+        assert abs(float(losses[r] - value)) < 1e-12
+        for k, g in own.items():
+            torch.testing.assert_close(grads[k][r], g, atol=1e-12, rtol=1e-10, msg=k)

@@ -334,39 +334,31 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
 
     batched = vmap(forward, in_dims=(0, 0, 0, 0))
     batched_nomask = vmap(lambda p, b, x: forward(p, b, x, None), in_dims=(0, 0, 0))
+    written_out = hasattr(base, "runs_loss_and_grads") and dtype == "float32"
     while stack is not None and stack.rows:
         rows = stack.rows
         batches = []
         for i in rows:
             n = draw_length(rngs[i], train_lengths)
             batches.append(task.sample_batch(rngs[i], cfgs[i].batch_size, n))
-        params = {k: v.requires_grad_(True) for k, v in stack.params.items()}
-        parts, order = [], []
-        for js in length_buckets([b["input"].shape[1] for b in batches], n_buckets):
-            inputs, target, mask, real, padded = _pad_batches([batches[j] for j in js], device)
-            if len(js) == len(rows):  # one bucket: the stacked state as it is
-                p_js, b_js = params, stack.buffers
-            else:  # the bucket's rows (autograd takes the gradient back to the whole stack)
-                idx = torch.tensor(js, dtype=torch.long, device=device)
-                p_js = {k: v.index_select(0, idx) for k, v in params.items()}
-                b_js = {k: v.index_select(0, idx) for k, v in stack.buffers.items()}
-            with autocast(dtype, device):
-                if with_mask and padded:
-                    logits = batched(p_js, b_js, inputs, real)
-                else:
-                    logits = batched_nomask(p_js, b_js, inputs)
-            logits = logits.float()  # (R_bucket, B, T, C)
-            parts.append(soft_cross_entropy(logits, target, mask).sum((1, 2)) / mask.sum((1, 2)))
-            order += js
-        per_run = torch.cat(parts)
-        if order != list(range(len(rows))):  # back to row order
-            per_run = per_run[torch.tensor(np.argsort(order), dtype=torch.long, device=device)]
+        buckets_now = length_buckets([b["input"].shape[1] for b in batches], n_buckets)
+        written = written_out and _written_out_step(base, stack, batches, buckets_now, device)
+        if written:
+            per_run, grads = written
+        else:
+            params = {k: v.requires_grad_(True) for k, v in stack.params.items()}
+            per_run = _modules_losses(batched, batched_nomask, with_mask, dtype, params, stack.buffers, batches,
+                                      buckets_now, device)
         values = per_run.detach().cpu().double().numpy()
         finite = np.isfinite(values)
         if finite.any():
             chosen = torch.from_numpy(finite).to(device)
-            grads = torch.autograd.grad(per_run[chosen].sum(), [params[k] for k in stack.names])
-            _update(stack, dict(zip(stack.names, grads)), [cfgs[i] for i in rows], b1, b2)
+            if written:  # each row's gradient is its own run's; a diverged row's is dropped with it
+                grads = {k: torch.where(chosen.view((-1,) + (1,) * (g.dim() - 1)), g, 0) for k, g in grads.items()}
+            else:
+                grads = dict(zip(stack.names, torch.autograd.grad(per_run[chosen].sum(),
+                                                                  [params[k] for k in stack.names])))
+            _update(stack, grads, [cfgs[i] for i in rows], b1, b2)
         for k in stack.names:
             stack.params[k] = stack.params[k].detach()
         keep = []
@@ -391,6 +383,64 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
     return [failed[i] if i in failed else
             finish_run(cfgs[i], task, models[i], outs[i], losses[i], diverged[i], resumed[i], t0, fit=fit)
             for i in range(R)]
+
+
+def _modules_losses(batched, batched_nomask, with_mask: bool, dtype: str, params: dict, buffers: dict,
+                    batches: list[dict], buckets: list[list[int]], device: torch.device) -> torch.Tensor:
+    """Each row's loss (R,), in row order, through the modules under vmap, bucket by bucket
+    (autograd takes the gradient back to the whole stack)."""
+    parts, order = [], []
+    for js in buckets:
+        inputs, target, mask, real, padded = _pad_batches([batches[j] for j in js], device)
+        p_js, b_js = _bucket_rows(params, js, device), _bucket_rows(buffers, js, device)
+        with autocast(dtype, device):
+            if with_mask and padded:
+                logits = batched(p_js, b_js, inputs, real)
+            else:
+                logits = batched_nomask(p_js, b_js, inputs)
+        logits = logits.float()  # (R_bucket, B, T, C)
+        parts.append(soft_cross_entropy(logits, target, mask).sum((1, 2)) / mask.sum((1, 2)))
+        order += js
+    return _row_order(torch.cat(parts), order, device)
+
+
+def _written_out_step(base, stack: _Stack, batches: list[dict], buckets: list[list[int]],
+                      device: torch.device) -> tuple[torch.Tensor, dict[str, torch.Tensor]] | None:
+    """Each row's loss (R,) and each parameter's gradient (stacked, row r its own run's) by the
+    model's written-out loss of R runs (``runs_loss_and_grads``), bucket by bucket; None where
+    it does not apply."""
+    parts, order, grads = [], [], None
+    for js in buckets:
+        inputs, target, mask, _, _ = _pad_batches([batches[j] for j in js], device)
+        out = base.runs_loss_and_grads(_bucket_rows(stack.params, js, device), inputs, target, mask)
+        if out is None:
+            return None
+        parts.append(out[0])
+        order += js
+        if js == list(range(len(stack.rows))):  # one bucket: every row, in order
+            grads = out[1]
+            break
+        if grads is None:
+            grads = {k: torch.zeros_like(v) for k, v in stack.params.items()}
+        idx = torch.tensor(js, dtype=torch.long, device=device)
+        for k, g in out[1].items():
+            grads[k].index_copy_(0, idx, g)
+    return _row_order(torch.cat(parts), order, device), grads
+
+
+def _bucket_rows(stacked: dict[str, torch.Tensor], js: list[int], device: torch.device) -> dict[str, torch.Tensor]:
+    """Rows ``js`` of every stacked tensor (all of them as they are when ``js`` is every row in order)."""
+    if js == list(range(len(js))) and all(v.shape[0] == len(js) for v in stacked.values()):
+        return stacked
+    idx = torch.tensor(js, dtype=torch.long, device=device)
+    return {k: v.index_select(0, idx) for k, v in stacked.items()}
+
+
+def _row_order(per_run: torch.Tensor, order: list[int], device: torch.device) -> torch.Tensor:
+    """Per-bucket losses concatenated in ``order`` → back in row order."""
+    if order == list(range(len(order))):
+        return per_run
+    return per_run[torch.tensor(np.argsort(order), dtype=torch.long, device=device)]
 
 
 @torch.no_grad()

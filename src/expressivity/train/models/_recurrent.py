@@ -184,6 +184,39 @@ def readout_loss_grads(g: Tensor, p: Tensor, logq: Tensor, R: Tensor, top: Tenso
     return (torch.ops.aten.threshold_backward(dtop, top, 0) if relu else dtop), dz.T @ R, dz.sum(0)
 
 
+def readout_losses(top: Tensor, W_U: Tensor, b_U: Tensor, p: Tensor, counts: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`readout_loss` (ReLU) of R runs at once, each with its own read-out: top (R, S, d)
+    their scored rows (a run with fewer than S has zero targets p in the rest, which then add
+    nothing), W_U (R, C, d), b_U (R, C), p (R, S, C), counts (R,) each run's |S_r| →
+    (losses (R,), R, log q)."""
+    R = top.clamp_min(0)
+    logq = torch.log_softmax(torch.baddbmm(b_U.unsqueeze(1), R, W_U.transpose(1, 2)), -1)
+    return -(p * logq).sum((1, 2)) / counts, R, logq
+
+
+def readout_losses_grads(g: Tensor, p: Tensor, logq: Tensor, R: Tensor, top: Tensor, W_U: Tensor,
+                         counts: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """g (R,) · each run's (∂loss_r/∂top, ∂loss_r/∂W_U, ∂loss_r/∂b_U) of :func:`readout_losses`."""
+    dz = (logq.exp() * p.sum(2, keepdim=True) - p).mul_((g / counts)[:, None, None])
+    dtop = torch.bmm(dz, W_U)
+    return torch.ops.aten.threshold_backward(dtop, top, 0), torch.bmm(dz.transpose(1, 2), R), dz.sum(1)
+
+
+def scored_rows(inputs: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """:func:`fused_targets` of R runs' batches at once, inputs (R, B, T), target (R, B, T, C),
+    mask (R, B, T) → (ids (T, R, B), rows (R, S) each run's scored positions t·B + b in order,
+    then padding, p (R, S, C) their targets, zero on the padding, counts (R,) = |S_r|), with S
+    the most any run scores."""
+    R, B, T = inputs.shape
+    scored = mask.transpose(1, 2).reshape(R, T * B)
+    counts = scored.sum(1)
+    S = int(counts.max())
+    rows = torch.argsort((~scored).to(torch.uint8), dim=1, stable=True)[:, :S]  # the scored positions first, in order
+    real = torch.arange(S, device=rows.device) < counts[:, None]
+    p = target.transpose(1, 2).reshape(R, T * B, -1).gather(1, rows.unsqueeze(2).expand(-1, -1, target.shape[-1]))
+    return inputs.permute(2, 0, 1).contiguous(), rows, p * real.unsqueeze(2), counts.to(target.dtype).clamp_min(1)
+
+
 class ElmanScan(torch.autograd.Function):
     """h_t = tanh(u_t + W h_{t−1}), h_0 = 0, for t = 1..T: U (T, B, d) time-major (u_t: the
     input part and both biases), W (d, d) → H (T, B, d). Backward (through time), with
@@ -208,28 +241,57 @@ class ElmanScan(torch.autograd.Function):
 
 def elman_forward(U: Tensor, W: Tensor, in_place: bool = False) -> Tensor:
     """:class:`ElmanScan`'s forward loop (no autograd): H (T, B, d) from U (T, B, d), W (d, d);
-    ``in_place``: H is written over U (a caller's own intermediate)."""
+    R runs at once: U (T, R, B, d), W (R, d, d), each run its own W. ``in_place``: H is written
+    over U (a caller's own intermediate)."""
     H = U if in_place else U.clone(memory_format=torch.contiguous_format)
-    Wt = W.T
+    Wt, add_product = W.transpose(-1, -2), _add_product(W)
     h = H.unbind(0)  # every step's view made at once (indexing makes one per call)
     h[0].tanh_()
     for t in range(1, len(h)):
-        h[t].addmm_(h[t - 1], Wt).tanh_()
+        add_product(h[t], h[t - 1], Wt).tanh_()
     return H
+
+
+def _add_product(W: Tensor):
+    """out += a @ b in place: ``addmm_`` for one run's (d, d) weights, ``baddbmm_`` for R runs'."""
+    return Tensor.addmm_ if W.dim() == 2 else Tensor.baddbmm_
 
 
 def elman_backward(H: Tensor, W: Tensor, dH: Tensor, in_place: bool = False) -> tuple[Tensor, Tensor]:
     """:class:`ElmanScan`'s back-propagation through time (no autograd): (δ = ∂L/∂U, ∂L/∂W)
-    from the outputs H and their gradient dH (T, B, d); ``in_place``: δ is written over dH."""
-    T, d = H.shape[0], H.shape[2]
+    from the outputs H and their gradient dH (T, B, d), or R runs' (T, R, B, d) with W (R, d,
+    d); ``in_place``: δ is written over dH."""
+    T, d = H.shape[0], H.shape[-1]
     slope = (1 - H * H).unbind(0)  # tanh' at every step
     delta = dH if in_place else dH.clone(memory_format=torch.contiguous_format)
-    dl = delta.unbind(0)
+    dl, add_product = delta.unbind(0), _add_product(W)
     dl[T - 1].mul_(slope[T - 1])
     for t in range(T - 2, -1, -1):
-        dl[t].addmm_(dl[t + 1], W).mul_(slope[t])
-    dW = delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
-    return delta, dW
+        add_product(dl[t], dl[t + 1], W).mul_(slope[t])
+    if W.dim() == 2:
+        return delta, delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
+    return delta, runs_outer(delta[1:], H[:-1])
+
+
+def runs_outer(D: Tensor, X: Tensor) -> Tensor:
+    """Each run's Σ_{t, b} d_{t,b}ᵀ x_{t,b}: D (T, R, B, m), X (T, R, B, k) → (R, m, k), one
+    batched product per step (einsum's permuted copies cost twice as much at these sizes)."""
+    out = D.new_zeros(D.shape[1], D.shape[-1], X.shape[-1])
+    for d_t, x_t in zip(D.unbind(0), X.unbind(0)):
+        out.baddbmm_(d_t.transpose(1, 2), x_t)
+    return out
+
+
+def runs_matmul(X: Tensor, W: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Each run's X_r W_r (+ b_r) at every step: X (T, R, B, k), W (R, k, m), bias (R, 1, m) →
+    (T, R, B, m), one batched product per step."""
+    out = X.new_empty(X.shape[:-1] + (W.shape[-1],))
+    for x_t, o_t in zip(X.unbind(0), out.unbind(0)):
+        if bias is None:
+            torch.bmm(x_t, W, out=o_t)
+        else:
+            torch.baddbmm(bias, x_t, W, out=o_t)
+    return out
 
 
 def vmapped(t: Tensor) -> bool:

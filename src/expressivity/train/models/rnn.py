@@ -11,6 +11,9 @@ The training loss (:meth:`RNNModel.scored_loss`) is one autograd node for the wh
 :class:`~._recurrent.WrittenOutLoss`), and ``loss_and_grads`` the same forward and backward without autograd
 (:class:`~._recurrent.FusedLoss`): one run's step at the benchmark's size is a few hundred
 microseconds of arithmetic, and each autograd node costs a few microseconds forward and back.
+R runs at once (train_many) take the same loss with every weight stacked over the runs
+(:meth:`RNNModel.runs_loss_and_grads`, :func:`elman_losses`): each step one batched product
+of the R runs' (B, d) states by their own W_hh.
 """
 
 from __future__ import annotations
@@ -27,7 +30,12 @@ from ._recurrent import (
     fused_targets,
     readout_loss,
     readout_loss_grads,
+    readout_losses,
+    readout_losses_grads,
     rnn_layers,
+    runs_matmul,
+    runs_outer,
+    scored_rows,
 )
 
 
@@ -60,6 +68,25 @@ class RNNModel(FusedLoss, RecurrentModel):
     @staticmethod
     def _loss_grads(saved: tuple, g: Tensor) -> tuple:
         return elman_loss_grads(saved, g)[3:]
+
+    def runs_loss_and_grads(self, params: dict[str, Tensor], inputs: Tensor, target: Tensor,
+                            mask: Tensor) -> tuple[Tensor, dict[str, Tensor]] | None:
+        """R runs of this architecture at once, no autograd: ``params`` each parameter stacked
+        over the runs (``stack_module_state``'s names), inputs (R, B, T), target (R, B, T, C),
+        mask (R, B, T) → (each run's :meth:`scored_loss` (R,), each parameter's gradient of its
+        own run's loss, stacked); None where it does not apply (autocast, no biases)."""
+        if torch.is_autocast_enabled(inputs.device.type) or not self.rnn.bias:
+            return None
+        names = ["embed.weight", "unembed.weight", "unembed.bias"] + [
+            f"rnn.{kind}_l{ell}" for ell in range(self.rnn.num_layers)
+            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+        if sorted(names) != sorted(params):
+            return None
+        with torch.no_grad():
+            ids, rows, p, counts = scored_rows(inputs, target, mask)
+            losses, saved = elman_losses(ids, rows, p, counts, *(params[k] for k in names))
+            grads = elman_losses_grads(saved, torch.ones_like(losses))
+        return losses, dict(zip(names, grads))
 
 
 def elman_loss(ids: Tensor, rows: Tensor, p: Tensor, E: Tensor, W_U: Tensor, b_U: Tensor,
@@ -112,3 +139,58 @@ def elman_loss_grads(saved: tuple, g: Tensor) -> tuple:
             dH = delta @ W_ih
         grads[4 * ell + 2], grads[4 * ell + 3] = db, db.clone()  # b_ih, b_hh: one gradient, two tensors
     return None, None, None, dE, dW_U, db_U, *grads
+
+
+def elman_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor, E: Tensor, W_U: Tensor, b_U: Tensor,
+                 *layers: Tensor) -> tuple[Tensor, tuple]:
+    """:func:`elman_loss` of R runs at once, each with its own weights (every weight with a
+    leading run axis: E (R, V, d), W_hh (R, d, d), …), on ids (T, R, B) time-major with the
+    runs side by side; rows, p, counts as :func:`~._recurrent.scored_rows` gives them →
+    (losses (R,), what :func:`elman_losses_grads` needs)."""
+    T, R, B = ids.shape
+    V = E.shape[1]
+    flat = (ids + V * torch.arange(R, device=ids.device)[:, None]).reshape(-1)  # run r's table at rows r·V…
+    Hs = []
+    for ell in range(len(layers) // 4):
+        W_ih, W_hh, b_ih, b_hh = layers[4 * ell:4 * ell + 4]
+        b = (b_ih + b_hh).unsqueeze(1)
+        if ell == 0:
+            U = torch.baddbmm(b, E, W_ih.transpose(1, 2)).view(R * V, -1).index_select(0, flat).view(T, R, B, -1)
+        else:
+            U = runs_matmul(Hs[-1], W_ih.transpose(1, 2), b)  # (T, R, B, d): each run its W_ih
+        Hs.append(elman_forward(U, W_hh, in_place=True))
+    at = _run_rows(rows, R, B)
+    top = Hs[-1].view(T * R * B, -1).index_select(0, at.view(-1)).view(R, rows.shape[1], -1)
+    losses, Rl, logq = readout_losses(top, W_U, b_U, p, counts)
+    return losses, (flat, at, p, counts, E, W_U, top, Rl, logq, layers, Hs)
+
+
+def _run_rows(rows: Tensor, R: int, B: int) -> Tensor:
+    """Run r's scored position t·B + b (of its own (T, B)) → its row t·R·B + r·B + b of the
+    runs' (T, R, B) side by side."""
+    t, b = rows.div(B, rounding_mode="floor"), rows.remainder(B)
+    return t * (R * B) + B * torch.arange(R, device=rows.device)[:, None] + b
+
+
+def elman_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
+    """g (R,) · each run's gradient of its own loss in :func:`elman_losses`, for E, W_U, b_U
+    and the layers' weights in their order (stacked over the runs), as
+    :func:`elman_loss_grads` for one run."""
+    flat, at, p, counts, E, W_U, top, Rl, logq, layers, Hs = saved
+    T, R, B, d = Hs[-1].shape
+    dtop, dW_U, db_U = readout_losses_grads(g, p, logq, Rl, top, W_U, counts)
+    dH = dtop.new_zeros(T * R * B, d).index_add_(0, at.view(-1), dtop.reshape(-1, d)).view(T, R, B, d)
+    grads: list[Tensor] = [dtop] * len(layers)  # every entry is set below
+    dE = dtop
+    for ell in range(len(layers) // 4 - 1, -1, -1):
+        W_ih, W_hh = layers[4 * ell], layers[4 * ell + 1]
+        delta, grads[4 * ell + 1] = elman_backward(Hs[ell], W_hh, dH, in_place=True)
+        if ell == 0:
+            V = E.shape[1]
+            dtable = delta.new_zeros(R * V, d).index_add_(0, flat, delta.view(-1, d)).view(R, V, d)
+            grads[0], dE, db = torch.bmm(dtable.transpose(1, 2), E), torch.bmm(dtable, W_ih), dtable.sum(1)
+        else:
+            grads[4 * ell], db = runs_outer(delta, Hs[ell - 1]), delta.sum((0, 2))
+            dH = runs_matmul(delta, W_ih)
+        grads[4 * ell + 2], grads[4 * ell + 3] = db, db.clone()
+    return [dE, dW_U, db_U, *grads]
