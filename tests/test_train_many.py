@@ -81,7 +81,7 @@ def test_recurrent_transduction_matches(model, device, tmp_path):
                          test_lengths=(6,)), tmp_path)
 
 
-@pytest.mark.parametrize("model", ["transformer", "lstm", "rnn"])
+@pytest.mark.parametrize("model", ["transformer", "lstm", "rnn", "stack_lstm"])
 @pytest.mark.parametrize("buckets", [2, 4])
 def test_length_buckets_change_nothing(model, buckets, device, tmp_path):
     """Runs split by length into buckets per step (the CPU's default) give the same results."""
@@ -102,17 +102,19 @@ def test_a_diverging_run_stops_alone_and_the_others_go_on(device, tmp_path):
     assert [r.status for r in many] == ["done", "diverged", "done"] and many[1].diverged_at == 2
 
 
-@pytest.mark.parametrize("fields", [
-    dict(layers=2), dict(task="dyck", kind="next_symbol", train_lengths=(2, 8), test_lengths=(10,)),
-], ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()))
-def test_the_rnns_written_out_loss_of_many_runs_matches_its_runs_alone(fields, device, tmp_path, monkeypatch):
-    """The rnn's runs train through RNNModel.runs_loss_and_grads (no vmap, no autograd), and
-    a diverging run stops alone there too."""
-    from expressivity.train.models.rnn import RNNModel
+@pytest.mark.parametrize("model, fields", [
+    ("rnn", dict(layers=2)), ("rnn", dict(task="dyck", kind="next_symbol", train_lengths=(2, 8), test_lengths=(10,))),
+    ("stack_rnn", dict(task="dyck", kind="next_symbol", train_lengths=(2, 8), test_lengths=(10,))),
+    ("stack_lstm", {}),
+], ids=lambda f: f if isinstance(f, str) else ",".join(f"{k}={v}" for k, v in f.items()))
+def test_written_out_losses_of_many_runs_match_their_runs_alone(model, fields, device, tmp_path, monkeypatch):
+    """The rnn's and the stack models' runs train through FusedLoss.runs_loss_and_grads (no
+    vmap, no autograd), and a diverging run stops alone there too."""
+    from expressivity.train.models._recurrent import FusedLoss
     calls = []
-    real = RNNModel.runs_loss_and_grads
-    monkeypatch.setattr(RNNModel, "runs_loss_and_grads", lambda self, *a: calls.append(1) or real(self, *a))
-    cfgs = _runs(device, model="rnn", **fields)
+    real = FusedLoss.runs_loss_and_grads
+    monkeypatch.setattr(FusedLoss, "runs_loss_and_grads", lambda self, *a: calls.append(1) or real(self, *a))
+    cfgs = _runs(device, model=model, **fields)
     diverging = fields.get("layers") == 2  # Adam steps of 1e30 (tanh keeps one layer's loss finite)
     if diverging:
         cfgs[1] = replace(cfgs[1], lr=1e30)

@@ -104,7 +104,42 @@ class FusedLoss:
     (data, params) — data starting with (ids (T, B) time-major, rows (|S|,) the scored positions
     t·B + b, p (|S|, C) their targets), params the parameters the loss reads, in the order of
     its gradients — or None where the modules' path applies (vmap, autocast);
-    ``_modules_scored_loss`` is that path (:meth:`_written_out_applies` says which)."""
+    ``_modules_scored_loss`` is that path (:meth:`_written_out_applies` says which).
+
+    R runs at once (train_many): ``_runs_loss`` / ``_runs_loss_grads`` the same loss of R runs'
+    stacked weights, on data (ids (T, R, B), rows (R, S), p (R, S, C), counts (R,)) from
+    :func:`scored_rows`, returning each run's loss (R,) and each run's own gradients;
+    :meth:`runs_loss_and_grads` calls them on train_many's stacked parameters."""
+
+    def _loss_params(self) -> tuple[Tensor, ...] | None:
+        """The parameters the written-out loss reads, in the order of its gradients (None where
+        it does not apply to this model's configuration)."""
+        raise NotImplementedError
+
+    def _runs_loss(self, data: tuple, params: tuple) -> tuple[Tensor, tuple]:
+        raise NotImplementedError
+
+    def _runs_loss_grads(self, saved: tuple, g: Tensor) -> tuple:
+        raise NotImplementedError
+
+    def runs_loss_and_grads(self, params: dict[str, Tensor], inputs: Tensor, target: Tensor,
+                            mask: Tensor) -> tuple[Tensor, dict[str, Tensor]] | None:
+        """R runs of this architecture at once, no autograd: ``params`` each parameter stacked
+        over the runs (``stack_module_state``'s names), inputs (R, B, T), target (R, B, T, C),
+        mask (R, B, T) → (each run's :meth:`scored_loss` (R,), each parameter's gradient of its
+        own run's loss, stacked, zero where the loss does not read it); None where the written-out
+        loss does not apply (autocast, a configuration it does not cover)."""
+        own = self._loss_params()
+        if own is None or torch.is_autocast_enabled(inputs.device.type):
+            return None
+        name_of = {id(v): k for k, v in self.named_parameters()}
+        names = [name_of[id(v)] for v in own]
+        if sorted(names) != sorted(params):
+            return None
+        with torch.no_grad():
+            losses, saved = self._runs_loss(scored_rows(inputs, target, mask), tuple(params[k] for k in names))
+            grads = self._runs_loss_grads(saved, torch.ones_like(losses))
+        return losses, {k: torch.zeros_like(params[k]) if g is None else g for k, g in zip(names, grads)}
 
     def _written_out_applies(self, inputs: Tensor) -> bool:
         """Whether the written-out loss serves ``inputs``: a plain (B, T) batch of ids, neither
@@ -215,6 +250,13 @@ def scored_rows(inputs: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, T
     real = torch.arange(S, device=rows.device) < counts[:, None]
     p = target.transpose(1, 2).reshape(R, T * B, -1).gather(1, rows.unsqueeze(2).expand(-1, -1, target.shape[-1]))
     return inputs.permute(2, 0, 1).contiguous(), rows, p * real.unsqueeze(2), counts.to(target.dtype).clamp_min(1)
+
+
+def run_rows(rows: Tensor, R: int, B: int) -> Tensor:
+    """Run r's scored position t·B + b (of its own (T, B)) → its row t·R·B + r·B + b of the
+    runs' (T, R, B) side by side; rows (R, S)."""
+    t, b = rows.div(B, rounding_mode="floor"), rows.remainder(B)
+    return t * (R * B) + B * torch.arange(R, device=rows.device)[:, None] + b
 
 
 class ElmanScan(torch.autograd.Function):

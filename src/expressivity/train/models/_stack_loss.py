@@ -23,19 +23,37 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._recurrent import readout_loss, readout_loss_grads
+from ._recurrent import (
+    readout_loss,
+    readout_loss_grads,
+    readout_losses,
+    readout_losses_grads,
+    run_rows,
+    runs_outer,
+)
 
 
 def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
     """The loss and what its gradient needs (:func:`stack_loss_grads`). data = (ids (T, B),
     rows, p, kind "rnn" | "lstm", K); weights = (W_E, W_U, b_U, W_x (dc, d), b (dc,), w (m + d,
-    dc), W (d, 3 + m), b_o (3 + m,)) with dc = d (rnn) or 4d (lstm, torch's gate order)."""
-    ids, rows, p, kind, K = data
+    dc), W (d, 3 + m), b_o (3 + m,)) with dc = d (rnn) or 4d (lstm, torch's gate order).
+
+    R runs at once: data = (ids (T, R, B), rows (R, S), p (R, S, C), kind, K, counts (R,)) as
+    :func:`~._recurrent.scored_rows` gives them, every weight with a leading run axis; the
+    strings of all runs side by side (T, R·B, ·) for every step that has no weights (the
+    stack, the gates), one batched product per run's weights where there are → each run's
+    loss (R,)."""
+    ids, rows, p, kind, K = data[:5]
     E, W_U, b_U, W_x, b, w, W, b_o = weights
-    T, B = ids.shape
-    d, dc, m = E.shape[1], W_x.shape[0], w.shape[0] - E.shape[1]
-    flat = ids.reshape(-1)
-    U = torch.addmm(b, E, W_x.T).index_select(0, flat).view(T, B, dc)  # becomes z_t in place
+    T, B = ids.shape[0], ids[0].numel()  # B: every run's strings (R·B for R runs)
+    d, dc, m = E.shape[-1], W_x.shape[-2], w.shape[-2] - E.shape[-1]
+    if ids.dim() == 2:
+        flat = ids.reshape(-1)
+        table = torch.addmm(b, E, W_x.T)
+    else:  # run r's table at rows r·V…
+        flat = (ids + E.shape[1] * torch.arange(ids.shape[1], device=ids.device)[:, None]).reshape(-1)
+        table = torch.baddbmm(b.unsqueeze(1), E, W_x.transpose(1, 2)).view(-1, dc)
+    U = table.index_select(0, flat).view(T, B, dc)  # becomes z_t in place
     X = U.new_empty(T, B, m + d)  # x_t = [r_{t−1}; h_{t−1}]
     H = U.new_empty(T, B, d)
     O = U.new_empty(T, B, 3 + m)  # (logits_t, v_t)
@@ -50,7 +68,7 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
         x[t][:, :m] = P[t][:, 1]  # r_{t−1} = S_{t−1}[0]
         if t:
             x[t][:, m:] = h[t - 1]
-            z[t].addmm_(x[t], w)
+            _add_product_(z[t], x[t], w)
         else:
             x[t][:, m:] = 0
         if lstm:
@@ -65,26 +83,36 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
             torch.mul(at[:, 3 * d:], TC[t], out=h[t])
         else:
             torch.tanh(z[t], out=h[t])
-        torch.addmm(b_o, h[t], W, out=o[t])
+        _affine_into(o[t], b_o, h[t], W)
         torch.softmax(o[t][:, :3], -1, out=a[t])
         P[t][:, 0] = o[t][:, 3:]
         k = a[t][:, :, None, None]
         S = P[t + 1][:, 1:K + 1]
         torch.mul(P[t][:, :K], k[:, 0], out=S).addcmul_(P[t][:, 2:], k[:, 1]).addcmul_(P[t][:, 1:K + 1], k[:, 2])
-    top = H.view(T * B, d).index_select(0, rows)
-    loss, R, logq = readout_loss(top, W_U, b_U, p, relu=True)
+    if ids.dim() == 2:
+        top = H.view(T * B, d).index_select(0, rows)
+        loss, R, logq = readout_loss(top, W_U, b_U, p, relu=True)
+    else:
+        rows = run_rows(rows, ids.shape[1], ids.shape[2])  # into the runs' (T, R, B) side by side
+        top = H.view(T * B, d).index_select(0, rows.view(-1)).view(*rows.shape, d)
+        loss, R, logq = readout_losses(top, W_U, b_U, p, data[5])
     state = (A, C, TC) if lstm else None
-    return loss, (flat, rows, p, K, weights, X, H, acts, Ps, state, top, R, logq)
+    return loss, (flat, rows, p, K, weights, X, H, acts, Ps, state, top, R, logq, data[5:])
 
 
 def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
-    """g · the gradient of :func:`stack_loss` for each of its weights, in their order."""
-    flat, rows, p, K, weights, X, H, acts, Ps, state, top, R, logq = saved
+    """g · the gradient of :func:`stack_loss` for each of its weights, in their order; R runs:
+    g (R,), each run's gradient of its own loss (stacked)."""
+    flat, rows, p, K, weights, X, H, acts, Ps, state, top, R, logq, counts = saved
     E, W_U, b_U, W_x, b, w, W, b_o = weights
     T, B, d = H.shape
-    dc, m = W_x.shape[0], w.shape[0] - d
-    dtop, dW_U, db_U = readout_loss_grads(g, p, logq, R, top, W_U, relu=True)
-    dH = dtop.new_zeros(T * B, d).index_copy_(0, rows, dtop).view(T, B, d)
+    dc, m, runs = W_x.shape[-2], w.shape[-2] - d, W_x.dim() == 3
+    if runs:
+        dtop, dW_U, db_U = readout_losses_grads(g, p, logq, R, top, W_U, counts[0])
+        dH = dtop.new_zeros(T * B, d).index_add_(0, rows.view(-1), dtop.view(-1, d)).view(T, B, d)
+    else:
+        dtop, dW_U, db_U = readout_loss_grads(g, p, logq, R, top, W_U, relu=True)
+        dH = dtop.new_zeros(T * B, d).index_copy_(0, rows, dtop).view(T, B, d)
     dZ = H.new_empty(T, B, dc)
     dO = H.new_empty(T, B, 3 + m)
     dPs = H.new_zeros(T, B, K + 2, m)
@@ -103,7 +131,7 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
         dc_dh = o * (1 - TC * TC)
         c3, co = coef[..., :3 * d].unflatten(-1, (3, d)), coef[..., 3 * d:]
         dz3, dzo = dZ[..., :3 * d].unflatten(-1, (3, d)), dZ[..., 3 * d:]
-    wt, Wt = w.T, W.T
+    wt, Wt = w.transpose(-1, -2), W.transpose(-1, -2)
     dS = dH.new_zeros(B, K, m)  # ∂L/∂S_{T−1}: the last stack is not read
     dh_next = dcell = None
     for t in range(T - 1, -1, -1):
@@ -116,7 +144,7 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
         a = acts[t]
         torch.mul(a, da - (a * da).sum(1, keepdim=True), out=dO[t][:, :3])
         dO[t][:, 3:] = dP[:, 0]
-        dh = torch.addmm(dH[t], dO[t], Wt)
+        dh = _affine(dH[t], dO[t], Wt)
         if dh_next is not None:
             dh += dh_next
         if state is None:
@@ -126,44 +154,82 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
             torch.mul(c3[t], dcell[:, None], out=dz3[t])
             torch.mul(co[t], dh, out=dzo[t])
         if t:
-            dx = dZ[t] @ wt  # (B, m + d)
+            dx = _product(dZ[t], wt)  # (B, m + d)
             dh_next = dx[:, m:]
             dS = dP[:, 1:K + 1]
             dS[:, 0] += dx[:, :m]
-    dW_step = X.view(T * B, -1).T @ dZ.view(T * B, dc)  # x_1 = [0; 0] adds nothing
-    dW, db_o = H.view(T * B, d).T @ dO.view(T * B, -1), dO.sum((0, 1))
-    dtable = dZ.new_zeros(E.shape[0], dc).index_add_(0, flat, dZ.view(T * B, dc))
-    if not bool((rows >= B).any()):  # only h_1 scored: the heads' stack is never read (None, as autograd's)
-        dW = db_o = None
-    return dtable @ W_x, dW_U, db_U, dtable.T @ E, dtable.sum(0), dW_step, dW, db_o
+    if runs:
+        R_ = W_x.shape[0]
+        dW_step = runs_outer(X.view(T, R_, -1, m + d), dZ.view(T, R_, -1, dc))  # x_1 = [0; 0] adds nothing
+        dW, db_o = runs_outer(H.view(T, R_, -1, d), dO.view(T, R_, -1, 3 + m)), dO.view(T, R_, -1, 3 + m).sum((0, 2))
+        dtable = dZ.new_zeros(E.shape[0] * E.shape[1], dc).index_add_(0, flat, dZ.view(T * B, dc)).view(R_, -1, dc)
+    else:
+        dW_step = X.view(T * B, -1).T @ dZ.view(T * B, dc)  # x_1 = [0; 0] adds nothing
+        dW, db_o = H.view(T * B, d).T @ dO.view(T * B, -1), dO.sum((0, 1))
+        dtable = dZ.new_zeros(E.shape[0], dc).index_add_(0, flat, dZ.view(T * B, dc))
+        if not bool((rows >= B).any()):  # only h_1 scored: the heads' stack is never read (None, as autograd's)
+            dW = db_o = None
+    return dtable @ W_x, dW_U, db_U, dtable.transpose(-1, -2) @ E, dtable.sum(-2), dW_step, dW, db_o
+
+
+def _add_product_(out: Tensor, x: Tensor, w: Tensor) -> None:
+    """out += x w: one run's (k, n) weights, or R runs' (R, k, n), each on its B of the R·B rows."""
+    if w.dim() == 2:
+        out.addmm_(x, w)
+    else:
+        out.view(w.shape[0], -1, out.shape[-1]).baddbmm_(x.view(w.shape[0], -1, x.shape[-1]), w)
+
+
+def _affine_into(out: Tensor, bias: Tensor, x: Tensor, w: Tensor) -> None:
+    """out = bias + x w (one run, or R runs' own bias (R, n) and weights as :func:`_add_product_`)."""
+    if w.dim() == 2:
+        torch.addmm(bias, x, w, out=out)
+    else:
+        R = w.shape[0]
+        torch.baddbmm(bias.unsqueeze(1), x.view(R, -1, x.shape[-1]), w, out=out.view(R, -1, out.shape[-1]))
+
+
+def _affine(base: Tensor, x: Tensor, w: Tensor) -> Tensor:
+    """base + x w, a new tensor (R runs as :func:`_add_product_`)."""
+    if w.dim() == 2:
+        return torch.addmm(base, x, w)
+    R = w.shape[0]
+    return torch.baddbmm(base.view(R, -1, base.shape[-1]), x.view(R, -1, x.shape[-1]), w).view(base.shape)
+
+
+def _product(x: Tensor, w: Tensor) -> Tensor:
+    """x w, a new tensor (R runs as :func:`_add_product_`)."""
+    if w.dim() == 2:
+        return x @ w
+    return torch.bmm(x.view(w.shape[0], -1, x.shape[-1]), w).view(x.shape[0], -1)
 
 
 def stack_weights(kind: str, params: tuple) -> tuple:
     """:func:`stack_loss`'s weights from a model's parameters: (W_E, W_U, b_U, then the
     controller's — W_core, b_core (rnn) or weight_ih, weight_hh, bias_ih, bias_hh (lstm) — then
-    W_a, b_a, W_v, b_v)."""
+    W_a, b_a, W_v, b_v); each with a leading run axis for R runs."""
     E, W_U, b_U, *controller, W_a, b_a, W_v, b_v = params
-    d = E.shape[1]
+    d = E.shape[-1]
     if kind == "rnn":
         W_core, b = controller
-        W_x, w = W_core[:, :d], W_core[:, d:].T
+        W_x, w = W_core[..., :d], W_core[..., d:].transpose(-1, -2)
     else:
         W_ih, W_hh, b_ih, b_hh = controller
-        W_x, b, w = W_ih[:, :d], b_ih + b_hh, torch.cat([W_ih[:, d:], W_hh], 1).T
-    return E, W_U, b_U, W_x, b, w, torch.cat([W_a, W_v]).T, torch.cat([b_a, b_v])
+        W_x, b, w = W_ih[..., :d], b_ih + b_hh, torch.cat([W_ih[..., d:], W_hh], -1).transpose(-1, -2)
+    return E, W_U, b_U, W_x, b, w, torch.cat([W_a, W_v], -2).transpose(-1, -2), torch.cat([b_a, b_v], -1)
 
 
 def param_grads(kind: str, grads: tuple) -> tuple:
     """The gradients of :func:`stack_loss_grads` for the parameters of :func:`stack_weights`."""
     dE, dW_U, db_U, dW_x, db, dW_step, dW, db_o = grads
-    m = dW_step.shape[0] - dW_x.shape[1]
-    step = dW_step.T  # (dc, m + d): the r columns, then the h columns
+    m = dW_step.shape[-2] - dW_x.shape[-1]
+    step = dW_step.transpose(-1, -2)  # (dc, m + d): the r columns, then the h columns
     if kind == "rnn":
-        controller = (torch.cat([dW_x, step], 1), db)
+        controller = (torch.cat([dW_x, step], -1), db)
     else:
-        controller = (torch.cat([dW_x, step[:, :m]], 1), step[:, m:].contiguous(), db, db.clone())
+        controller = (torch.cat([dW_x, step[..., :m]], -1), step[..., m:].contiguous(), db, db.clone())
     if dW is None:
         return (dE, dW_U, db_U, *controller, None, None, None, None)
-    heads = dW.T
-    return (dE, dW_U, db_U, *controller, heads[:3].contiguous(), db_o[:3].contiguous(), heads[3:].contiguous(),
-            db_o[3:].contiguous())
+    heads = dW.transpose(-1, -2)
+    return (dE, dW_U, db_U, *controller, heads[..., :3, :].contiguous(), db_o[..., :3].contiguous(),
+            heads[..., 3:, :].contiguous(), db_o[..., 3:].contiguous())

@@ -12,7 +12,7 @@ The training loss (:meth:`RNNModel.scored_loss`) is one autograd node for the wh
 (:class:`~._recurrent.FusedLoss`): one run's step at the benchmark's size is a few hundred
 microseconds of arithmetic, and each autograd node costs a few microseconds forward and back.
 R runs at once (train_many) take the same loss with every weight stacked over the runs
-(:meth:`RNNModel.runs_loss_and_grads`, :func:`elman_losses`): each step one batched product
+(:meth:`~._recurrent.FusedLoss.runs_loss_and_grads`, :func:`elman_losses`): each step one batched product
 of the R runs' (B, d) states by their own W_hh.
 """
 
@@ -33,9 +33,9 @@ from ._recurrent import (
     readout_losses,
     readout_losses_grads,
     rnn_layers,
+    run_rows,
     runs_matmul,
     runs_outer,
-    scored_rows,
 )
 
 
@@ -53,13 +53,19 @@ class RNNModel(FusedLoss, RecurrentModel):
 
     _modules_scored_loss = RecurrentModel.scored_loss
 
-    def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
-        if not (self._written_out_applies(inputs) and self.rnn.bias):
-            return None
+    def _loss_params(self) -> tuple[Tensor, ...] | None:
         rnn = self.rnn
+        if not rnn.bias:
+            return None
         layers = [getattr(rnn, f"{kind}_l{ell}") for ell in range(rnn.num_layers)
                   for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-        return fused_targets(inputs, target, mask), (self.embed.weight, self.unembed.weight, self.unembed.bias, *layers)
+        return (self.embed.weight, self.unembed.weight, self.unembed.bias, *layers)
+
+    def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
+        params = self._loss_params()
+        if params is None or not self._written_out_applies(inputs):
+            return None
+        return fused_targets(inputs, target, mask), params
 
     @staticmethod
     def _loss(data: tuple, params: tuple) -> tuple[Tensor, tuple]:
@@ -69,24 +75,11 @@ class RNNModel(FusedLoss, RecurrentModel):
     def _loss_grads(saved: tuple, g: Tensor) -> tuple:
         return elman_loss_grads(saved, g)[3:]
 
-    def runs_loss_and_grads(self, params: dict[str, Tensor], inputs: Tensor, target: Tensor,
-                            mask: Tensor) -> tuple[Tensor, dict[str, Tensor]] | None:
-        """R runs of this architecture at once, no autograd: ``params`` each parameter stacked
-        over the runs (``stack_module_state``'s names), inputs (R, B, T), target (R, B, T, C),
-        mask (R, B, T) → (each run's :meth:`scored_loss` (R,), each parameter's gradient of its
-        own run's loss, stacked); None where it does not apply (autocast, no biases)."""
-        if torch.is_autocast_enabled(inputs.device.type) or not self.rnn.bias:
-            return None
-        names = ["embed.weight", "unembed.weight", "unembed.bias"] + [
-            f"rnn.{kind}_l{ell}" for ell in range(self.rnn.num_layers)
-            for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
-        if sorted(names) != sorted(params):
-            return None
-        with torch.no_grad():
-            ids, rows, p, counts = scored_rows(inputs, target, mask)
-            losses, saved = elman_losses(ids, rows, p, counts, *(params[k] for k in names))
-            grads = elman_losses_grads(saved, torch.ones_like(losses))
-        return losses, dict(zip(names, grads))
+    def _runs_loss(self, data: tuple, params: tuple) -> tuple[Tensor, tuple]:
+        return elman_losses(*data, *params)
+
+    def _runs_loss_grads(self, saved: tuple, g: Tensor) -> tuple:
+        return elman_losses_grads(saved, g)
 
 
 def elman_loss(ids: Tensor, rows: Tensor, p: Tensor, E: Tensor, W_U: Tensor, b_U: Tensor,
@@ -159,17 +152,10 @@ def elman_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor, E: Tensor
         else:
             U = runs_matmul(Hs[-1], W_ih.transpose(1, 2), b)  # (T, R, B, d): each run its W_ih
         Hs.append(elman_forward(U, W_hh, in_place=True))
-    at = _run_rows(rows, R, B)
+    at = run_rows(rows, R, B)
     top = Hs[-1].view(T * R * B, -1).index_select(0, at.view(-1)).view(R, rows.shape[1], -1)
     losses, Rl, logq = readout_losses(top, W_U, b_U, p, counts)
     return losses, (flat, at, p, counts, E, W_U, top, Rl, logq, layers, Hs)
-
-
-def _run_rows(rows: Tensor, R: int, B: int) -> Tensor:
-    """Run r's scored position t·B + b (of its own (T, B)) → its row t·R·B + r·B + b of the
-    runs' (T, R, B) side by side."""
-    t, b = rows.div(B, rounding_mode="floor"), rows.remainder(B)
-    return t * (R * B) + B * torch.arange(R, device=rows.device)[:, None] + b
 
 
 def elman_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:

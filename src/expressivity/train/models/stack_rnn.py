@@ -131,12 +131,14 @@ class StackModel(FusedLoss, RecurrentModel):
         """The controller's parameters in :func:`~._stack_loss.stack_weights`' order."""
         raise NotImplementedError
 
+    def _loss_params(self) -> tuple[Tensor, ...]:
+        return (self.embed.weight, self.unembed.weight, self.unembed.bias, *self.controller_params(),
+                self.W_a.weight, self.W_a.bias, self.W_v.weight, self.W_v.bias)
+
     def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
         if not self._written_out_applies(inputs):
             return None
-        params = (self.embed.weight, self.unembed.weight, self.unembed.bias, *self.controller_params(),
-                  self.W_a.weight, self.W_a.bias, self.W_v.weight, self.W_v.bias)
-        return (*fused_targets(inputs, target, mask), self.controller_kind, self.K), params
+        return (*fused_targets(inputs, target, mask), self.controller_kind, self.K), self._loss_params()
 
     @staticmethod
     def _loss(data: tuple, params: tuple) -> tuple[Tensor, tuple]:
@@ -146,6 +148,13 @@ class StackModel(FusedLoss, RecurrentModel):
     @staticmethod
     def _loss_grads(saved: tuple, g: Tensor) -> tuple:
         return param_grads(saved[0], stack_loss_grads(saved[1], g))
+
+    def _runs_loss(self, data: tuple, params: tuple) -> tuple[Tensor, tuple]:
+        ids, rows, p, counts = data
+        return self._loss((ids, rows, p, self.controller_kind, self.K, counts), params)
+
+    def _runs_loss_grads(self, saved: tuple, g: Tensor) -> tuple:
+        return self._loss_grads(saved, g)
 
     def stacks(self, inputs: Tensor) -> Tensor:
         """The stack after each step for token ids (B, T): (B, T, K, m) (for tests and probes)."""
