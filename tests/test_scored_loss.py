@@ -171,8 +171,8 @@ def test_loss_and_gradients_takes_the_direct_path_and_skips_a_non_finite_backwar
     assert value != value and all(p.grad is None for p in other.parameters())
 
 
-@settings(max_examples=30, deadline=None)
-@given(model=st.sampled_from(["rnn", "stack_rnn", "stack_lstm"]), seed=st.integers(0, 1000),
+@settings(max_examples=40, deadline=None)
+@given(model=st.sampled_from(["rnn", "lstm", "stack_rnn", "stack_lstm"]), seed=st.integers(0, 1000),
        layers=st.integers(1, 3), R=st.integers(1, 4), B=st.integers(1, 4),
        lengths=st.lists(st.integers(1, 7), min_size=4, max_size=4), p_scored=st.sampled_from([0.0, 0.3, 1.0]))
 def test_many_runs_written_out_loss_is_each_runs_own(model, seed, layers, R, B, lengths, p_scored):
@@ -181,7 +181,7 @@ def test_many_runs_written_out_loss_is_each_runs_own(model, seed, layers, R, B, 
     scored_loss and backward — an independent model and batch per run (a gradient autograd
     leaves None, the heads' when only t = 1 is scored, is zero)."""
     from torch.func import stack_module_state
-    nets = [_model(model, seed + r, layers if model == "rnn" else 1) for r in range(R)]
+    nets = [_model(model, seed + r, layers if model in ("rnn", "lstm") else 1) for r in range(R)]
     batches = [_batch(seed + r, B, lengths[r], 3, p_scored) for r in range(R)]
     T = max(lengths[:R])
     pad = lambda t, v: torch.nn.functional.pad(t, (0, 0) * (t.dim() - 2) + (0, T - t.shape[1]), value=v)  # noqa: E731

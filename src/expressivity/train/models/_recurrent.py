@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._runs import runs_outer, scored_rows
+
 
 class RecurrentModel(nn.Module):
     """Embedding → ``core`` over t = 1..T (subclasses) → ReLU → linear."""
@@ -98,18 +100,11 @@ class WrittenOutLoss(torch.autograd.Function):
         return None, None, *ctx.fns[1](ctx.saved, g)
 
 
-class FusedLoss:
-    """``scored_loss`` and ``loss_and_grads`` of a model whose training loss is written out
-    (``_loss``, ``_loss_grads``: see :class:`WrittenOutLoss`). ``_fused_arguments`` gives
-    (data, params) — data starting with (ids (T, B) time-major, rows (|S|,) the scored positions
-    t·B + b, p (|S|, C) their targets), params the parameters the loss reads, in the order of
-    its gradients — or None where the modules' path applies (vmap, autocast);
-    ``_modules_scored_loss`` is that path (:meth:`_written_out_applies` says which).
-
-    R runs at once (train_many): ``_runs_loss`` / ``_runs_loss_grads`` the same loss of R runs'
-    stacked weights, on data (ids (T, R, B), rows (R, S), p (R, S, C), counts (R,)) from
-    :func:`scored_rows`, returning each run's loss (R,) and each run's own gradients;
-    :meth:`runs_loss_and_grads` calls them on train_many's stacked parameters."""
+class RunsLoss:
+    """``runs_loss_and_grads``: a model's training loss of R runs at once (train_many),
+    written out. ``_runs_loss`` / ``_runs_loss_grads`` take R runs' stacked weights, in
+    ``_loss_params``' order, and data (ids (T, R, B), rows (R, S), p (R, S, C), counts (R,))
+    from :func:`scored_rows`, and return each run's loss (R,) and each run's own gradients."""
 
     def _loss_params(self) -> tuple[Tensor, ...] | None:
         """The parameters the written-out loss reads, in the order of its gradients (None where
@@ -140,6 +135,16 @@ class FusedLoss:
             losses, saved = self._runs_loss(scored_rows(inputs, target, mask), tuple(params[k] for k in names))
             grads = self._runs_loss_grads(saved, torch.ones_like(losses))
         return losses, {k: torch.zeros_like(params[k]) if g is None else g for k, g in zip(names, grads)}
+
+
+class FusedLoss(RunsLoss):
+    """``scored_loss`` and ``loss_and_grads`` of a model whose training loss is written out
+    (``_loss``, ``_loss_grads``: see :class:`WrittenOutLoss`). ``_fused_arguments`` gives
+    (data, params) — data starting with (ids (T, B) time-major, rows (|S|,) the scored positions
+    t·B + b, p (|S|, C) their targets), params the parameters the loss reads, in the order of
+    its gradients — or None where the modules' path applies (vmap, autocast);
+    ``_modules_scored_loss`` is that path (:meth:`_written_out_applies` says which); R runs at
+    once: :class:`RunsLoss`."""
 
     def _written_out_applies(self, inputs: Tensor) -> bool:
         """Whether the written-out loss serves ``inputs``: a plain (B, T) batch of ids, neither
@@ -219,46 +224,6 @@ def readout_loss_grads(g: Tensor, p: Tensor, logq: Tensor, R: Tensor, top: Tenso
     return (torch.ops.aten.threshold_backward(dtop, top, 0) if relu else dtop), dz.T @ R, dz.sum(0)
 
 
-def readout_losses(top: Tensor, W_U: Tensor, b_U: Tensor, p: Tensor, counts: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """:func:`readout_loss` (ReLU) of R runs at once, each with its own read-out: top (R, S, d)
-    their scored rows (a run with fewer than S has zero targets p in the rest, which then add
-    nothing), W_U (R, C, d), b_U (R, C), p (R, S, C), counts (R,) each run's |S_r| →
-    (losses (R,), R, log q)."""
-    R = top.clamp_min(0)
-    logq = torch.log_softmax(torch.baddbmm(b_U.unsqueeze(1), R, W_U.transpose(1, 2)), -1)
-    return -(p * logq).sum((1, 2)) / counts, R, logq
-
-
-def readout_losses_grads(g: Tensor, p: Tensor, logq: Tensor, R: Tensor, top: Tensor, W_U: Tensor,
-                         counts: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """g (R,) · each run's (∂loss_r/∂top, ∂loss_r/∂W_U, ∂loss_r/∂b_U) of :func:`readout_losses`."""
-    dz = (logq.exp() * p.sum(2, keepdim=True) - p).mul_((g / counts)[:, None, None])
-    dtop = torch.bmm(dz, W_U)
-    return torch.ops.aten.threshold_backward(dtop, top, 0), torch.bmm(dz.transpose(1, 2), R), dz.sum(1)
-
-
-def scored_rows(inputs: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """:func:`fused_targets` of R runs' batches at once, inputs (R, B, T), target (R, B, T, C),
-    mask (R, B, T) → (ids (T, R, B), rows (R, S) each run's scored positions t·B + b in order,
-    then padding, p (R, S, C) their targets, zero on the padding, counts (R,) = |S_r|), with S
-    the most any run scores."""
-    R, B, T = inputs.shape
-    scored = mask.transpose(1, 2).reshape(R, T * B)
-    counts = scored.sum(1)
-    S = int(counts.max())
-    rows = torch.argsort((~scored).to(torch.uint8), dim=1, stable=True)[:, :S]  # the scored positions first, in order
-    real = torch.arange(S, device=rows.device) < counts[:, None]
-    p = target.transpose(1, 2).reshape(R, T * B, -1).gather(1, rows.unsqueeze(2).expand(-1, -1, target.shape[-1]))
-    return inputs.permute(2, 0, 1).contiguous(), rows, p * real.unsqueeze(2), counts.to(target.dtype).clamp_min(1)
-
-
-def run_rows(rows: Tensor, R: int, B: int) -> Tensor:
-    """Run r's scored position t·B + b (of its own (T, B)) → its row t·R·B + r·B + b of the
-    runs' (T, R, B) side by side; rows (R, S)."""
-    t, b = rows.div(B, rounding_mode="floor"), rows.remainder(B)
-    return t * (R * B) + B * torch.arange(R, device=rows.device)[:, None] + b
-
-
 class ElmanScan(torch.autograd.Function):
     """h_t = tanh(u_t + W h_{t−1}), h_0 = 0, for t = 1..T: U (T, B, d) time-major (u_t: the
     input part and both biases), W (d, d) → H (T, B, d). Backward (through time), with
@@ -315,27 +280,6 @@ def elman_backward(H: Tensor, W: Tensor, dH: Tensor, in_place: bool = False) -> 
     return delta, runs_outer(delta[1:], H[:-1])
 
 
-def runs_outer(D: Tensor, X: Tensor) -> Tensor:
-    """Each run's Σ_{t, b} d_{t,b}ᵀ x_{t,b}: D (T, R, B, m), X (T, R, B, k) → (R, m, k), one
-    batched product per step (einsum's permuted copies cost twice as much at these sizes)."""
-    out = D.new_zeros(D.shape[1], D.shape[-1], X.shape[-1])
-    for d_t, x_t in zip(D.unbind(0), X.unbind(0)):
-        out.baddbmm_(d_t.transpose(1, 2), x_t)
-    return out
-
-
-def runs_matmul(X: Tensor, W: Tensor, bias: Tensor | None = None) -> Tensor:
-    """Each run's X_r W_r (+ b_r) at every step: X (T, R, B, k), W (R, k, m), bias (R, 1, m) →
-    (T, R, B, m), one batched product per step."""
-    out = X.new_empty(X.shape[:-1] + (W.shape[-1],))
-    for x_t, o_t in zip(X.unbind(0), out.unbind(0)):
-        if bias is None:
-            torch.bmm(x_t, W, out=o_t)
-        else:
-            torch.baddbmm(bias, x_t, W, out=o_t)
-    return out
-
-
 def vmapped(t: Tensor) -> bool:
     """Whether ``t`` is one run's slice under ``torch.func.vmap``."""
     return torch._C._functorch.is_batchedtensor(t)
@@ -379,6 +323,45 @@ def rnn_layers(rnn: nn.RNN, u: Tensor) -> Tensor:
             outs.append(h)
         x = torch.stack(outs)
     return x
+
+
+def lstm_cell_into(z: Tensor, a: Tensor, c_prev: Tensor | None, c: Tensor, tc: Tensor, h: Tensor) -> None:
+    """One LSTM step from its pre-activations z (B, 4d), torch's gate order, written into a
+    (the gates: σ(i), σ(f), tanh(g), σ(o)), c = f ⊙ c_prev + i ⊙ g (c_prev None: c_0 = 0),
+    tc = tanh c and h = o ⊙ tc."""
+    d = c.shape[-1]
+    torch.sigmoid(z, out=a)
+    torch.tanh(z[:, 2 * d:3 * d], out=a[:, 2 * d:3 * d])
+    if c_prev is None:
+        torch.mul(a[:, :d], a[:, 2 * d:3 * d], out=c)
+    else:
+        torch.mul(a[:, d:2 * d], c_prev, out=c).addcmul_(a[:, :d], a[:, 2 * d:3 * d])
+    torch.tanh(c, out=tc)
+    torch.mul(a[:, 3 * d:], tc, out=h)
+
+
+def lstm_cell_backward_into(dz: Tensor, a: Tensor, c_prev: Tensor | None, tc: Tensor, dh: Tensor,
+                            dc_next: Tensor | None) -> Tensor:
+    """One LSTM step back (:func:`lstm_cell_into`'s gates a, the previous cell c_prev (None:
+    c_0 = 0), tc = tanh c_t): from dh = ∂L/∂h_t and dc_next = ∂L/∂c_{t+1} ⊙ f_{t+1} (None at
+    the last step), dc = dh ⊙ o ⊙ (1 − tc²) + dc_next, and ∂z_t written into dz: (dc ⊙ g ⊙
+    σ'_i, dc ⊙ c_prev ⊙ σ'_f, dc ⊙ i ⊙ (1 − g²), dh ⊙ tc ⊙ σ'_o) with σ' = a (1 − a). Returns
+    dc ⊙ f_t, the next (earlier) step's dc_next. Step by step, so every operand is one step's
+    rows (in cache), not the whole sequence's."""
+    d = tc.shape[-1]
+    i, f, g, o = a[:, :d], a[:, d:2 * d], a[:, 2 * d:3 * d], a[:, 3 * d:]
+    dc = torch.mul(tc, tc).neg_().add_(1).mul_(o).mul_(dh)
+    if dc_next is not None:
+        dc.add_(dc_next)
+    slope = torch.mul(a, a).neg_().add_(a)  # σ' for the i, f, o blocks
+    torch.mul(dc, g, out=dz[:, :d]).mul_(slope[:, :d])
+    if c_prev is None:
+        dz[:, d:2 * d].zero_()
+    else:
+        torch.mul(dc, c_prev, out=dz[:, d:2 * d]).mul_(slope[:, d:2 * d])
+    torch.mul(g, g, out=dz[:, 2 * d:3 * d]).neg_().add_(1).mul_(i).mul_(dc)
+    torch.mul(dh, tc, out=dz[:, 3 * d:]).mul_(slope[:, 3 * d:])
+    return dc.mul_(f)
 
 
 def lstm_gates(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:

@@ -24,10 +24,18 @@ import torch
 from torch import Tensor
 
 from ._recurrent import (
+    lstm_cell_backward_into,
+    lstm_cell_into,
     readout_loss,
     readout_loss_grads,
+)
+from ._runs import (
     readout_losses,
     readout_losses_grads,
+    rows_add_product_,
+    rows_affine,
+    rows_affine_into,
+    rows_product,
     run_rows,
     runs_outer,
 )
@@ -39,7 +47,7 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
     dc), W (d, 3 + m), b_o (3 + m,)) with dc = d (rnn) or 4d (lstm, torch's gate order).
 
     R runs at once: data = (ids (T, R, B), rows (R, S), p (R, S, C), kind, K, counts (R,)) as
-    :func:`~._recurrent.scored_rows` gives them, every weight with a leading run axis; the
+    :func:`~._runs.scored_rows` gives them, every weight with a leading run axis; the
     strings of all runs side by side (T, R·B, ·) for every step that has no weights (the
     stack, the gates), one batched product per run's weights where there are → each run's
     loss (R,)."""
@@ -68,22 +76,14 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
         x[t][:, :m] = P[t][:, 1]  # r_{t−1} = S_{t−1}[0]
         if t:
             x[t][:, m:] = h[t - 1]
-            _add_product_(z[t], x[t], w)
+            rows_add_product_(z[t], x[t], w)
         else:
             x[t][:, m:] = 0
         if lstm:
-            at = A[t]
-            torch.sigmoid(z[t], out=at)
-            torch.tanh(z[t][:, 2 * d:3 * d], out=at[:, 2 * d:3 * d])
-            if t:
-                torch.mul(at[:, d:2 * d], C[t - 1], out=C[t]).addcmul_(at[:, :d], at[:, 2 * d:3 * d])
-            else:
-                torch.mul(at[:, :d], at[:, 2 * d:3 * d], out=C[0])
-            torch.tanh(C[t], out=TC[t])
-            torch.mul(at[:, 3 * d:], TC[t], out=h[t])
+            lstm_cell_into(z[t], A[t], C[t - 1] if t else None, C[t], TC[t], h[t])
         else:
             torch.tanh(z[t], out=h[t])
-        _affine_into(o[t], b_o, h[t], W)
+        rows_affine_into(o[t], b_o, h[t], W)
         torch.softmax(o[t][:, :3], -1, out=a[t])
         P[t][:, 0] = o[t][:, 3:]
         k = a[t][:, :, None, None]
@@ -120,17 +120,6 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
         slope = 1 - H * H
     else:
         A, C, TC = state
-        i, f, gg, o = A[..., :d], A[..., d:2 * d], A[..., 2 * d:3 * d], A[..., 3 * d:]
-        coef = torch.empty_like(A)  # ∂z_t / ∂c_t for the i, f, g blocks; ∂z_t / ∂h_t for o
-        sig = A * (1 - A)
-        torch.mul(sig[..., :d], gg, out=coef[..., :d])
-        torch.mul(sig[1:, :, d:2 * d], C[:-1], out=coef[1:, :, d:2 * d])
-        coef[0, :, d:2 * d] = 0  # c_0 = 0
-        torch.mul(i, 1 - gg * gg, out=coef[..., 2 * d:3 * d])
-        torch.mul(sig[..., 3 * d:], TC, out=coef[..., 3 * d:])
-        dc_dh = o * (1 - TC * TC)
-        c3, co = coef[..., :3 * d].unflatten(-1, (3, d)), coef[..., 3 * d:]
-        dz3, dzo = dZ[..., :3 * d].unflatten(-1, (3, d)), dZ[..., 3 * d:]
     wt, Wt = w.transpose(-1, -2), W.transpose(-1, -2)
     dS = dH.new_zeros(B, K, m)  # ∂L/∂S_{T−1}: the last stack is not read
     dh_next = dcell = None
@@ -144,17 +133,15 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
         a = acts[t]
         torch.mul(a, da - (a * da).sum(1, keepdim=True), out=dO[t][:, :3])
         dO[t][:, 3:] = dP[:, 0]
-        dh = _affine(dH[t], dO[t], Wt)
+        dh = rows_affine(dH[t], dO[t], Wt)
         if dh_next is not None:
             dh += dh_next
         if state is None:
             torch.mul(dh, slope[t], out=dZ[t])
         else:
-            dcell = dh * dc_dh[t] if dcell is None else dcell.mul_(f[t + 1]).addcmul_(dh, dc_dh[t])
-            torch.mul(c3[t], dcell[:, None], out=dz3[t])
-            torch.mul(co[t], dh, out=dzo[t])
+            dcell = lstm_cell_backward_into(dZ[t], A[t], C[t - 1] if t else None, TC[t], dh, dcell)
         if t:
-            dx = _product(dZ[t], wt)  # (B, m + d)
+            dx = rows_product(dZ[t], wt)  # (B, m + d)
             dh_next = dx[:, m:]
             dS = dP[:, 1:K + 1]
             dS[:, 0] += dx[:, :m]
@@ -170,38 +157,6 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
         if not bool((rows >= B).any()):  # only h_1 scored: the heads' stack is never read (None, as autograd's)
             dW = db_o = None
     return dtable @ W_x, dW_U, db_U, dtable.transpose(-1, -2) @ E, dtable.sum(-2), dW_step, dW, db_o
-
-
-def _add_product_(out: Tensor, x: Tensor, w: Tensor) -> None:
-    """out += x w: one run's (k, n) weights, or R runs' (R, k, n), each on its B of the R·B rows."""
-    if w.dim() == 2:
-        out.addmm_(x, w)
-    else:
-        out.view(w.shape[0], -1, out.shape[-1]).baddbmm_(x.view(w.shape[0], -1, x.shape[-1]), w)
-
-
-def _affine_into(out: Tensor, bias: Tensor, x: Tensor, w: Tensor) -> None:
-    """out = bias + x w (one run, or R runs' own bias (R, n) and weights as :func:`_add_product_`)."""
-    if w.dim() == 2:
-        torch.addmm(bias, x, w, out=out)
-    else:
-        R = w.shape[0]
-        torch.baddbmm(bias.unsqueeze(1), x.view(R, -1, x.shape[-1]), w, out=out.view(R, -1, out.shape[-1]))
-
-
-def _affine(base: Tensor, x: Tensor, w: Tensor) -> Tensor:
-    """base + x w, a new tensor (R runs as :func:`_add_product_`)."""
-    if w.dim() == 2:
-        return torch.addmm(base, x, w)
-    R = w.shape[0]
-    return torch.baddbmm(base.view(R, -1, base.shape[-1]), x.view(R, -1, x.shape[-1]), w).view(base.shape)
-
-
-def _product(x: Tensor, w: Tensor) -> Tensor:
-    """x w, a new tensor (R runs as :func:`_add_product_`)."""
-    if w.dim() == 2:
-        return x @ w
-    return torch.bmm(x.view(w.shape[0], -1, x.shape[-1]), w).view(x.shape[0], -1)
 
 
 def stack_weights(kind: str, params: tuple) -> tuple:

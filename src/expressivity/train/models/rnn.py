@@ -30,9 +30,11 @@ from ._recurrent import (
     fused_targets,
     readout_loss,
     readout_loss_grads,
+    rnn_layers,
+)
+from ._runs import (
     readout_losses,
     readout_losses_grads,
-    rnn_layers,
     run_rows,
     runs_matmul,
     runs_outer,
@@ -138,7 +140,7 @@ def elman_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor, E: Tensor
                  *layers: Tensor) -> tuple[Tensor, tuple]:
     """:func:`elman_loss` of R runs at once, each with its own weights (every weight with a
     leading run axis: E (R, V, d), W_hh (R, d, d), …), on ids (T, R, B) time-major with the
-    runs side by side; rows, p, counts as :func:`~._recurrent.scored_rows` gives them →
+    runs side by side; rows, p, counts as :func:`~._runs.scored_rows` gives them →
     (losses (R,), what :func:`elman_losses_grads` needs)."""
     T, R, B = ids.shape
     V = E.shape[1]

@@ -1,0 +1,108 @@
+"""R runs of one architecture side by side (train_many's written-out losses): each run's
+batch, its scored rows and its own weights, with a leading run axis R on every weight.
+
+A run's batch (B, T) becomes its block of the runs' time-major (T, R, B) ids; its scored
+positions S_r (rows t·B + b, :func:`scored_rows`) are padded to S = max_r |S_r| with zero
+targets, which add nothing to its loss. Every product is one batched product (``bmm``) of
+the R runs' rows by their own weights, per step where the step is the loop's.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def readout_losses(top: Tensor, W_U: Tensor, b_U: Tensor, p: Tensor, counts: Tensor,
+                   relu: bool = True) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`readout_loss` of R runs at once, each with its own read-out: top (R, S, d)
+    their scored rows (a run with fewer than S has zero targets p in the rest, which then add
+    nothing), W_U (R, C, d), b_U (R, C), p (R, S, C), counts (R,) each run's |S_r| →
+    (losses (R,), R, log q)."""
+    R = top.clamp_min(0) if relu else top
+    logq = torch.log_softmax(torch.baddbmm(b_U.unsqueeze(1), R, W_U.transpose(1, 2)), -1)
+    return -(p * logq).sum((1, 2)) / counts, R, logq
+
+
+def readout_losses_grads(g: Tensor, p: Tensor, logq: Tensor, R: Tensor, top: Tensor, W_U: Tensor,
+                         counts: Tensor, relu: bool = True) -> tuple[Tensor, Tensor, Tensor]:
+    """g (R,) · each run's (∂loss_r/∂top, ∂loss_r/∂W_U, ∂loss_r/∂b_U) of :func:`readout_losses`."""
+    dz = (logq.exp() * p.sum(2, keepdim=True) - p).mul_((g / counts)[:, None, None])
+    dtop = torch.bmm(dz, W_U)
+    dtop = torch.ops.aten.threshold_backward(dtop, top, 0) if relu else dtop
+    return dtop, torch.bmm(dz.transpose(1, 2), R), dz.sum(1)
+
+
+def scored_rows(inputs: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """:func:`fused_targets` of R runs' batches at once, inputs (R, B, T), target (R, B, T, C),
+    mask (R, B, T) → (ids (T, R, B), rows (R, S) each run's scored positions t·B + b in order,
+    then padding, p (R, S, C) their targets, zero on the padding, counts (R,) = |S_r|), with S
+    the most any run scores."""
+    R, B, T = inputs.shape
+    scored = mask.transpose(1, 2).reshape(R, T * B)
+    counts = scored.sum(1)
+    S = int(counts.max())
+    rows = torch.argsort((~scored).to(torch.uint8), dim=1, stable=True)[:, :S]  # the scored positions first, in order
+    real = torch.arange(S, device=rows.device) < counts[:, None]
+    p = target.transpose(1, 2).reshape(R, T * B, -1).gather(1, rows.unsqueeze(2).expand(-1, -1, target.shape[-1]))
+    return inputs.permute(2, 0, 1).contiguous(), rows, p * real.unsqueeze(2), counts.to(target.dtype).clamp_min(1)
+
+
+def run_rows(rows: Tensor, R: int, B: int) -> Tensor:
+    """Run r's scored position t·B + b (of its own (T, B)) → its row t·R·B + r·B + b of the
+    runs' (T, R, B) side by side; rows (R, S)."""
+    t, b = rows.div(B, rounding_mode="floor"), rows.remainder(B)
+    return t * (R * B) + B * torch.arange(R, device=rows.device)[:, None] + b
+
+
+def runs_outer(D: Tensor, X: Tensor) -> Tensor:
+    """Each run's Σ_{t, b} d_{t,b}ᵀ x_{t,b}: D (T, R, B, m), X (T, R, B, k) → (R, m, k), one
+    batched product per step (einsum's permuted copies cost twice as much at these sizes)."""
+    out = D.new_zeros(D.shape[1], D.shape[-1], X.shape[-1])
+    for d_t, x_t in zip(D.unbind(0), X.unbind(0)):
+        out.baddbmm_(d_t.transpose(1, 2), x_t)
+    return out
+
+
+def runs_matmul(X: Tensor, W: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Each run's X_r W_r (+ b_r) at every step: X (T, R, B, k), W (R, k, m), bias (R, 1, m) →
+    (T, R, B, m), one batched product per step."""
+    out = X.new_empty(X.shape[:-1] + (W.shape[-1],))
+    for x_t, o_t in zip(X.unbind(0), out.unbind(0)):
+        if bias is None:
+            torch.bmm(x_t, W, out=o_t)
+        else:
+            torch.baddbmm(bias, x_t, W, out=o_t)
+    return out
+
+
+def rows_add_product_(out: Tensor, x: Tensor, w: Tensor) -> None:
+    """out += x w: one run's (k, n) weights, or R runs' (R, k, n), each on its B of the R·B rows."""
+    if w.dim() == 2:
+        out.addmm_(x, w)
+    else:
+        out.view(w.shape[0], -1, out.shape[-1]).baddbmm_(x.view(w.shape[0], -1, x.shape[-1]), w)
+
+
+def rows_affine_into(out: Tensor, bias: Tensor, x: Tensor, w: Tensor) -> None:
+    """out = bias + x w (one run, or R runs' own bias (R, n) and weights as :func:`rows_add_product_`)."""
+    if w.dim() == 2:
+        torch.addmm(bias, x, w, out=out)
+    else:
+        R = w.shape[0]
+        torch.baddbmm(bias.unsqueeze(1), x.view(R, -1, x.shape[-1]), w, out=out.view(R, -1, out.shape[-1]))
+
+
+def rows_affine(base: Tensor, x: Tensor, w: Tensor) -> Tensor:
+    """base + x w, a new tensor (R runs as :func:`rows_add_product_`)."""
+    if w.dim() == 2:
+        return torch.addmm(base, x, w)
+    R = w.shape[0]
+    return torch.baddbmm(base.view(R, -1, base.shape[-1]), x.view(R, -1, x.shape[-1]), w).view(base.shape)
+
+
+def rows_product(x: Tensor, w: Tensor) -> Tensor:
+    """x w, a new tensor (R runs as :func:`rows_add_product_`)."""
+    if w.dim() == 2:
+        return x @ w
+    return torch.bmm(x.view(w.shape[0], -1, x.shape[-1]), w).view(x.shape[0], -1)
