@@ -264,17 +264,22 @@ def _add_product(W: Tensor):
     return Tensor.addmm_ if W.dim() == 2 else Tensor.baddbmm_
 
 
+def tanh_backward_(g: Tensor, h: Tensor) -> Tensor:
+    """g ⊙ (1 − h²) in place, h = tanh(z): ∂L/∂z from g = ∂L/∂h, one fused pass (the slope
+    1 − h² as a tensor of its own costs two more passes over every step's states)."""
+    return torch.ops.aten.tanh_backward.grad_input(g, h, grad_input=g)
+
+
 def elman_backward(H: Tensor, W: Tensor, dH: Tensor, in_place: bool = False) -> tuple[Tensor, Tensor]:
     """:class:`ElmanScan`'s back-propagation through time (no autograd): (δ = ∂L/∂U, ∂L/∂W)
     from the outputs H and their gradient dH (T, B, d), or R runs' (T, R, B, d) with W (R, d,
     d); ``in_place``: δ is written over dH."""
     T, d = H.shape[0], H.shape[-1]
-    slope = (1 - H * H).unbind(0)  # tanh' at every step
     delta = dH if in_place else dH.clone(memory_format=torch.contiguous_format)
-    dl, add_product = delta.unbind(0), _add_product(W)
-    dl[T - 1].mul_(slope[T - 1])
+    dl, h, add_product = delta.unbind(0), H.unbind(0), _add_product(W)
+    tanh_backward_(dl[T - 1], h[T - 1])
     for t in range(T - 2, -1, -1):
-        add_product(dl[t], dl[t + 1], W).mul_(slope[t])
+        tanh_backward_(add_product(dl[t], dl[t + 1], W), h[t])
     if W.dim() == 2:
         return delta, delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
     return delta, runs_outer(delta[1:], H[:-1])

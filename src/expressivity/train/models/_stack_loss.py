@@ -116,9 +116,7 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
     dZ = H.new_empty(T, B, dc)
     dO = H.new_empty(T, B, 3 + m)
     dPs = H.new_zeros(T, B, K + 2, m)
-    if state is None:
-        slope = 1 - H * H
-    else:
+    if state is not None:
         A, C, TC = state
     wt, Wt = w.transpose(-1, -2), W.transpose(-1, -2)
     dS = dH.new_zeros(B, K, m)  # ∂L/∂S_{T−1}: the last stack is not read
@@ -137,7 +135,7 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
         if dh_next is not None:
             dh += dh_next
         if state is None:
-            torch.mul(dh, slope[t], out=dZ[t])
+            torch.ops.aten.tanh_backward.grad_input(dh, H[t], grad_input=dZ[t])
         else:
             dcell = lstm_cell_backward_into(dZ[t], A[t], C[t - 1] if t else None, TC[t], dh, dcell)
         if t:
