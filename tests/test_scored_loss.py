@@ -77,11 +77,20 @@ def test_elman_written_out_loss_gradient_is_the_numerical_one():
     assert torch.autograd.gradcheck(lambda *ps: WrittenOutLoss.apply(fns, (ids, rows, p), *ps), params)
 
 
-@pytest.mark.parametrize("cls", ["StackRNN", "StackLSTM"])
-def test_stack_written_out_loss_gradient_is_the_numerical_one(cls):
+@pytest.mark.parametrize("cls", ["StackRNN", "StackLSTM", "TapeRNN", "TapeRNN-nojumps"])
+def test_memory_written_out_loss_gradient_is_the_numerical_one(cls):
+    """gradcheck of the stack models' and the Tape-RNN's written-out losses (the Tape-RNN's
+    write MLP shrunk to 3 → 4 → 4 → 2, with jumps read from EOS at random positions, and
+    without jumps)."""
     from expressivity.train import models
 
-    net = getattr(models, cls)(5, 3, 2, stack_size=3, cell=2).double()
+    if cls.startswith("TapeRNN"):
+        net = models.TapeRNN(5, 3, 2, tape_size=4, cell=2, jumps=cls == "TapeRNN")
+        lin = torch.nn.Linear
+        net.write = torch.nn.Sequential(lin(3, 4), torch.nn.ReLU(), lin(4, 4), torch.nn.ReLU(), lin(4, 2))
+    else:
+        net = getattr(models, cls)(5, 3, 2, stack_size=3, cell=2)
+    net = net.double()
     g = torch.Generator().manual_seed(4)
     batch = {"input": torch.randint(0, 5, (2, 4), generator=g),
              "output": torch.softmax(torch.randn(2, 4, 2, generator=g, dtype=torch.float64), -1),
@@ -128,7 +137,7 @@ def test_train_runs_losses_are_the_full_forward_passes(model, monkeypatch):
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 1000), layers=st.integers(1, 3), B=st.integers(1, 5), T=st.integers(1, 7),
-       model=st.sampled_from(["rnn", "stack_rnn", "stack_lstm"]))
+       model=st.sampled_from(["rnn", "stack_rnn", "stack_lstm", "tape_rnn"]))
 def test_loss_and_grads_is_scored_loss_and_backward_bit_for_bit(seed, layers, B, T, model):
     """A model's ``loss_and_grads`` (no autograd graph) leaves the gradients that
     ``scored_loss(...).backward()`` leaves, bit for bit, adding to gradients already there; the
@@ -172,7 +181,7 @@ def test_loss_and_gradients_takes_the_direct_path_and_skips_a_non_finite_backwar
 
 
 @settings(max_examples=40, deadline=None)
-@given(model=st.sampled_from(["rnn", "lstm", "stack_rnn", "stack_lstm"]), seed=st.integers(0, 1000),
+@given(model=st.sampled_from(["rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]), seed=st.integers(0, 1000),
        layers=st.integers(1, 3), R=st.integers(1, 4), B=st.integers(1, 4),
        lengths=st.lists(st.integers(1, 7), min_size=4, max_size=4), p_scored=st.sampled_from([0.0, 0.3, 1.0]))
 def test_many_runs_written_out_loss_is_each_runs_own(model, seed, layers, R, B, lengths, p_scored):

@@ -106,10 +106,13 @@ def test_a_diverging_run_stops_alone_and_the_others_go_on(device, tmp_path):
     ("rnn", dict(layers=2)), ("rnn", dict(task="dyck", kind="next_symbol", train_lengths=(2, 8), test_lengths=(10,))),
     ("stack_rnn", dict(task="dyck", kind="next_symbol", train_lengths=(2, 8), test_lengths=(10,))),
     ("stack_lstm", {}), ("lstm", dict(layers=2)),
+    ("tape_rnn", dict(task="duplicate_string", kind="transduction", train_lengths=(1, 5), test_lengths=(6,))),
+    ("tape_rnn", dict(task="dyck", kind="next_symbol", train_lengths=(2, 8), test_lengths=(10,))),
 ], ids=lambda f: f if isinstance(f, str) else ",".join(f"{k}={v}" for k, v in f.items()))
 def test_written_out_losses_of_many_runs_match_their_runs_alone(model, fields, device, tmp_path, monkeypatch):
-    """The rnn's, the lstm's and the stack models' runs train through
-    RunsLoss.runs_loss_and_grads (no vmap, no autograd), and a diverging run stops alone there too."""
+    """The rnn's, the lstm's, the stack models' and the Tape-RNN's (with jumps on a
+    transduction, without on next-symbol) runs train through RunsLoss.runs_loss_and_grads (no
+    vmap, no autograd), and a diverging run stops alone there too."""
     from expressivity.train.models._recurrent import RunsLoss
     calls = []
     real = RunsLoss.runs_loss_and_grads

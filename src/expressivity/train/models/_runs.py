@@ -106,3 +106,46 @@ def rows_product(x: Tensor, w: Tensor) -> Tensor:
     if w.dim() == 2:
         return x @ w
     return torch.bmm(x.view(w.shape[0], -1, x.shape[-1]), w).view(x.shape[0], -1)
+
+
+def input_rows(ids: Tensor, E: Tensor, W_x: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """(flat, U): U = (W_E W_xᵀ + b)[s_t] for every token, time-major (T, B, dc) — the part
+    of a core's pre-activation that reads x_t, one (V × dc) table looked up — from one run's
+    ids (T, B), or R runs' (T, R, B) with their own W_E (R, V, d), W_x (R, dc, d), b (R, dc)
+    (run r's table at rows r·V…, U (T, R·B, dc)); ``flat``: the table rows read, for
+    :func:`input_rows_grads`."""
+    T, B = ids.shape[0], ids[0].numel()
+    if ids.dim() == 2:
+        flat, table = ids.reshape(-1), torch.addmm(b, E, W_x.T)
+    else:
+        flat = (ids + E.shape[1] * torch.arange(ids.shape[1], device=ids.device)[:, None]).reshape(-1)
+        table = torch.baddbmm(b.unsqueeze(1), E, W_x.transpose(1, 2)).view(-1, W_x.shape[-2])
+    return flat, table.index_select(0, flat).view(T, B, -1)
+
+
+def input_rows_grads(flat: Tensor, dU: Tensor, E: Tensor, W_x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """(∂W_E, ∂W_x, ∂b) of :func:`input_rows` from ∂U: ∂U's rows summed by the table row
+    they read (one index_add), then one product each (per run for R runs)."""
+    dc = dU.shape[-1]
+    dtable = dU.new_zeros(E.shape[:-1].numel(), dc).index_add_(0, flat, dU.reshape(-1, dc))
+    if E.dim() == 3:
+        dtable = dtable.view(E.shape[0], -1, dc)
+    return dtable @ W_x, dtable.transpose(-1, -2) @ E, dtable.sum(-2)
+
+
+def steps_outer(X: Tensor, D: Tensor, runs: int | None = None) -> Tensor:
+    """Σ over every step and string of x_{t,b}ᵀ d_{t,b}: X (T, B, k), D (T, B, n) → (k, n), one
+    product; ``runs`` R: the R runs' strings side by side (T, R·B, ·), each run's own sum
+    (R, k, n) (:func:`runs_outer`)."""
+    T, k, n = X.shape[0], X.shape[-1], D.shape[-1]
+    if runs is None:
+        return X.reshape(-1, k).T @ D.reshape(-1, n)
+    return runs_outer(X.reshape(T, runs, -1, k), D.reshape(T, runs, -1, n))
+
+
+def steps_sum(D: Tensor, runs: int | None = None) -> Tensor:
+    """Σ over every step and string of d_{t,b}: D (T, B, n) → (n,); ``runs`` R: each run's own
+    sum (R, n) of its strings (T, R·B, n) side by side (a bias's gradient)."""
+    if runs is None:
+        return D.sum((0, 1))
+    return D.view(D.shape[0], runs, -1, D.shape[-1]).sum((0, 2))

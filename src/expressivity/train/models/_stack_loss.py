@@ -30,6 +30,8 @@ from ._recurrent import (
     readout_loss_grads,
 )
 from ._runs import (
+    input_rows,
+    input_rows_grads,
     readout_losses,
     readout_losses_grads,
     rows_add_product_,
@@ -37,7 +39,8 @@ from ._runs import (
     rows_affine_into,
     rows_product,
     run_rows,
-    runs_outer,
+    steps_outer,
+    steps_sum,
 )
 
 
@@ -55,13 +58,7 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
     E, W_U, b_U, W_x, b, w, W, b_o = weights
     T, B = ids.shape[0], ids[0].numel()  # B: every run's strings (R·B for R runs)
     d, dc, m = E.shape[-1], W_x.shape[-2], w.shape[-2] - E.shape[-1]
-    if ids.dim() == 2:
-        flat = ids.reshape(-1)
-        table = torch.addmm(b, E, W_x.T)
-    else:  # run r's table at rows r·V…
-        flat = (ids + E.shape[1] * torch.arange(ids.shape[1], device=ids.device)[:, None]).reshape(-1)
-        table = torch.baddbmm(b.unsqueeze(1), E, W_x.transpose(1, 2)).view(-1, dc)
-    U = table.index_select(0, flat).view(T, B, dc)  # becomes z_t in place
+    flat, U = input_rows(ids, E, W_x, b)  # becomes z_t in place
     X = U.new_empty(T, B, m + d)  # x_t = [r_{t−1}; h_{t−1}]
     H = U.new_empty(T, B, d)
     O = U.new_empty(T, B, 3 + m)  # (logits_t, v_t)
@@ -143,18 +140,13 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
             dh_next = dx[:, m:]
             dS = dP[:, 1:K + 1]
             dS[:, 0] += dx[:, :m]
-    if runs:
-        R_ = W_x.shape[0]
-        dW_step = runs_outer(X.view(T, R_, -1, m + d), dZ.view(T, R_, -1, dc))  # x_1 = [0; 0] adds nothing
-        dW, db_o = runs_outer(H.view(T, R_, -1, d), dO.view(T, R_, -1, 3 + m)), dO.view(T, R_, -1, 3 + m).sum((0, 2))
-        dtable = dZ.new_zeros(E.shape[0] * E.shape[1], dc).index_add_(0, flat, dZ.view(T * B, dc)).view(R_, -1, dc)
-    else:
-        dW_step = X.view(T * B, -1).T @ dZ.view(T * B, dc)  # x_1 = [0; 0] adds nothing
-        dW, db_o = H.view(T * B, d).T @ dO.view(T * B, -1), dO.sum((0, 1))
-        dtable = dZ.new_zeros(E.shape[0], dc).index_add_(0, flat, dZ.view(T * B, dc))
-        if not bool((rows >= B).any()):  # only h_1 scored: the heads' stack is never read (None, as autograd's)
-            dW = db_o = None
-    return dtable @ W_x, dW_U, db_U, dtable.transpose(-1, -2) @ E, dtable.sum(-2), dW_step, dW, db_o
+    R_ = W_x.shape[0] if runs else None
+    dW_step = steps_outer(X, dZ, R_)  # x_1 = [0; 0] adds nothing
+    dW, db_o = steps_outer(H, dO, R_), steps_sum(dO, R_)
+    dE, dW_x, db = input_rows_grads(flat, dZ, E, W_x)
+    if not runs and not bool((rows >= B).any()):  # only h_1 scored: the heads' stack is never read (None, as autograd's)
+        dW = db_o = None
+    return dE, dW_U, db_U, dW_x, db, dW_step, dW, db_o
 
 
 def stack_weights(kind: str, params: tuple) -> tuple:

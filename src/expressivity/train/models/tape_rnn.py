@@ -25,7 +25,10 @@ next-symbol tasks) only stay / left / right remain (a_t ∈ Δ²).
 The step is written for few torch calls: W_x x_t + b for every t before the loop, a_t's logits
 and the write MLP's first layer from one product per step, and the tape update as one row
 selection (every action's moved tape, :func:`tape_index`) and one batched product
-(:mod:`._memory`).
+(:mod:`._memory`). Training's loss and its gradient are written out instead, without autograd
+(:mod:`._tape_loss`, through :class:`~._recurrent.FusedLoss`, for one run and for R runs at
+once); the modules here are the reference it is tested against, and what evaluation, vmap and
+autocast run.
 
 Example (one-hot actions): write a and move right, write b and move right, then move left
 twice, each time writing back the value read (w_t = r_{t−1}) → the head is over a again.
@@ -39,7 +42,8 @@ from torch import Tensor, nn
 
 from ...languages.vocab import EOS_TOKEN, PAD
 from ._memory import flat_rows, mix, take_flat, take_rows
-from ._recurrent import RecurrentModel
+from ._recurrent import FusedLoss, RecurrentModel, fused_targets
+from ._tape_loss import param_grads, tape_loss, tape_loss_grads, tape_weights
 
 TAPE_SIZE = 40  # K, cells (Delétang et al.'s example memory_size)
 TAPE_CELL = 8  # m, width of a cell (their memory_cell_size)
@@ -83,7 +87,7 @@ def input_length(ids: Tensor) -> Tensor:
     return torch.where(is_eos.any(1), first, unpadded)
 
 
-class TapeRNN(RecurrentModel):
+class TapeRNN(FusedLoss, RecurrentModel):
     """Embedding → Elman core reading the cell under the head → ReLU → linear; see the module
     docstring."""
 
@@ -120,3 +124,38 @@ class TapeRNN(RecurrentModel):
             M = tape_update(M, torch.softmax(logits, dim=-1), z, 0, index)
             outs.append(h)
         return torch.stack(outs)  # (T, B, d)
+
+    # the training loss written out (:mod:`._tape_loss`): FusedLoss's scored_loss / loss_and_grads
+    _modules_scored_loss = RecurrentModel.scored_loss
+
+    def _loss_params(self) -> tuple[Tensor, ...]:
+        linears = [layer for layer in self.write if isinstance(layer, nn.Linear)]
+        return (self.embed.weight, self.unembed.weight, self.unembed.bias, self.W_core.weight, self.W_core.bias,
+                self.W_a.weight, self.W_a.bias, *[t for layer in linears for t in (layer.weight, layer.bias)])
+
+    def _index(self, ids: Tensor) -> Tensor:
+        """:func:`tape_index` of the strings ids (B, T), their jump lengths read from the ids."""
+        return tape_index(ids.shape[0], self.K, input_length(ids) if self.jumps else 0, self.jumps, ids.device)
+
+    def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
+        if not self._written_out_applies(inputs):
+            return None
+        return (*fused_targets(inputs, target, mask), self._index(inputs), self.K, self.W_a.out_features), \
+            self._loss_params()
+
+    @staticmethod
+    def _loss(data: tuple, params: tuple) -> tuple[Tensor, tuple]:
+        return tape_loss(data, tape_weights(data[5], params))
+
+    @staticmethod
+    def _loss_grads(saved: tuple, g: Tensor) -> tuple:
+        return param_grads(saved[5], tape_loss_grads(saved, g))
+
+    def _runs_loss(self, data: tuple, params: tuple) -> tuple[Tensor, tuple]:
+        ids, rows, p, counts = data  # ids (T, R, B): run r's string b is tape r·B + b
+        T, R, B = ids.shape
+        index = self._index(ids.permute(1, 2, 0).reshape(R * B, T))
+        return self._loss((ids, rows, p, index, self.K, self.W_a.out_features, counts), params)
+
+    def _runs_loss_grads(self, saved: tuple, g: Tensor) -> tuple:
+        return self._loss_grads(saved, g)
