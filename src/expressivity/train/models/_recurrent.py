@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._runs import runs_outer, scored_rows
+from ._runs import readout_losses, readout_losses_grads, run_rows, runs_outer, scored_rows
 
 
 class RecurrentModel(nn.Module):
@@ -205,6 +205,38 @@ def fused_targets(inputs: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor,
     ids = inputs.T.contiguous()
     rows = mask.T.reshape(-1).nonzero().squeeze(1)
     return ids, rows, target.transpose(0, 1).reshape(ids.numel(), -1).index_select(0, rows)
+
+
+def states_loss(H: Tensor, rows: Tensor, W_U: Tensor, b_U: Tensor, p: Tensor,
+                counts: Tensor | None = None) -> tuple[Tensor, tuple]:
+    """:func:`readout_loss` (ReLU read-out) at the scored rows of a core's states H (T, B, d),
+    time-major, rows the positions t·B + b (:func:`fused_targets`) → (loss, what
+    :func:`states_loss_grads` needs). R runs (``counts`` (R,) given): H (T, R·B, d) the runs
+    side by side, rows (R, S) each run's own positions (:func:`~._runs.scored_rows`), each
+    run's loss (R,)."""
+    T, B, d = H.shape
+    if counts is None:
+        top = H.view(T * B, d).index_select(0, rows)
+        loss, R, logq = readout_loss(top, W_U, b_U, p, relu=True)
+    else:
+        rows = run_rows(rows, counts.shape[0], B // counts.shape[0])  # into the runs' (T, R, B) side by side
+        top = H.view(T * B, d).index_select(0, rows.view(-1)).view(*rows.shape, d)
+        loss, R, logq = readout_losses(top, W_U, b_U, p, counts)
+    return loss, (rows, p, top, R, logq, W_U, counts, (T, B))
+
+
+def states_loss_grads(saved: tuple, g: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """g · (∂loss/∂H (T, B, d), zero off the scored rows, ∂loss/∂W_U, ∂loss/∂b_U) of
+    :func:`states_loss` (R runs: g (R,), each run's own)."""
+    rows, p, top, R, logq, W_U, counts, (T, B) = saved
+    d = top.shape[-1]
+    if counts is None:
+        dtop, dW_U, db_U = readout_loss_grads(g, p, logq, R, top, W_U, relu=True)
+        dH = dtop.new_zeros(T * B, d).index_copy_(0, rows, dtop)
+    else:
+        dtop, dW_U, db_U = readout_losses_grads(g, p, logq, R, top, W_U, counts)
+        dH = dtop.new_zeros(T * B, d).index_add_(0, rows.view(-1), dtop.view(-1, d))
+    return dH.view(T, B, d), dW_U, db_U
 
 
 def readout_loss(top: Tensor, W_U: Tensor, b_U: Tensor, p: Tensor, relu: bool) -> tuple[Tensor, Tensor, Tensor]:

@@ -23,22 +23,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._recurrent import (
-    lstm_cell_backward_into,
-    lstm_cell_into,
-    readout_loss,
-    readout_loss_grads,
-)
+from ._recurrent import lstm_cell_backward_into, lstm_cell_into, states_loss, states_loss_grads
 from ._runs import (
     input_rows,
     input_rows_grads,
-    readout_losses,
-    readout_losses_grads,
     rows_add_product_,
     rows_affine,
     rows_affine_into,
     rows_product,
-    run_rows,
     steps_outer,
     steps_sum,
 )
@@ -86,30 +78,19 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
         k = a[t][:, :, None, None]
         S = P[t + 1][:, 1:K + 1]
         torch.mul(P[t][:, :K], k[:, 0], out=S).addcmul_(P[t][:, 2:], k[:, 1]).addcmul_(P[t][:, 1:K + 1], k[:, 2])
-    if ids.dim() == 2:
-        top = H.view(T * B, d).index_select(0, rows)
-        loss, R, logq = readout_loss(top, W_U, b_U, p, relu=True)
-    else:
-        rows = run_rows(rows, ids.shape[1], ids.shape[2])  # into the runs' (T, R, B) side by side
-        top = H.view(T * B, d).index_select(0, rows.view(-1)).view(*rows.shape, d)
-        loss, R, logq = readout_losses(top, W_U, b_U, p, data[5])
+    loss, readout = states_loss(H, rows, W_U, b_U, p, None if ids.dim() == 2 else data[5])
     state = (A, C, TC) if lstm else None
-    return loss, (flat, rows, p, K, weights, X, H, acts, Ps, state, top, R, logq, data[5:])
+    return loss, (flat, rows, K, weights, X, H, acts, Ps, state, readout)
 
 
 def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
     """g · the gradient of :func:`stack_loss` for each of its weights, in their order; R runs:
     g (R,), each run's gradient of its own loss (stacked)."""
-    flat, rows, p, K, weights, X, H, acts, Ps, state, top, R, logq, counts = saved
+    flat, rows, K, weights, X, H, acts, Ps, state, readout = saved
     E, W_U, b_U, W_x, b, w, W, b_o = weights
     T, B, d = H.shape
     dc, m, runs = W_x.shape[-2], w.shape[-2] - d, W_x.dim() == 3
-    if runs:
-        dtop, dW_U, db_U = readout_losses_grads(g, p, logq, R, top, W_U, counts[0])
-        dH = dtop.new_zeros(T * B, d).index_add_(0, rows.view(-1), dtop.view(-1, d)).view(T, B, d)
-    else:
-        dtop, dW_U, db_U = readout_loss_grads(g, p, logq, R, top, W_U, relu=True)
-        dH = dtop.new_zeros(T * B, d).index_copy_(0, rows, dtop).view(T, B, d)
+    dH, dW_U, db_U = states_loss_grads(readout, g)
     dZ = H.new_empty(T, B, dc)
     dO = H.new_empty(T, B, 3 + m)
     dPs = H.new_zeros(T, B, K + 2, m)

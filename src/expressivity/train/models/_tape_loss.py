@@ -27,17 +27,14 @@ import torch
 from torch import Tensor
 
 from ._memory import mix, take_flat, take_rows
-from ._recurrent import readout_loss, readout_loss_grads
+from ._recurrent import states_loss, states_loss_grads
 from ._runs import (
     input_rows,
     input_rows_grads,
-    readout_losses,
-    readout_losses_grads,
     rows_add_product_,
     rows_affine,
     rows_affine_into,
     rows_product,
-    run_rows,
     steps_outer,
     steps_sum,
 )
@@ -85,14 +82,8 @@ def tape_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
             rows_affine_into(y, bl, q[t], Wl)
         M[t][:, 0] = y  # v_t under the head
         torch.bmm(a[t].view(B, 1, A), take(M[t], index).view(B, A, K * m), out=M[t + 1].view(B, 1, K * m))
-    if ids.dim() == 2:
-        top = H.view(T * B, d).index_select(0, rows)
-        loss, R, logq = readout_loss(top, W_U, b_U, p, relu=True)
-    else:
-        rows = run_rows(rows, ids.shape[1], ids.shape[2])  # into the runs' (T, R, B) side by side
-        top = H.view(T * B, d).index_select(0, rows.view(-1)).view(*rows.shape, d)
-        loss, R, logq = readout_losses(top, W_U, b_U, p, data[6])
-    return loss, (flat, rows, p, index, K, A, weights, X, H, acts, Qs, Ws, top, R, logq, data[6:])
+    loss, readout = states_loss(H, rows, W_U, b_U, p, None if ids.dim() == 2 else data[6])
+    return loss, (flat, rows, index, K, A, weights, X, H, acts, Qs, Ws, readout)
 
 
 def tape_loss_grads(saved: tuple, g: Tensor) -> tuple:
@@ -100,17 +91,12 @@ def tape_loss_grads(saved: tuple, g: Tensor) -> tuple:
     g (R,), each run's gradient of its own loss (stacked). For one run where only h_1 is
     scored, None for the heads (W_o, b_o and the MLP's), which the loss then never reads (as
     autograd leaves them)."""
-    flat, rows, p, index, K, A, weights, X, H, acts, Qs, Ws, top, R, logq, counts = saved
+    flat, rows, index, K, A, weights, X, H, acts, Qs, Ws, readout = saved
     E, W_U, b_U, W_x, b, w, W_o, b_o, *mlp = weights
     T, B, d = H.shape
     m, runs = w.shape[-2] - d, (W_x.shape[0] if W_x.dim() == 3 else None)
     take = take_flat if A == 5 else take_rows
-    if runs:
-        dtop, dW_U, db_U = readout_losses_grads(g, p, logq, R, top, W_U, counts[0])
-        dH = dtop.new_zeros(T * B, d).index_add_(0, rows.view(-1), dtop.view(-1, d)).view(T, B, d)
-    else:
-        dtop, dW_U, db_U = readout_loss_grads(g, p, logq, R, top, W_U, relu=True)
-        dH = dtop.new_zeros(T * B, d).index_copy_(0, rows, dtop).view(T, B, d)
+    dH, dW_U, db_U = states_loss_grads(readout, g)
     S = max(T - 1, 0)
     dO = H.new_empty(S, B, W_o.shape[-1])
     dYs = [H.new_empty(S, B, Wl.shape[-1]) for Wl in mlp[0::2]]

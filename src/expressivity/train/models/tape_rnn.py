@@ -149,7 +149,7 @@ class TapeRNN(FusedLoss, RecurrentModel):
 
     @staticmethod
     def _loss_grads(saved: tuple, g: Tensor) -> tuple:
-        return param_grads(saved[5], tape_loss_grads(saved, g))
+        return param_grads(saved[4], tape_loss_grads(saved, g))
 
     def _runs_loss(self, data: tuple, params: tuple) -> tuple[Tensor, tuple]:
         ids, rows, p, counts = data  # ids (T, R, B): run r's string b is tape r·B + b
