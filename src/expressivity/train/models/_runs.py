@@ -140,7 +140,8 @@ def steps_outer(X: Tensor, D: Tensor, runs: int | None = None) -> Tensor:
     T, k, n = X.shape[0], X.shape[-1], D.shape[-1]
     if runs is None:
         return X.reshape(-1, k).T @ D.reshape(-1, n)
-    return runs_outer(X.reshape(T, runs, -1, k), D.reshape(T, runs, -1, n))
+    B = X.shape[1] // runs
+    return runs_outer(X.reshape(T, runs, B, k), D.reshape(T, runs, B, n))
 
 
 def steps_sum(D: Tensor, runs: int | None = None) -> Tensor:
@@ -148,4 +149,4 @@ def steps_sum(D: Tensor, runs: int | None = None) -> Tensor:
     sum (R, n) of its strings (T, R·B, n) side by side (a bias's gradient)."""
     if runs is None:
         return D.sum((0, 1))
-    return D.view(D.shape[0], runs, -1, D.shape[-1]).sum((0, 2))
+    return D.view(D.shape[0], runs, D.shape[1] // runs, D.shape[-1]).sum((0, 2))

@@ -30,11 +30,14 @@ from ._recurrent import (
     vmapped,
 )
 from ._runs import (
+    input_rows,
+    input_rows_grads,
     readout_losses,
     readout_losses_grads,
     run_rows,
     runs_matmul,
-    runs_outer,
+    steps_outer,
+    steps_sum,
 )
 
 
@@ -98,16 +101,14 @@ def lstm_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor, E: Tensor,
     up through E W_ihᵀ), the gates and cells as torch's LSTM, then the linear read-out at the
     scored positions → (losses (R,), what :func:`lstm_losses_grads` needs)."""
     T, R, B = ids.shape
-    V, d = E.shape[1], E.shape[2]
-    flat = (ids + V * torch.arange(R, device=ids.device)[:, None]).reshape(-1)
+    d = E.shape[2]
     Hs, states = [], []
     for ell in range(len(layers) // 4):
         W_ih, W_hh, b_ih, b_hh = layers[4 * ell:4 * ell + 4]
-        b = (b_ih + b_hh).unsqueeze(1)
         if ell == 0:
-            Z = torch.baddbmm(b, E, W_ih.transpose(1, 2)).view(R * V, -1).index_select(0, flat)
+            flat, Z = input_rows(ids, E, W_ih, b_ih + b_hh)
         else:
-            Z = runs_matmul(Hs[-1].view(T, R, B, d), W_ih.transpose(1, 2), b)
+            Z = runs_matmul(Hs[-1].view(T, R, B, d), W_ih.transpose(1, 2), (b_ih + b_hh).unsqueeze(1))
         Z = Z.view(T, R * B, 4 * d)  # the gates' pre-activations, then h_{t−1}'s part added in place
         A, C = torch.empty_like(Z), Z.new_empty(T, R * B, d)
         TC, H = torch.empty_like(C), torch.empty_like(C)
@@ -148,14 +149,11 @@ def lstm_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
             dcell = lstm_cell_backward_into(dZ[t], A[t], C[t - 1] if t else None, TC[t], dh, dcell)
             if t:
                 dh_next = torch.bmm(dZ[t].view(R, B, -1), W_hh).view(RB, d)
-        runs_dZ = dZ.view(T, R, B, -1)
-        grads[4 * ell + 1] = runs_outer(runs_dZ[1:], Hs[ell][:-1].view(T - 1, R, B, d))
+        grads[4 * ell + 1] = steps_outer(dZ[1:], Hs[ell][:-1], R)  # h_0 = 0 adds nothing
         if ell == 0:
-            V = E.shape[1]
-            dtable = dZ.new_zeros(R * V, 4 * d).index_add_(0, flat, dZ.view(-1, 4 * d)).view(R, V, 4 * d)
-            grads[0], dE, db = torch.bmm(dtable.transpose(1, 2), E), torch.bmm(dtable, W_ih), dtable.sum(1)
+            dE, grads[0], db = input_rows_grads(flat, dZ, E, W_ih)
         else:
-            grads[4 * ell], db = runs_outer(runs_dZ, Hs[ell - 1].view(T, R, B, d)), runs_dZ.sum((0, 2))
-            dH = runs_matmul(runs_dZ, W_ih).view(T, RB, d)
+            grads[4 * ell], db = steps_outer(dZ, Hs[ell - 1], R), steps_sum(dZ, R)
+            dH = runs_matmul(dZ.view(T, R, B, -1), W_ih).view(T, RB, d)
         grads[4 * ell + 2], grads[4 * ell + 3] = db, db.clone()
     return [dE, dW_U, db_U, *grads]
