@@ -77,14 +77,16 @@ def test_elman_written_out_loss_gradient_is_the_numerical_one():
     assert torch.autograd.gradcheck(lambda *ps: WrittenOutLoss.apply(fns, (ids, rows, p), *ps), params)
 
 
-@pytest.mark.parametrize("cls", ["StackRNN", "StackLSTM", "TapeRNN", "TapeRNN-nojumps"])
-def test_memory_written_out_loss_gradient_is_the_numerical_one(cls):
-    """gradcheck of the stack models' and the Tape-RNN's written-out losses (the Tape-RNN's
-    write MLP shrunk to 3 → 4 → 4 → 2, with jumps read from EOS at random positions, and
-    without jumps)."""
+@pytest.mark.parametrize("cls", ["LSTMModel", "StackRNN", "StackLSTM", "TapeRNN", "TapeRNN-nojumps"])
+def test_written_out_loss_gradient_is_the_numerical_one(cls):
+    """gradcheck of the LSTM's (two layers), the stack models' and the Tape-RNN's written-out
+    losses (the Tape-RNN's write MLP shrunk to 3 → 4 → 4 → 2, with jumps read from EOS at
+    random positions, and without jumps)."""
     from expressivity.train import models
 
-    if cls.startswith("TapeRNN"):
+    if cls == "LSTMModel":
+        net = models.LSTMModel(5, 3, 2, 2)
+    elif cls.startswith("TapeRNN"):
         net = models.TapeRNN(5, 3, 2, tape_size=4, cell=2, jumps=cls == "TapeRNN")
         lin = torch.nn.Linear
         net.write = torch.nn.Sequential(lin(3, 4), torch.nn.ReLU(), lin(4, 4), torch.nn.ReLU(), lin(4, 2))
@@ -119,16 +121,19 @@ def test_the_transformer_and_aux_heads_keep_the_full_forward_pass():
 @pytest.mark.parametrize("model", RECURRENT)
 def test_train_runs_losses_are_the_full_forward_passes(model, monkeypatch):
     """train_run with the scored loss against train_run with the full forward pass's (the
-    models' ``scored_loss`` hidden): the same losses to float32 round-off over a few steps."""
+    models' ``scored_loss`` and ``loss_and_grads`` hidden): the same losses to float32
+    round-off over a few steps."""
     cfg = RunConfig(task="parity", model=model, d_model=16, train_lengths=(2, 8), test_lengths=(10,), steps=6,
                     batch_size=8, eval_batch=4, lr=1e-2)
     ours: list[float] = []
     train_run(cfg, on_step=lambda step, loss: ours.append(loss))
     cls = type(build_model(cfg, 4, 2))
     for klass in cls.__mro__:
-        if "scored_loss" in vars(klass):
-            monkeypatch.delattr(klass, "scored_loss")
-    assert not hasattr(build_model(cfg, 4, 2), "scored_loss")
+        for name in ("scored_loss", "loss_and_grads"):
+            if name in vars(klass):
+                monkeypatch.delattr(klass, name)
+    net = build_model(cfg, 4, 2)
+    assert not hasattr(net, "scored_loss") and not hasattr(net, "loss_and_grads")
     full: list[float] = []
     train_run(cfg, on_step=lambda step, loss: full.append(loss))
     assert len(ours) == len(full) == 6
@@ -137,12 +142,12 @@ def test_train_runs_losses_are_the_full_forward_passes(model, monkeypatch):
 
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 1000), layers=st.integers(1, 3), B=st.integers(1, 5), T=st.integers(1, 7),
-       model=st.sampled_from(["rnn", "stack_rnn", "stack_lstm", "tape_rnn"]))
+       model=st.sampled_from(RECURRENT))
 def test_loss_and_grads_is_scored_loss_and_backward_bit_for_bit(seed, layers, B, T, model):
     """A model's ``loss_and_grads`` (no autograd graph) leaves the gradients that
     ``scored_loss(...).backward()`` leaves, bit for bit, adding to gradients already there; the
     bias pair of a layer gets one gradient in two tensors (clipping scales each once)."""
-    net = _model(model, seed, layers if model == "rnn" else 1)
+    net = _model(model, seed, layers if model in ("rnn", "lstm") else 1)
     batch = _batch(seed, B, T, 3, 0.5)
     v_ref, g_ref = _value_and_grads(net, training_loss, batch)
     net.zero_grad()

@@ -208,33 +208,33 @@ def fused_targets(inputs: Tensor, target: Tensor, mask: Tensor) -> tuple[Tensor,
 
 
 def states_loss(H: Tensor, rows: Tensor, W_U: Tensor, b_U: Tensor, p: Tensor,
-                counts: Tensor | None = None) -> tuple[Tensor, tuple]:
-    """:func:`readout_loss` (ReLU read-out) at the scored rows of a core's states H (T, B, d),
-    time-major, rows the positions t·B + b (:func:`fused_targets`) → (loss, what
-    :func:`states_loss_grads` needs). R runs (``counts`` (R,) given): H (T, R·B, d) the runs
-    side by side, rows (R, S) each run's own positions (:func:`~._runs.scored_rows`), each
-    run's loss (R,)."""
+                counts: Tensor | None = None, relu: bool = True) -> tuple[Tensor, tuple]:
+    """:func:`readout_loss` (ReLU read-out; linear with ``relu`` False) at the scored rows of
+    a core's states H (T, B, d), time-major, rows the positions t·B + b (:func:`fused_targets`)
+    → (loss, what :func:`states_loss_grads` needs). R runs (``counts`` (R,) given): H (T, R·B,
+    d) the runs side by side, rows (R, S) each run's own positions
+    (:func:`~._runs.scored_rows`), each run's loss (R,)."""
     T, B, d = H.shape
     if counts is None:
         top = H.view(T * B, d).index_select(0, rows)
-        loss, R, logq = readout_loss(top, W_U, b_U, p, relu=True)
+        loss, R, logq = readout_loss(top, W_U, b_U, p, relu=relu)
     else:
         rows = run_rows(rows, counts.shape[0], B // counts.shape[0])  # into the runs' (T, R, B) side by side
         top = H.view(T * B, d).index_select(0, rows.view(-1)).view(*rows.shape, d)
-        loss, R, logq = readout_losses(top, W_U, b_U, p, counts)
-    return loss, (rows, p, top, R, logq, W_U, counts, (T, B))
+        loss, R, logq = readout_losses(top, W_U, b_U, p, counts, relu=relu)
+    return loss, (rows, p, top, R, logq, W_U, counts, (T, B), relu)
 
 
 def states_loss_grads(saved: tuple, g: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """g · (∂loss/∂H (T, B, d), zero off the scored rows, ∂loss/∂W_U, ∂loss/∂b_U) of
     :func:`states_loss` (R runs: g (R,), each run's own)."""
-    rows, p, top, R, logq, W_U, counts, (T, B) = saved
+    rows, p, top, R, logq, W_U, counts, (T, B), relu = saved
     d = top.shape[-1]
     if counts is None:
-        dtop, dW_U, db_U = readout_loss_grads(g, p, logq, R, top, W_U, relu=True)
+        dtop, dW_U, db_U = readout_loss_grads(g, p, logq, R, top, W_U, relu=relu)
         dH = dtop.new_zeros(T * B, d).index_copy_(0, rows, dtop)
     else:
-        dtop, dW_U, db_U = readout_losses_grads(g, p, logq, R, top, W_U, counts)
+        dtop, dW_U, db_U = readout_losses_grads(g, p, logq, R, top, W_U, counts, relu=relu)
         dH = dtop.new_zeros(T * B, d).index_add_(0, rows.view(-1), dtop.view(-1, d))
     return dH.view(T, B, d), dW_U, db_U
 
@@ -360,45 +360,6 @@ def rnn_layers(rnn: nn.RNN, u: Tensor) -> Tensor:
             outs.append(h)
         x = torch.stack(outs)
     return x
-
-
-def lstm_cell_into(z: Tensor, a: Tensor, c_prev: Tensor | None, c: Tensor, tc: Tensor, h: Tensor) -> None:
-    """One LSTM step from its pre-activations z (B, 4d), torch's gate order, written into a
-    (the gates: σ(i), σ(f), tanh(g), σ(o)), c = f ⊙ c_prev + i ⊙ g (c_prev None: c_0 = 0),
-    tc = tanh c and h = o ⊙ tc."""
-    d = c.shape[-1]
-    torch.sigmoid(z, out=a)
-    torch.tanh(z[:, 2 * d:3 * d], out=a[:, 2 * d:3 * d])
-    if c_prev is None:
-        torch.mul(a[:, :d], a[:, 2 * d:3 * d], out=c)
-    else:
-        torch.mul(a[:, d:2 * d], c_prev, out=c).addcmul_(a[:, :d], a[:, 2 * d:3 * d])
-    torch.tanh(c, out=tc)
-    torch.mul(a[:, 3 * d:], tc, out=h)
-
-
-def lstm_cell_backward_into(dz: Tensor, a: Tensor, c_prev: Tensor | None, tc: Tensor, dh: Tensor,
-                            dc_next: Tensor | None) -> Tensor:
-    """One LSTM step back (:func:`lstm_cell_into`'s gates a, the previous cell c_prev (None:
-    c_0 = 0), tc = tanh c_t): from dh = ∂L/∂h_t and dc_next = ∂L/∂c_{t+1} ⊙ f_{t+1} (None at
-    the last step), dc = dh ⊙ o ⊙ (1 − tc²) + dc_next, and ∂z_t written into dz: (dc ⊙ g ⊙
-    σ'_i, dc ⊙ c_prev ⊙ σ'_f, dc ⊙ i ⊙ (1 − g²), dh ⊙ tc ⊙ σ'_o) with σ' = a (1 − a). Returns
-    dc ⊙ f_t, the next (earlier) step's dc_next. Step by step, so every operand is one step's
-    rows (in cache), not the whole sequence's."""
-    d = tc.shape[-1]
-    i, f, g, o = a[:, :d], a[:, d:2 * d], a[:, 2 * d:3 * d], a[:, 3 * d:]
-    sigmoid_backward_ = torch.ops.aten.sigmoid_backward.grad_input  # grad ⊙ (1 − y) y, one fused pass
-    dc = tanh_backward_(torch.mul(dh, o), tc)
-    if dc_next is not None:
-        dc.add_(dc_next)
-    sigmoid_backward_(torch.mul(dc, g, out=dz[:, :d]), i, grad_input=dz[:, :d])
-    if c_prev is None:
-        dz[:, d:2 * d].zero_()
-    else:
-        sigmoid_backward_(torch.mul(dc, c_prev, out=dz[:, d:2 * d]), f, grad_input=dz[:, d:2 * d])
-    tanh_backward_(torch.mul(dc, i, out=dz[:, 2 * d:3 * d]), g)
-    sigmoid_backward_(torch.mul(dh, tc, out=dz[:, 3 * d:]), o, grad_input=dz[:, 3 * d:])
-    return dc.mul_(f)
 
 
 def lstm_gates(gates: Tensor, c: Tensor) -> tuple[Tensor, Tensor]:

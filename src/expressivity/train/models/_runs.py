@@ -150,3 +150,15 @@ def steps_sum(D: Tensor, runs: int | None = None) -> Tensor:
     if runs is None:
         return D.sum((0, 1))
     return D.view(D.shape[0], runs, D.shape[1] // runs, D.shape[-1]).sum((0, 2))
+
+
+def steps_matmul(X: Tensor, W: Tensor, bias: Tensor | None = None, runs: int | None = None) -> Tensor:
+    """X W (+ b) at every step and string: X (T, B, k), W (k, n), bias (n,) → (T, B, n), one
+    product; ``runs`` R: the R runs' strings side by side (T, R·B, k), each run its own W (R,
+    k, n) and bias (R, n) (:func:`runs_matmul`)."""
+    T, k, n = X.shape[0], X.shape[-1], W.shape[-1]
+    if runs is None:
+        flat = X.reshape(-1, k)
+        return (flat @ W if bias is None else torch.addmm(bias, flat, W)).view(T, -1, n)
+    B = X.shape[1] // runs
+    return runs_matmul(X.reshape(T, runs, B, k), W, None if bias is None else bias.unsqueeze(1)).view(T, -1, n)

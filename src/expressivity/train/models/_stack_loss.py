@@ -23,7 +23,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._recurrent import lstm_cell_backward_into, lstm_cell_into, states_loss, states_loss_grads
+from ._lstm_cells import LSTMCells
+from ._recurrent import states_loss, states_loss_grads
 from ._runs import (
     input_rows,
     input_rows_grads,
@@ -49,17 +50,14 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
     ids, rows, p, kind, K = data[:5]
     E, W_U, b_U, W_x, b, w, W, b_o = weights
     T, B = ids.shape[0], ids[0].numel()  # B: every run's strings (R·B for R runs)
-    d, dc, m = E.shape[-1], W_x.shape[-2], w.shape[-2] - E.shape[-1]
+    d, m = E.shape[-1], w.shape[-2] - E.shape[-1]
     flat, U = input_rows(ids, E, W_x, b)  # becomes z_t in place
     X = U.new_empty(T, B, m + d)  # x_t = [r_{t−1}; h_{t−1}]
     H = U.new_empty(T, B, d)
     O = U.new_empty(T, B, 3 + m)  # (logits_t, v_t)
     acts = U.new_empty(T, B, 3)
     Ps = U.new_zeros(T + 1, B, K + 2, m)  # P_t = [v_t; S_{t−1}; 0]; S_t is written into P_{t+1}
-    lstm = kind == "lstm"
-    if lstm:
-        A, C = U.new_empty(T, B, dc), U.new_empty(T, B, d)
-        TC = torch.empty_like(C)
+    cells = LSTMCells(U, H) if kind == "lstm" else None
     x, h, z, o, a, P = X.unbind(0), H.unbind(0), U.unbind(0), O.unbind(0), acts.unbind(0), Ps.unbind(0)
     for t in range(T):
         x[t][:, :m] = P[t][:, 1]  # r_{t−1} = S_{t−1}[0]
@@ -68,8 +66,8 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
             rows_add_product_(z[t], x[t], w)
         else:
             x[t][:, m:] = 0
-        if lstm:
-            lstm_cell_into(z[t], A[t], C[t - 1] if t else None, C[t], TC[t], h[t])
+        if cells is not None:
+            cells.step(t)
         else:
             torch.tanh(z[t], out=h[t])
         rows_affine_into(o[t], b_o, h[t], W)
@@ -79,14 +77,13 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
         S = P[t + 1][:, 1:K + 1]
         torch.mul(P[t][:, :K], k[:, 0], out=S).addcmul_(P[t][:, 2:], k[:, 1]).addcmul_(P[t][:, 1:K + 1], k[:, 2])
     loss, readout = states_loss(H, rows, W_U, b_U, p, None if ids.dim() == 2 else data[5])
-    state = (A, C, TC) if lstm else None
-    return loss, (flat, rows, K, weights, X, H, acts, Ps, state, readout)
+    return loss, (flat, rows, K, weights, X, H, acts, Ps, cells, readout)
 
 
 def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
     """g · the gradient of :func:`stack_loss` for each of its weights, in their order; R runs:
     g (R,), each run's gradient of its own loss (stacked)."""
-    flat, rows, K, weights, X, H, acts, Ps, state, readout = saved
+    flat, rows, K, weights, X, H, acts, Ps, cells, readout = saved
     E, W_U, b_U, W_x, b, w, W, b_o = weights
     T, B, d = H.shape
     dc, m, runs = W_x.shape[-2], w.shape[-2] - d, W_x.dim() == 3
@@ -94,8 +91,8 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
     dZ = H.new_empty(T, B, dc)
     dO = H.new_empty(T, B, 3 + m)
     dPs = H.new_zeros(T, B, K + 2, m)
-    if state is not None:
-        A, C, TC = state
+    if cells is not None:
+        cells.start_back(dZ)
     wt, Wt = w.transpose(-1, -2), W.transpose(-1, -2)
     dS = dH.new_zeros(B, K, m)  # ∂L/∂S_{T−1}: the last stack is not read
     dh_next = dcell = None
@@ -112,10 +109,10 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
         dh = rows_affine(dH[t], dO[t], Wt)
         if dh_next is not None:
             dh += dh_next
-        if state is None:
+        if cells is None:
             torch.ops.aten.tanh_backward.grad_input(dh, H[t], grad_input=dZ[t])
         else:
-            dcell = lstm_cell_backward_into(dZ[t], A[t], C[t - 1] if t else None, TC[t], dh, dcell)
+            dcell = cells.step_back(t, dh, dcell)
         if t:
             dx = rows_product(dZ[t], wt)  # (B, m + d)
             dh_next = dx[:, m:]

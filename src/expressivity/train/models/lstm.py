@@ -2,16 +2,19 @@
 
 Hochreiter & Schmidhuber (1997) with torch's gate equations (i, f, g, o gates; c_t = f ⊙ c_{t−1}
 + i ⊙ g, h_t = o ⊙ tanh c_t). The read-out is linear on h_t (no ReLU: kept as it was, so saved
-LSTM runs load and reproduce). One run uses torch's LSTM kernel on the one-hot tokens, with
-layer 0's input weights folded with the embedding (:meth:`LSTMModel._kernel`): the kernel was
-faster on the CPU than a loop of ours, and than a hand-written back-propagation through time
-(issue 21: 2.1–2.4 ms against 1.4 ms forward and backward, input product included, B = 64,
-T = 8, d = 64). Under vmap (many runs at once), where the kernel has no batching rule, the
-loop is ours (:func:`~._recurrent.lstm_layers`: layer 0's input part looked up through the
-embedding for every step at once, then one product and the gates per step). train_many's runs
-(float32) take neither: :func:`lstm_losses` is the training loss of R runs at once written
-out, forward and back-propagation through time, each step one batched product of the runs'
-states by their own W_hh (:class:`~._recurrent.RunsLoss`).
+LSTM runs load and reproduce).
+
+The training loss (float32 or float64, no autocast) is written out, forward and
+back-propagation through time (:func:`lstm_losses`, :class:`~._lstm_cells.LSTMCells`), as one
+autograd node (``scored_loss``) or with no autograd at all (``loss_and_grads``,
+:class:`~._recurrent.FusedLoss`), and for R runs at once with every weight stacked over the
+runs (train_many, :class:`~._recurrent.RunsLoss`): each step one (batched) product of the
+states by W_hh. It replaced torch's LSTM kernel, whose backward is autograd's, node by node
+(issue 21, B = 64, T ≈ 7, d = 64: 1.6 against 1.9 ms forward and backward). The kernel
+(:meth:`LSTMModel._kernel`, on the one-hot tokens with layer 0's input weights folded with the
+embedding) still serves ``forward`` and the loss under autocast. Under vmap, where it has no
+batching rule, the loop is ours (:func:`~._recurrent.lstm_layers`: layer 0's input part looked
+up through the embedding for every step at once, then one product and the gates per step).
 """
 
 from __future__ import annotations
@@ -20,28 +23,29 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._lstm_cells import LSTMCells
 from ._recurrent import (
-    RunsLoss,
+    FusedLoss,
     both_biases,
-    lstm_cell_backward_into,
-    lstm_cell_into,
+    fused_targets,
     lstm_layers,
     scored_cross_entropy,
+    states_loss,
+    states_loss_grads,
     vmapped,
 )
 from ._runs import (
     input_rows,
     input_rows_grads,
-    readout_losses,
-    readout_losses_grads,
-    run_rows,
-    runs_matmul,
+    rows_add_product_,
+    rows_affine,
+    steps_matmul,
     steps_outer,
     steps_sum,
 )
 
 
-class LSTMModel(RunsLoss, nn.Module):
+class LSTMModel(FusedLoss, nn.Module):
     """Embedding → torch.nn.LSTM (``layers`` stacked, hidden = d_model) → linear read-out."""
 
     def __init__(self, d_vocab: int, d_model: int, layers: int, d_out: int) -> None:
@@ -59,9 +63,10 @@ class LSTMModel(RunsLoss, nn.Module):
         h = lstm_layers(lstm, u, u=u)  # (B, T, d_model)
         return self.unembed(h)  # (B, T, d_out)
 
-    def scored_loss(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
+    def _modules_scored_loss(self, inputs: Tensor, target: Tensor, mask: Tensor) -> Tensor:
         """The soft cross-entropy averaged over the scored positions (``mask``), the read-out at
-        those only (:meth:`.RecurrentModel.scored_loss`'s value for this model)."""
+        those only (:meth:`.RecurrentModel.scored_loss`'s value for this model), through
+        torch's kernel (:meth:`_kernel`)."""
         if inputs.dim() != 2:
             raise ValueError(f"token ids must have shape (B, T), got {tuple(inputs.shape)}")
         return scored_cross_entropy(self.unembed, self._kernel(inputs).flatten(0, 1), mask.flatten(),
@@ -74,6 +79,20 @@ class LSTMModel(RunsLoss, nn.Module):
         layers = [getattr(lstm, f"{kind}_l{ell}") for ell in range(lstm.num_layers)
                   for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
         return (self.embed.weight, self.unembed.weight, self.unembed.bias, *layers)
+
+    def _fused_arguments(self, inputs: Tensor, target: Tensor, mask: Tensor) -> tuple | None:
+        params = self._loss_params()
+        if params is None or not self._written_out_applies(inputs):
+            return None
+        return (*fused_targets(inputs, target, mask), None), params
+
+    @staticmethod
+    def _loss(data: tuple, params: tuple) -> tuple[Tensor, tuple]:
+        return lstm_losses(*data, *params)
+
+    @staticmethod
+    def _loss_grads(saved: tuple, g: Tensor) -> tuple:
+        return lstm_losses_grads(saved, g)
 
     def _runs_loss(self, data: tuple, params: tuple) -> tuple[Tensor, tuple]:
         return lstm_losses(*data, *params)
@@ -93,67 +112,63 @@ class LSTMModel(RunsLoss, nn.Module):
                               lstm.bidirectional, lstm.batch_first)[0]
 
 
-def lstm_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor, E: Tensor, W_U: Tensor, b_U: Tensor,
+def lstm_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor | None, E: Tensor, W_U: Tensor, b_U: Tensor,
                 *layers: Tensor) -> tuple[Tensor, tuple]:
-    """The LSTM's training loss of R runs at once, each with its own weights (a leading run
-    axis on every weight; ids (T, R, B), rows, p, counts as :func:`~._runs.scored_rows`
-    gives them): per layer z_t = (W_ih x_t + b)ᵣ + W_hh,ᵣ h_{t−1} (layer 1's input part looked
-    up through E W_ihᵀ), the gates and cells as torch's LSTM, then the linear read-out at the
-    scored positions → (losses (R,), what :func:`lstm_losses_grads` needs)."""
-    T, R, B = ids.shape
-    d = E.shape[2]
-    Hs, states = [], []
+    """The LSTM's training loss written out: per layer z_t = W_ih x_t + b + W_hh h_{t−1}
+    (layer 1's input part looked up through E W_ihᵀ), the cells as torch's LSTM
+    (:class:`~._lstm_cells.LSTMCells`), then the linear read-out at the scored positions →
+    (loss, what :func:`lstm_losses_grads` needs). One run: ids (T, B), rows, p as
+    :func:`~._recurrent.fused_targets` gives them, counts None. R runs at once, each with its
+    own weights (a leading run axis on every weight): ids (T, R, B), rows, p, counts as
+    :func:`~._runs.scored_rows` gives them, each step one batched product of the runs'
+    states by their own W_hh → each run's loss (R,)."""
+    runs = None if counts is None else ids.shape[1]
+    T = ids.shape[0]
+    Hs, cells = [], []
     for ell in range(len(layers) // 4):
         W_ih, W_hh, b_ih, b_hh = layers[4 * ell:4 * ell + 4]
         if ell == 0:
             flat, Z = input_rows(ids, E, W_ih, b_ih + b_hh)
         else:
-            Z = runs_matmul(Hs[-1].view(T, R, B, d), W_ih.transpose(1, 2), (b_ih + b_hh).unsqueeze(1))
-        Z = Z.view(T, R * B, 4 * d)  # the gates' pre-activations, then h_{t−1}'s part added in place
-        A, C = torch.empty_like(Z), Z.new_empty(T, R * B, d)
-        TC, H = torch.empty_like(C), torch.empty_like(C)
-        Wt = W_hh.transpose(1, 2)
-        for t in range(T):
-            if t:
-                Z[t].view(R, B, -1).baddbmm_(H[t - 1].view(R, B, d), Wt)
-            lstm_cell_into(Z[t], A[t], C[t - 1] if t else None, C[t], TC[t], H[t])
-        Hs.append(H)
-        states.append((A, C, TC))
-    at = run_rows(rows, R, B)
-    top = Hs[-1].view(T * R * B, d).index_select(0, at.view(-1)).view(R, rows.shape[1], d)
-    losses, _, logq = readout_losses(top, W_U, b_U, p, counts, relu=False)
-    return losses, (flat, at, p, counts, E, W_U, top, logq, layers, Hs, states)
+            Z = steps_matmul(Hs[-1], W_ih.transpose(-1, -2), b_ih + b_hh, runs)
+        Z = Z.view(T, -1, Z.shape[-1])  # the gates' pre-activations, then h_{t−1}'s part added in place
+        layer = LSTMCells(Z)
+        Wt, z = W_hh.transpose(-1, -2).contiguous(), Z.unbind(0)  # a contiguous W_hhᵀ: each step's product ~20 % faster
+        h = layer.step(0)
+        for t in range(1, T):
+            rows_add_product_(z[t], h, Wt)
+            h = layer.step(t)
+        Hs.append(layer.H)
+        cells.append(layer)
+    loss, readout = states_loss(Hs[-1], rows, W_U, b_U, p, counts, relu=False)
+    return loss, (flat, runs, E, layers, Hs, cells, readout)
 
 
 def lstm_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
-    """g (R,) · each run's gradient of its own loss in :func:`lstm_losses`, for E, W_U, b_U and
-    the layers' weights in their order (stacked over the runs): back-propagation through time
-    per layer from the top, dh_t = ∂L/∂h_t + W_hhᵀ ∂z_{t+1}, the cells' dc_t = dh_t ⊙ o_t (1 −
-    tanh² c_t) + dc_{t+1} ⊙ f_{t+1}, ∂z_t by :func:`~._recurrent.lstm_cell_backward_into`; every
-    weight's gradient then one batched product over all steps."""
-    flat, at, p, counts, E, W_U, top, logq, layers, Hs, states = saved
-    T, RB, d = Hs[-1].shape
-    R = E.shape[0]
-    B = RB // R
-    dtop, dW_U, db_U = readout_losses_grads(g, p, logq, top, top, W_U, counts, relu=False)
-    dH = dtop.new_zeros(T * RB, d).index_add_(0, at.view(-1), dtop.reshape(-1, d)).view(T, RB, d)
-    grads: list[Tensor] = [dtop] * len(layers)  # every entry is set below
-    dE = dtop
+    """g · the gradient of :func:`lstm_losses` for E, W_U, b_U and the layers' weights in
+    their order (R runs: g (R,), each run's gradient of its own loss, stacked): back-propagation
+    through time per layer from the top, dh_t = ∂L/∂h_t + ∂z_{t+1} W_hh, ∂z_t by
+    :meth:`~._lstm_cells.LSTMCells.step_back`; every weight's gradient then one product over
+    all steps."""
+    flat, runs, E, layers, Hs, cells, readout = saved
+    dH, dW_U, db_U = states_loss_grads(readout, g)
+    T = dH.shape[0]
+    grads: list[Tensor] = [dW_U] * len(layers)  # every entry is set below
+    dE = dW_U
     for ell in range(len(layers) // 4 - 1, -1, -1):
         W_ih, W_hh = layers[4 * ell], layers[4 * ell + 1]
-        A, C, TC = states[ell]
-        dZ = torch.empty_like(A)
-        dh_next = dcell = None
-        for t in range(T - 1, -1, -1):
-            dh = dH[t] if dh_next is None else dH[t] + dh_next
-            dcell = lstm_cell_backward_into(dZ[t], A[t], C[t - 1] if t else None, TC[t], dh, dcell)
-            if t:
-                dh_next = torch.bmm(dZ[t].view(R, B, -1), W_hh).view(RB, d)
-        grads[4 * ell + 1] = steps_outer(dZ[1:], Hs[ell][:-1], R)  # h_0 = 0 adds nothing
+        layer = cells[ell]
+        dZ = torch.empty_like(layer.A)
+        layer.start_back(dZ)
+        dz, dh_rows = dZ.unbind(0), dH.unbind(0)
+        dc = layer.step_back(T - 1, dh_rows[T - 1], None)
+        for t in range(T - 2, -1, -1):
+            dc = layer.step_back(t, rows_affine(dh_rows[t], dz[t + 1], W_hh), dc)
+        grads[4 * ell + 1] = steps_outer(dZ[1:], Hs[ell][:-1], runs)  # h_0 = 0 adds nothing
         if ell == 0:
             dE, grads[0], db = input_rows_grads(flat, dZ, E, W_ih)
         else:
-            grads[4 * ell], db = steps_outer(dZ, Hs[ell - 1], R), steps_sum(dZ, R)
-            dH = runs_matmul(dZ.view(T, R, B, -1), W_ih).view(T, RB, d)
-        grads[4 * ell + 2], grads[4 * ell + 3] = db, db.clone()
+            grads[4 * ell], db = steps_outer(dZ, Hs[ell - 1], runs), steps_sum(dZ, runs)
+            dH = steps_matmul(dZ, W_ih, runs=runs)
+        grads[4 * ell + 2], grads[4 * ell + 3] = db, db.clone()  # b_ih, b_hh: one gradient, two tensors
     return [dE, dW_U, db_U, *grads]

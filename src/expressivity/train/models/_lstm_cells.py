@@ -1,0 +1,86 @@
+"""One LSTM layer's cells over a whole sequence, forward and back, written out (no autograd):
+the lstm's and the Stack-LSTM's written-out losses step them.
+
+Torch's gate order and equations: from the pre-activations z_t = (z_i, z_f, z_g, z_o),
+
+    i, f, o = σ(z_i, z_f, z_o),  g = tanh z_g,  c_t = f ⊙ c_{t−1} + i ⊙ g,  h_t = o ⊙ tanh c_t,
+
+c_0 = 0. Back, from dh = ∂L/∂h_t and dc' = ∂L/∂c_{t+1} ⊙ f_{t+1}:
+
+    dc = dh ⊙ M_t + dc',   ∂z_t = (dc ⊙ K_i, dc ⊙ K_f, dc ⊙ K_g, dh ⊙ K_o),
+
+with the factors of every step computed at once before the loop: M = o (1 − tanh² c),
+K_i = g σ'(i), K_f = c_{t−1} σ'(f), K_g = i (1 − g²), K_o = tanh c · σ'(o), σ' = σ (1 − σ).
+A step back is then four elementwise calls (against eleven with the slopes taken per step);
+every step's views (a gate's columns, one step's rows) are made once (``unbind``), since
+making a view costs about what a small elementwise call does.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+_sigmoid_backward = torch.ops.aten.sigmoid_backward.grad_input  # grad ⊙ y (1 − y) into grad_input
+_tanh_backward = torch.ops.aten.tanh_backward.grad_input  # grad ⊙ (1 − y²) into grad_input
+
+
+class LSTMCells:
+    """The cells of one LSTM layer for T steps of N rows: ``Z`` (T, N, 4d) the pre-activations,
+    each step's h_{t−1} part added by the caller before :meth:`step` (Z then holds z_t; it is
+    the caller's buffer and is written over by nothing here); ``H`` (T, N, d) where h_t goes
+    (a new buffer when None). After the forward steps, :meth:`start_back` computes the
+    factors, and :meth:`step_back` from t = T−1 down writes ∂z_t into ``dZ``."""
+
+    def __init__(self, Z: Tensor, H: Tensor | None = None) -> None:
+        T, N, d4 = Z.shape
+        d = d4 // 4
+        self.d = d
+        self.A = A = torch.empty_like(Z)  # σ(i), σ(f), tanh(g), σ(o)
+        self.C = C = Z.new_empty(T, N, d)
+        self.TC = TC = torch.empty_like(C)
+        self.H = H = torch.empty_like(C) if H is None else H
+        self._z, self._zg = Z.unbind(0), Z[..., 2 * d:3 * d].unbind(0)
+        self._a, self._i, self._f = A.unbind(0), A[..., :d].unbind(0), A[..., d:2 * d].unbind(0)
+        self._g, self._o = A[..., 2 * d:3 * d].unbind(0), A[..., 3 * d:].unbind(0)
+        self._c, self._tc, self._h = C.unbind(0), TC.unbind(0), H.unbind(0)
+
+    def step(self, t: int) -> Tensor:
+        """The gates, c_t, tanh c_t and h_t from z_t (:attr:`Z`'s step t, complete); → h_t."""
+        a, g, c, tc, h = self._a[t], self._g[t], self._c[t], self._tc[t], self._h[t]
+        torch.sigmoid(self._z[t], out=a)  # the g block's σ is written over by its tanh next
+        torch.tanh(self._zg[t], out=g)
+        if t:
+            torch.mul(self._f[t], self._c[t - 1], out=c).addcmul_(self._i[t], g)
+        else:
+            torch.mul(self._i[t], g, out=c)
+        torch.tanh(c, out=tc)
+        return torch.mul(self._o[t], tc, out=h)
+
+    def start_back(self, dZ: Tensor) -> None:
+        """The factors M, K of every step at once (module docstring), and ``dZ`` (T, N, 4d),
+        where :meth:`step_back` writes ∂z_t."""
+        A, C, TC, d = self.A, self.C, self.TC, self.d
+        K = torch.empty_like(A)
+        i, f, g, o = A[..., :d], A[..., d:2 * d], A[..., 2 * d:3 * d], A[..., 3 * d:]
+        _sigmoid_backward(g, i, grad_input=K[..., :d])
+        K[0, :, d:2 * d].zero_()  # c_0 = 0
+        _sigmoid_backward(C[:-1], f[1:], grad_input=K[1:, :, d:2 * d])
+        _tanh_backward(i, g, grad_input=K[..., 2 * d:3 * d])
+        _sigmoid_backward(TC, o, grad_input=K[..., 3 * d:])
+        T, N = C.shape[:2]
+        self._m = torch.ops.aten.tanh_backward(o, TC).unbind(0)
+        self._k3, self._ko = K[..., :3 * d].view(T, N, 3, d).unbind(0), K[..., 3 * d:].unbind(0)
+        self._dz3, self._dzo = dZ[..., :3 * d].view(T, N, 3, d).unbind(0), dZ[..., 3 * d:].unbind(0)
+
+    def step_back(self, t: int, dh: Tensor, dc: Tensor | None) -> Tensor:
+        """∂z_t into dZ's step t from dh = ∂L/∂h_t (complete) and dc = ∂L/∂c_{t+1} ⊙ f_{t+1}
+        (None at the last step; updated in place) → ∂L/∂c_t ⊙ f_t, the next (earlier) step's dc."""
+        if dc is None:
+            dc = torch.mul(self._m[t], dh)
+            self._dc3 = dc.unsqueeze(1)  # dc is this tensor, updated in place, at every earlier step
+        else:
+            dc.addcmul_(self._m[t], dh)
+        torch.mul(self._k3[t], self._dc3, out=self._dz3[t])
+        torch.mul(self._ko[t], dh, out=self._dzo[t])
+        return dc.mul_(self._f[t]) if t else dc
