@@ -81,7 +81,9 @@ def test_elman_written_out_loss_gradient_is_the_numerical_one():
 def test_written_out_loss_gradient_is_the_numerical_one(cls):
     """gradcheck of the LSTM's (two layers), the stack models' and the Tape-RNN's written-out
     losses (the Tape-RNN's write MLP shrunk to 3 → 4 → 4 → 2, with jumps read from EOS at
-    random positions, and without jumps)."""
+    random positions, and without jumps). gradcheck runs the node's backward pass many times on
+    one forward pass: the LSTM cells' backward, which writes over the forward's buffers, must
+    give the same gradient each time."""
     from expressivity.train import models
 
     if cls == "LSTMModel":

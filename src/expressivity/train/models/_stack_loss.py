@@ -88,11 +88,9 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
     T, B, d = H.shape
     dc, m, runs = W_x.shape[-2], w.shape[-2] - d, W_x.dim() == 3
     dH, dW_U, db_U = states_loss_grads(readout, g)
-    dZ = H.new_empty(T, B, dc)
+    dZ = H.new_empty(T, B, dc) if cells is None else cells.start_back()
     dO = H.new_empty(T, B, 3 + m)
     dPs = H.new_zeros(T, B, K + 2, m)
-    if cells is not None:
-        cells.start_back(dZ)
     wt, Wt = w.transpose(-1, -2), W.transpose(-1, -2)
     dS = dH.new_zeros(B, K, m)  # ∂L/∂S_{T−1}: the last stack is not read
     dh_next = dcell = None

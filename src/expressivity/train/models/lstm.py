@@ -158,8 +158,7 @@ def lstm_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
     for ell in range(len(layers) // 4 - 1, -1, -1):
         W_ih, W_hh = layers[4 * ell], layers[4 * ell + 1]
         layer = cells[ell]
-        dZ = torch.empty_like(layer.A)
-        layer.start_back(dZ)
+        dZ = layer.start_back()
         dz, dh_rows = dZ.unbind(0), dH.unbind(0)
         dc = layer.step_back(T - 1, dh_rows[T - 1], None)
         for t in range(T - 2, -1, -1):
