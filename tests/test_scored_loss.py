@@ -187,6 +187,20 @@ def test_loss_and_gradients_takes_the_direct_path_and_skips_a_non_finite_backwar
     assert value != value and all(p.grad is None for p in other.parameters())
 
 
+def _runs_batches(model: str, seed: int, layers: int, R: int, B: int, lengths, p_scored: float):
+    """R independent models and batches (run r: length lengths[r]), their weights stacked
+    and the batches right-padded to the longest, as train_many gives them: (nets, batches,
+    params, (inputs, target, mask))."""
+    from torch.func import stack_module_state
+    nets = [_model(model, seed + r, layers if model in ("rnn", "lstm") else 1) for r in range(R)]
+    batches = [_batch(seed + r, B, lengths[r], 3, p_scored) for r in range(R)]
+    T = max(lengths[:R])
+    pad = lambda t, v: torch.nn.functional.pad(t, (0, 0) * (t.dim() - 2) + (0, T - t.shape[1]), value=v)  # noqa: E731
+    padded = (torch.stack([pad(b["input"], 0) for b in batches]), torch.stack([pad(b["output"], 0.0) for b in batches]),
+              torch.stack([pad(b["mask"], False) for b in batches]))
+    return nets, batches, {k: v.detach() for k, v in stack_module_state(nets)[0].items()}, padded
+
+
 @settings(max_examples=40, deadline=None)
 @given(model=st.sampled_from(["rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn"]), seed=st.integers(0, 1000),
        layers=st.integers(1, 3), R=st.integers(1, 4), B=st.integers(1, 4),
@@ -196,16 +210,8 @@ def test_many_runs_written_out_loss_is_each_runs_own(model, seed, layers, R, B, 
     longest (as train_many pads them), gives each run the loss and gradients of its own
     scored_loss and backward — an independent model and batch per run (a gradient autograd
     leaves None, the heads' when only t = 1 is scored, is zero)."""
-    from torch.func import stack_module_state
-    nets = [_model(model, seed + r, layers if model in ("rnn", "lstm") else 1) for r in range(R)]
-    batches = [_batch(seed + r, B, lengths[r], 3, p_scored) for r in range(R)]
-    T = max(lengths[:R])
-    pad = lambda t, v: torch.nn.functional.pad(t, (0, 0) * (t.dim() - 2) + (0, T - t.shape[1]), value=v)  # noqa: E731
-    inputs = torch.stack([pad(b["input"], 0) for b in batches])
-    target = torch.stack([pad(b["output"], 0.0) for b in batches])
-    mask = torch.stack([pad(b["mask"], False) for b in batches])
-    params = {k: v.detach() for k, v in stack_module_state(nets)[0].items()}
-    losses, grads = nets[0].runs_loss_and_grads(params, inputs, target, mask)
+    nets, batches, params, padded = _runs_batches(model, seed, layers, R, B, lengths, p_scored)
+    losses, grads = nets[0].runs_loss_and_grads(params, *padded)
     assert losses.shape == (R,) and grads.keys() == params.keys()
     for r, (net, batch) in enumerate(zip(nets, batches)):
         value, own = _value_and_grads(net, training_loss, batch)
@@ -213,3 +219,41 @@ def test_many_runs_written_out_loss_is_each_runs_own(model, seed, layers, R, B, 
         for k in params:
             expected = own[k] if k in own else torch.zeros_like(params[k][r])
             torch.testing.assert_close(grads[k][r], expected, atol=1e-12, rtol=1e-10, msg=k)
+
+
+@pytest.mark.parametrize("model", RECURRENT)
+@pytest.mark.parametrize("lengths", [[9, 6, 6, 2], [3, 9, 1, 7]], ids=["longest-first", "any-order"])
+def test_packed_steps_read_no_row_they_left_out(model, lengths, monkeypatch):
+    """R runs of different lengths: each step computes only its leading runs still read
+    (models/_runs.active_runs), and gives what stepping every run at every step gives —
+    losses and gradients, with every buffer the losses leave uninitialised full of NaN, so a
+    row read but never written shows."""
+    from expressivity.train.models import _runs, _stack_loss, _tape_loss, lstm, rnn
+    users = (rnn, lstm, _stack_loss, _tape_loss)
+    nets, _, params, padded = _runs_batches(model, 11, 2, 4, 3, lengths, 0.3)
+    shape = lambda size: tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size  # noqa: E731
+    monkeypatch.setattr(torch.Tensor, "new_empty", lambda self, *size, **kw: self.new_full(shape(size), float("nan"), **kw))
+    monkeypatch.setattr(torch, "empty_like", lambda t, **kw: torch.full_like(t, float("nan"), **kw))
+    seen = []
+    for module in users:
+        monkeypatch.setattr(module, "active_runs", lambda *a: seen.append(_runs.active_runs(*a)) or seen[-1])
+    losses, grads = nets[0].runs_loss_and_grads(params, *padded)
+    assert len(seen) == 1 and seen[0] is not None and min(seen[0]) < 4  # packed: some step leaves runs out
+    for module in users:
+        monkeypatch.setattr(module, "active_runs", lambda *a: None)  # every run at every step
+    every_losses, every_grads = nets[0].runs_loss_and_grads(params, *padded)
+    assert torch.isfinite(losses).all()
+    torch.testing.assert_close(losses, every_losses, atol=1e-12, rtol=0)
+    for k in params:
+        torch.testing.assert_close(grads[k], every_grads[k], atol=1e-12, rtol=1e-10, msg=k)
+
+
+def test_active_runs_are_each_steps_leading_runs_still_read():
+    """a_t = #{r : max_{r' ≥ r} last_{r'} ≥ t}, last_r run r's last scored step; None when
+    the last run is read to the end."""
+    from expressivity.train.models._runs import active_runs
+    B, T = 2, 5
+    last = [4, 2, 3, 0]  # run 1 ends at 2, but run 2 (at 3) behind it keeps it in the prefix
+    rows = torch.tensor([[t * B + 1] for t in last])
+    assert active_runs(rows, torch.ones(4), B, T) == [4, 3, 3, 3, 1]
+    assert active_runs(torch.tensor([[0], [9]]), torch.ones(2), B, T) is None

@@ -93,6 +93,10 @@ def test_length_buckets_are_a_partition_shortest_first():
     buckets = length_buckets([5, 3, 9, 3, 7], 2)
     assert buckets == [[1, 3, 0], [4, 2]]
     assert length_buckets([4, 2], 5) == [[1], [0]] and length_buckets([4, 2], 1) == [[0, 1]]
+    # the written-out losses' packed steps: each bucket longest first, ties (and k = 1 too) in row order
+    assert length_buckets([5, 3, 9, 3, 7], 2, longest_first=True) == [[0, 1, 3], [2, 4]]
+    assert length_buckets([2, 4, 4], 1, longest_first=True) == [[1, 2, 0]]
+    assert length_buckets([4, 4], 1, longest_first=True) == [[0, 1]]
 
 
 def test_a_diverging_run_stops_alone_and_the_others_go_on(device, tmp_path):

@@ -284,16 +284,21 @@ class _Stack:
                                 "exp_avg": self.m1[k][j].clone(), "exp_avg_sq": self.m2[k][j].clone()}
 
 
-def length_buckets(lengths: Sequence[int], k: int) -> list[list[int]]:
+def length_buckets(lengths: Sequence[int], k: int, longest_first: bool = False) -> list[list[int]]:
     """Rows 0..R−1 split into at most ``k`` buckets of about equal size by their sequence
     length T_r (shortest first), so each bucket pads only to its own longest row; k = 1: all
-    rows in their order."""
+    rows in their order. ``longest_first``: each bucket's rows longest first (k = 1 too), so
+    that the runs still stepped at every step are a prefix (the written-out losses' packed
+    steps, :func:`~.models._runs.active_runs`)."""
     k = max(1, min(k, len(lengths)))
-    if k == 1:
+    if k == 1 and not longest_first:
         return [list(range(len(lengths)))]  # rows in their order: the stacked state as it is
     order = sorted(range(len(lengths)), key=lambda j: (lengths[j], j))
     size = -(-len(order) // k)
-    return [order[i:i + size] for i in range(0, len(order), size)]
+    buckets = [order[i:i + size] for i in range(0, len(order), size)]
+    if longest_first:  # longest first, ties in row order (rows in their order when all are equal)
+        buckets = [sorted(js, key=lambda j: (-lengths[j], j)) for js in buckets]
+    return buckets
 
 
 def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, fit: bool,
@@ -341,7 +346,7 @@ def _train_group(cfgs: list[RunConfig], outs: list[Path | None], restart: bool, 
         for i in rows:
             n = draw_length(rngs[i], train_lengths)
             batches.append(task.sample_batch(rngs[i], cfgs[i].batch_size, n))
-        buckets_now = length_buckets([b["input"].shape[1] for b in batches], n_buckets)
+        buckets_now = length_buckets([b["input"].shape[1] for b in batches], n_buckets, longest_first=written_out)
         written = written_out and _written_out_step(base, stack, batches, buckets_now, device)
         if written:
             per_run, grads = written

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._runs import readout_losses, readout_losses_grads, run_rows, runs_outer, scored_rows
+from ._runs import packed, readout_losses, readout_losses_grads, run_rows, runs_outer, scored_rows
 
 
 class RecurrentModel(nn.Module):
@@ -278,16 +278,25 @@ class ElmanScan(torch.autograd.Function):
         return elman_backward(H, W, dH)
 
 
-def elman_forward(U: Tensor, W: Tensor, in_place: bool = False) -> Tensor:
+def elman_forward(U: Tensor, W: Tensor, in_place: bool = False, active: list[int] | None = None) -> Tensor:
     """:class:`ElmanScan`'s forward loop (no autograd): H (T, B, d) from U (T, B, d), W (d, d);
-    R runs at once: U (T, R, B, d), W (R, d, d), each run its own W. ``in_place``: H is written
-    over U (a caller's own intermediate)."""
+    R runs at once: U (T, R, B, d), W (R, d, d), each run its own W, and ``active``: step t's
+    first a_t runs only (:func:`~._runs.active_runs`; the others keep U). ``in_place``: H is
+    written over U (a caller's own intermediate)."""
     H = U if in_place else U.clone(memory_format=torch.contiguous_format)
     Wt, add_product = W.transpose(-1, -2), _add_product(W)
     h = H.unbind(0)  # every step's view made at once (indexing makes one per call)
+    if active is None:
+        h[0].tanh_()
+        for t in range(1, len(h)):
+            add_product(h[t], h[t - 1], Wt).tanh_()
+        return H
+    h = packed(h, active)
     h[0].tanh_()
     for t in range(1, len(h)):
-        add_product(h[t], h[t - 1], Wt).tanh_()
+        a = active[t]
+        if a:
+            add_product(h[t], h[t - 1][:a], Wt[:a]).tanh_()
     return H
 
 
@@ -302,19 +311,27 @@ def tanh_backward_(g: Tensor, h: Tensor) -> Tensor:
     return torch.ops.aten.tanh_backward.grad_input(g, h, grad_input=g)
 
 
-def elman_backward(H: Tensor, W: Tensor, dH: Tensor, in_place: bool = False) -> tuple[Tensor, Tensor]:
+def elman_backward(H: Tensor, W: Tensor, dH: Tensor, in_place: bool = False,
+                   active: list[int] | None = None) -> tuple[Tensor, Tensor]:
     """:class:`ElmanScan`'s back-propagation through time (no autograd): (δ = ∂L/∂U, ∂L/∂W)
     from the outputs H and their gradient dH (T, B, d), or R runs' (T, R, B, d) with W (R, d,
-    d); ``in_place``: δ is written over dH."""
+    d) and ``active`` as :func:`elman_forward` (dH zero on the runs a step leaves out, and δ
+    then too); ``in_place``: δ is written over dH."""
     T, d = H.shape[0], H.shape[-1]
     delta = dH if in_place else dH.clone(memory_format=torch.contiguous_format)
-    dl, h, add_product = delta.unbind(0), H.unbind(0), _add_product(W)
+    dl, h, add_product = packed(delta.unbind(0), active), packed(H.unbind(0), active), _add_product(W)
     tanh_backward_(dl[T - 1], h[T - 1])
     for t in range(T - 2, -1, -1):
-        tanh_backward_(add_product(dl[t], dl[t + 1], W), h[t])
+        if active is None:
+            tanh_backward_(add_product(dl[t], dl[t + 1], W), h[t])
+            continue
+        a = active[t + 1]
+        if a:
+            add_product(dl[t][:a], dl[t + 1], W[:a])
+        tanh_backward_(dl[t], h[t])
     if W.dim() == 2:
         return delta, delta[1:].reshape(-1, d).T @ H[:-1].reshape(-1, d)
-    return delta, runs_outer(delta[1:], H[:-1])
+    return delta, runs_outer(delta[1:], H[:-1], None if active is None else active[1:])
 
 
 def vmapped(t: Tensor) -> bool:

@@ -26,14 +26,19 @@ from torch import Tensor
 from ._lstm_cells import LSTMCells
 from ._recurrent import states_loss, states_loss_grads
 from ._runs import (
+    active_runs,
+    cut,
     input_rows,
     input_rows_grads,
+    packed,
     rows_add_product_,
     rows_affine,
     rows_affine_into,
+    rows_of,
     rows_product,
     steps_outer,
     steps_sum,
+    zero_tails,
 )
 
 
@@ -45,80 +50,96 @@ def stack_loss(data: tuple, weights: tuple) -> tuple[Tensor, tuple]:
     R runs at once: data = (ids (T, R, B), rows (R, S), p (R, S, C), kind, K, counts (R,)) as
     :func:`~._runs.scored_rows` gives them, every weight with a leading run axis; the
     strings of all runs side by side (T, R·B, ·) for every step that has no weights (the
-    stack, the gates), one batched product per run's weights where there are → each run's
-    loss (R,)."""
+    stack, the gates), one batched product per run's weights where there are, packed steps
+    (:func:`~._runs.active_runs`: step t's first a_t runs only) → each run's loss (R,)."""
     ids, rows, p, kind, K = data[:5]
     E, W_U, b_U, W_x, b, w, W, b_o = weights
     T, B = ids.shape[0], ids[0].numel()  # B: every run's strings (R·B for R runs)
     d, m = E.shape[-1], w.shape[-2] - E.shape[-1]
+    active = active_runs(rows, data[5], ids.shape[2], T) if ids.dim() == 3 else None
+    n = rows_of(active, ids.shape[-1])
     flat, U = input_rows(ids, E, W_x, b)  # becomes z_t in place
     X = U.new_empty(T, B, m + d)  # x_t = [r_{t−1}; h_{t−1}]
     H = U.new_empty(T, B, d)
     O = U.new_empty(T, B, 3 + m)  # (logits_t, v_t)
     acts = U.new_empty(T, B, 3)
     Ps = U.new_zeros(T + 1, B, K + 2, m)  # P_t = [v_t; S_{t−1}; 0]; S_t is written into P_{t+1}
-    cells = LSTMCells(U, H) if kind == "lstm" else None
-    x, h, z, o, a, P = X.unbind(0), H.unbind(0), U.unbind(0), O.unbind(0), acts.unbind(0), Ps.unbind(0)
+    cells = LSTMCells(U, H, rows=n) if kind == "lstm" else None
+    x, h, z, o, a = (packed(v.unbind(0), n) for v in (X, H, U, O, acts))
+    P, P_next = packed(Ps.unbind(0)[:T], n), packed(Ps.unbind(0)[1:], n)  # P_t, and P_{t+1} at step t's rows
     for t in range(T):
+        r = active[t] if active is not None else None  # the runs stepped (None: all)
+        if r == 0:
+            break  # nor any later step
         x[t][:, :m] = P[t][:, 1]  # r_{t−1} = S_{t−1}[0]
         if t:
-            x[t][:, m:] = h[t - 1]
-            rows_add_product_(z[t], x[t], w)
+            x[t][:, m:] = cut(h[t - 1], x[t].shape[0])
+            rows_add_product_(z[t], x[t], cut(w, r))
         else:
             x[t][:, m:] = 0
         if cells is not None:
             cells.step(t)
         else:
             torch.tanh(z[t], out=h[t])
-        rows_affine_into(o[t], b_o, h[t], W)
+        rows_affine_into(o[t], cut(b_o, r), h[t], cut(W, r))
         torch.softmax(o[t][:, :3], -1, out=a[t])
         P[t][:, 0] = o[t][:, 3:]
         k = a[t][:, :, None, None]
-        S = P[t + 1][:, 1:K + 1]
+        S = P_next[t][:, 1:K + 1]
         torch.mul(P[t][:, :K], k[:, 0], out=S).addcmul_(P[t][:, 2:], k[:, 1]).addcmul_(P[t][:, 1:K + 1], k[:, 2])
     loss, readout = states_loss(H, rows, W_U, b_U, p, None if ids.dim() == 2 else data[5])
-    return loss, (flat, rows, K, weights, X, H, acts, Ps, cells, readout)
+    return loss, (flat, rows, K, weights, X, H, acts, Ps, cells, readout, active)
 
 
 def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
     """g · the gradient of :func:`stack_loss` for each of its weights, in their order; R runs:
     g (R,), each run's gradient of its own loss (stacked)."""
-    flat, rows, K, weights, X, H, acts, Ps, cells, readout = saved
+    flat, rows, K, weights, X, H, acts, Ps, cells, readout, active = saved
     E, W_U, b_U, W_x, b, w, W, b_o = weights
     T, B, d = H.shape
     dc, m, runs = W_x.shape[-2], w.shape[-2] - d, W_x.dim() == 3
+    R_ = W_x.shape[0] if runs else None
+    n = rows_of(active, None if active is None else B // R_)
     dH, dW_U, db_U = states_loss_grads(readout, g)
     dZ = H.new_empty(T, B, dc) if cells is None else cells.start_back()
     dO = H.new_empty(T, B, 3 + m)
+    if n is not None:  # the rows a step leaves out add nothing to the sums below
+        zero_tails(dO, n)
+        if cells is None:
+            zero_tails(dZ, n)
     dPs = H.new_zeros(T, B, K + 2, m)
     wt, Wt = w.transpose(-1, -2), W.transpose(-1, -2)
     dS = dH.new_zeros(B, K, m)  # ∂L/∂S_{T−1}: the last stack is not read
     dh_next = dcell = None
+    Pp, dPp, ap, dOp, dHp, Hp, dZp = (packed(v.unbind(0), n) for v in (Ps[:T], dPs, acts, dO, dH, H, dZ))
     for t in range(T - 1, -1, -1):
-        P, dP, k = Ps[t], dPs[t], acts[t][:, :, None, None]
+        r = active[t] if active is not None else None  # the runs stepped (None: all)
+        if r == 0:
+            continue  # a step no run reads: ∂S_{t−1} and ∂h_{t−1} stay zero
+        P, dP, a = Pp[t], dPp[t], ap[t]
+        N_t, k = P.shape[0], a[:, :, None, None]
+        dS = cut(dS, N_t)
         torch.mul(dS, k[:, 0], out=dP[:, :K])
         dP[:, 2:].addcmul_(dS, k[:, 1])
         dP[:, 1:K + 1].addcmul_(dS, k[:, 2])
-        moved = torch.stack([P[:, :K], P[:, 2:], P[:, 1:K + 1]], 1).view(B, 3, K * m)  # each action's S_t
-        da = torch.bmm(moved, dS.reshape(B, K * m, 1)).view(B, 3)  # ⟨∂S_t, moved_A⟩: (push, pop, noop)
-        a = acts[t]
-        torch.mul(a, da - (a * da).sum(1, keepdim=True), out=dO[t][:, :3])
-        dO[t][:, 3:] = dP[:, 0]
-        dh = rows_affine(dH[t], dO[t], Wt)
+        moved = torch.stack([P[:, :K], P[:, 2:], P[:, 1:K + 1]], 1).view(N_t, 3, K * m)  # each action's S_t
+        da = torch.bmm(moved, dS.reshape(N_t, K * m, 1)).view(N_t, 3)  # ⟨∂S_t, moved_A⟩: (push, pop, noop)
+        torch.mul(a, da - (a * da).sum(1, keepdim=True), out=dOp[t][:, :3])
+        dOp[t][:, 3:] = dP[:, 0]
+        dh = rows_affine(dHp[t], dOp[t], cut(Wt, r))
         if dh_next is not None:
-            dh += dh_next
+            cut(dh, dh_next.shape[0]).add_(dh_next)
         if cells is None:
-            torch.ops.aten.tanh_backward.grad_input(dh, H[t], grad_input=dZ[t])
+            torch.ops.aten.tanh_backward.grad_input(dh, Hp[t], grad_input=dZp[t])
         else:
             dcell = cells.step_back(t, dh, dcell)
         if t:
-            dx = rows_product(dZ[t], wt)  # (B, m + d)
+            dx = rows_product(dZp[t], cut(wt, r))  # (N_t, m + d)
             dh_next = dx[:, m:]
-            dS = dP[:, 1:K + 1]
-            dS[:, 0] += dx[:, :m]
-    R_ = W_x.shape[0] if runs else None
-    dW_step = steps_outer(X, dZ, R_)  # x_1 = [0; 0] adds nothing
-    dW, db_o = steps_outer(H, dO, R_), steps_sum(dO, R_)
+            dS = dPs[t][:, 1:K + 1] if n is None else dPs[t][:n[t - 1], 1:K + 1]  # zero past this step's rows
+            cut(dS, N_t)[:, 0] += dx[:, :m]
+    dW_step = steps_outer(X, dZ, R_, active)  # x_1 = [0; 0] adds nothing
+    dW, db_o = steps_outer(H, dO, R_, active), steps_sum(dO, R_)
     dE, dW_x, db = input_rows_grads(flat, dZ, E, W_x)
     if not runs and not bool((rows >= B).any()):  # only h_1 scored: the heads' stack is never read (None, as autograd's)
         dW = db_o = None

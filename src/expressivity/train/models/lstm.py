@@ -35,10 +35,13 @@ from ._recurrent import (
     vmapped,
 )
 from ._runs import (
+    active_runs,
     input_rows,
     input_rows_grads,
+    packed,
     rows_add_product_,
     rows_affine,
+    rows_of,
     steps_matmul,
     steps_outer,
     steps_sum,
@@ -121,27 +124,36 @@ def lstm_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor | None, E: 
     :func:`~._recurrent.fused_targets` gives them, counts None. R runs at once, each with its
     own weights (a leading run axis on every weight): ids (T, R, B), rows, p, counts as
     :func:`~._runs.scored_rows` gives them, each step one batched product of the runs'
-    states by their own W_hh → each run's loss (R,)."""
+    states by their own W_hh → each run's loss (R,), with packed steps
+    (:func:`~._runs.active_runs`: step t's first a_t runs only)."""
     runs = None if counts is None else ids.shape[1]
     T = ids.shape[0]
+    active = None if runs is None else active_runs(rows, counts, ids.shape[2], T)
+    n_rows = rows_of(active, ids.shape[-1])  # B strings a run
     Hs, cells = [], []
     for ell in range(len(layers) // 4):
         W_ih, W_hh, b_ih, b_hh = layers[4 * ell:4 * ell + 4]
         if ell == 0:
             flat, Z = input_rows(ids, E, W_ih, b_ih + b_hh)
         else:
-            Z = steps_matmul(Hs[-1], W_ih.transpose(-1, -2), b_ih + b_hh, runs)
+            Z = steps_matmul(Hs[-1], W_ih.transpose(-1, -2), b_ih + b_hh, runs, active)
         Z = Z.view(T, -1, Z.shape[-1])  # the gates' pre-activations, then h_{t−1}'s part added in place
-        layer = LSTMCells(Z)
-        Wt, z = W_hh.transpose(-1, -2).contiguous(), Z.unbind(0)  # a contiguous W_hhᵀ: each step's product ~20 % faster
+        layer = LSTMCells(Z, rows=n_rows)
+        Wt, z = W_hh.transpose(-1, -2).contiguous(), packed(Z.unbind(0), n_rows)  # a contiguous W_hhᵀ: each step's product ~20 % faster
         h = layer.step(0)
         for t in range(1, T):
-            rows_add_product_(z[t], h, Wt)
+            if active is not None:
+                a = active[t]
+                if not a:
+                    break
+                rows_add_product_(z[t], h[:z[t].shape[0]], Wt[:a])
+            else:
+                rows_add_product_(z[t], h, Wt)
             h = layer.step(t)
         Hs.append(layer.H)
         cells.append(layer)
     loss, readout = states_loss(Hs[-1], rows, W_U, b_U, p, counts, relu=False)
-    return loss, (flat, runs, E, layers, Hs, cells, readout)
+    return loss, (flat, runs, E, layers, Hs, cells, readout, active)
 
 
 def lstm_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
@@ -150,7 +162,7 @@ def lstm_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
     through time per layer from the top, dh_t = ∂L/∂h_t + ∂z_{t+1} W_hh, ∂z_t by
     :meth:`~._lstm_cells.LSTMCells.step_back`; every weight's gradient then one product over
     all steps."""
-    flat, runs, E, layers, Hs, cells, readout = saved
+    flat, runs, E, layers, Hs, cells, readout, active = saved
     dH, dW_U, db_U = states_loss_grads(readout, g)
     T = dH.shape[0]
     grads: list[Tensor] = [dW_U] * len(layers)  # every entry is set below
@@ -159,15 +171,22 @@ def lstm_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
         W_ih, W_hh = layers[4 * ell], layers[4 * ell + 1]
         layer = cells[ell]
         dZ = layer.start_back()
-        dz, dh_rows = dZ.unbind(0), dH.unbind(0)
+        dz, dh_rows = packed(dZ.unbind(0), layer.rows), packed(dH.unbind(0), layer.rows)
         dc = layer.step_back(T - 1, dh_rows[T - 1], None)
         for t in range(T - 2, -1, -1):
-            dc = layer.step_back(t, rows_affine(dh_rows[t], dz[t + 1], W_hh), dc)
-        grads[4 * ell + 1] = steps_outer(dZ[1:], Hs[ell][:-1], runs)  # h_0 = 0 adds nothing
+            if active is None:
+                dc = layer.step_back(t, rows_affine(dh_rows[t], dz[t + 1], W_hh), dc)
+                continue
+            dh, a = dh_rows[t], active[t + 1]  # dh: ∂L/∂h_t's rows in dH, ∂z_{t+1} W_hh added in place
+            if a:
+                rows_add_product_(dh[:dz[t + 1].shape[0]], dz[t + 1], W_hh[:a])
+            dc = layer.step_back(t, dh, dc)
+        later = None if active is None else active[1:]
+        grads[4 * ell + 1] = steps_outer(dZ[1:], Hs[ell][:-1], runs, later)  # h_0 = 0 adds nothing
         if ell == 0:
             dE, grads[0], db = input_rows_grads(flat, dZ, E, W_ih)
         else:
-            grads[4 * ell], db = steps_outer(dZ, Hs[ell - 1], runs), steps_sum(dZ, runs)
-            dH = steps_matmul(dZ, W_ih, runs=runs)
+            grads[4 * ell], db = steps_outer(dZ, Hs[ell - 1], runs, active), steps_sum(dZ, runs)
+            dH = steps_matmul(dZ, W_ih, runs=runs, active=active)
         grads[4 * ell + 2], grads[4 * ell + 3] = db, db.clone()  # b_ih, b_hh: one gradient, two tensors
     return [dE, dW_U, db_U, *grads]

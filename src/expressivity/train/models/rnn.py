@@ -33,6 +33,7 @@ from ._recurrent import (
     rnn_layers,
 )
 from ._runs import (
+    active_runs,
     readout_losses,
     readout_losses_grads,
     run_rows,
@@ -145,6 +146,7 @@ def elman_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor, E: Tensor
     T, R, B = ids.shape
     V = E.shape[1]
     flat = (ids + V * torch.arange(R, device=ids.device)[:, None]).reshape(-1)  # run r's table at rows r·V…
+    active = active_runs(rows, counts, B, T)  # packed steps: each step's leading runs
     Hs = []
     for ell in range(len(layers) // 4):
         W_ih, W_hh, b_ih, b_hh = layers[4 * ell:4 * ell + 4]
@@ -152,19 +154,19 @@ def elman_losses(ids: Tensor, rows: Tensor, p: Tensor, counts: Tensor, E: Tensor
         if ell == 0:
             U = torch.baddbmm(b, E, W_ih.transpose(1, 2)).view(R * V, -1).index_select(0, flat).view(T, R, B, -1)
         else:
-            U = runs_matmul(Hs[-1], W_ih.transpose(1, 2), b)  # (T, R, B, d): each run its W_ih
-        Hs.append(elman_forward(U, W_hh, in_place=True))
+            U = runs_matmul(Hs[-1], W_ih.transpose(1, 2), b, active)  # (T, R, B, d): each run its W_ih
+        Hs.append(elman_forward(U, W_hh, in_place=True, active=active))
     at = run_rows(rows, R, B)
     top = Hs[-1].view(T * R * B, -1).index_select(0, at.view(-1)).view(R, rows.shape[1], -1)
     losses, Rl, logq = readout_losses(top, W_U, b_U, p, counts)
-    return losses, (flat, at, p, counts, E, W_U, top, Rl, logq, layers, Hs)
+    return losses, (flat, at, p, counts, E, W_U, top, Rl, logq, layers, Hs, active)
 
 
 def elman_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
     """g (R,) · each run's gradient of its own loss in :func:`elman_losses`, for E, W_U, b_U
     and the layers' weights in their order (stacked over the runs), as
     :func:`elman_loss_grads` for one run."""
-    flat, at, p, counts, E, W_U, top, Rl, logq, layers, Hs = saved
+    flat, at, p, counts, E, W_U, top, Rl, logq, layers, Hs, active = saved
     T, R, B, d = Hs[-1].shape
     dtop, dW_U, db_U = readout_losses_grads(g, p, logq, Rl, top, W_U, counts)
     dH = dtop.new_zeros(T * R * B, d).index_add_(0, at.view(-1), dtop.reshape(-1, d)).view(T, R, B, d)
@@ -172,13 +174,13 @@ def elman_losses_grads(saved: tuple, g: Tensor) -> list[Tensor]:
     dE = dtop
     for ell in range(len(layers) // 4 - 1, -1, -1):
         W_ih, W_hh = layers[4 * ell], layers[4 * ell + 1]
-        delta, grads[4 * ell + 1] = elman_backward(Hs[ell], W_hh, dH, in_place=True)
+        delta, grads[4 * ell + 1] = elman_backward(Hs[ell], W_hh, dH, in_place=True, active=active)
         if ell == 0:
             V = E.shape[1]
             dtable = delta.new_zeros(R * V, d).index_add_(0, flat, delta.view(-1, d)).view(R, V, d)
             grads[0], dE, db = torch.bmm(dtable.transpose(1, 2), E), torch.bmm(dtable, W_ih), dtable.sum(1)
         else:
-            grads[4 * ell], db = runs_outer(delta, Hs[ell - 1]), delta.sum((0, 2))
-            dH = runs_matmul(delta, W_ih)
+            grads[4 * ell], db = runs_outer(delta, Hs[ell - 1], active), delta.sum((0, 2))
+            dH = runs_matmul(delta, W_ih, active=active)
         grads[4 * ell + 2], grads[4 * ell + 3] = db, db.clone()
     return [dE, dW_U, db_U, *grads]
