@@ -10,7 +10,8 @@ the kernels; each run keeps
   as :func:`~.loop.train_run` does; the R batches (of R lengths) are right-padded with PAD to
   the longest (of their length bucket, ``buckets``), with the loss mask off on the padding
   and, for the transformer, a key mask (the recurrent models read causally, so padding after a
-  row's end changes none of its outputs);
+  row's end changes none of its outputs; their written-out losses step only the runs still
+  read at each step, the runs ordered longest first: packed steps, models/_runs.active_runs);
 - its own loss ℓ_r, gradient ∇θ_r ℓ_r (the stacked loss is Σ_r ℓ_r, and ∂/∂θ_r of it is
   ∂ℓ_r/∂θ_r), gradient clipping by its own norm ‖∇θ_r‖ (clip_r / (‖·‖ + 10⁻⁶), at most 1: torch's
   ``clip_grad_norm_``), and its own Adam (moments, step count, learning rate lr_r; torch's
