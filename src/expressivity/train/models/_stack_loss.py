@@ -99,7 +99,7 @@ def stack_loss_grads(saved: tuple, g: Tensor) -> tuple:
     T, B, d = H.shape
     dc, m, runs = W_x.shape[-2], w.shape[-2] - d, W_x.dim() == 3
     R_ = W_x.shape[0] if runs else None
-    n = rows_of(active, None if active is None else B // R_)
+    n = rows_of(active, B // (R_ or 1))
     dH, dW_U, db_U = states_loss_grads(readout, g)
     dZ = H.new_empty(T, B, dc) if cells is None else cells.start_back()
     dO = H.new_empty(T, B, 3 + m)

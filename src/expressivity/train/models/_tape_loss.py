@@ -117,7 +117,7 @@ def tape_loss_grads(saved: tuple, g: Tensor) -> tuple:
     E, W_U, b_U, W_x, b, w, W_o, b_o, *mlp = weights
     T, B, d = H.shape
     m, runs = w.shape[-2] - d, (W_x.shape[0] if W_x.dim() == 3 else None)
-    n = rows_of(active, None if active is None else B // runs)
+    n = rows_of(active, B // (runs or 1))
     take = _taking(A, index)
     dH, dW_U, db_U = states_loss_grads(readout, g)
     S = max(T - 1, 0)
