@@ -113,14 +113,11 @@ def runs_outer(D: Tensor, X: Tensor, active: list[int] | None = None) -> Tensor:
     """Each run's Σ_{t, b} d_{t,b}ᵀ x_{t,b}: D (T, R, B, m), X (T, R, B, k) → (R, m, k), one
     batched product per step (einsum's permuted copies cost twice as much at these sizes);
     ``active``: step t's first a_t runs only (:func:`active_runs`)."""
-    out = D.new_zeros(D.shape[1], D.shape[-1], X.shape[-1])
-    if active is None:
-        for d_t, x_t in zip(D.unbind(0), X.unbind(0)):
-            out.baddbmm_(d_t.transpose(1, 2), x_t)
-        return out
-    for d_t, x_t, a in zip(D.unbind(0), X.unbind(0), active):
+    T, R = D.shape[:2]
+    out = D.new_zeros(R, D.shape[-1], X.shape[-1])
+    for d_t, x_t, a in zip(D.unbind(0), X.unbind(0), active or [R] * T):
         if a:
-            out[:a].baddbmm_(d_t[:a].transpose(1, 2), x_t[:a])
+            cut(out, a).baddbmm_(cut(d_t, a).transpose(1, 2), cut(x_t, a))
     return out
 
 
@@ -128,22 +125,15 @@ def runs_matmul(X: Tensor, W: Tensor, bias: Tensor | None = None, active: list[i
     """Each run's X_r W_r (+ b_r) at every step: X (T, R, B, k), W (R, k, m), bias (R, 1, m) →
     (T, R, B, m), one batched product per step; ``active``: step t's first a_t runs only, the
     rest zero."""
-    if active is None:
-        out = X.new_empty(X.shape[:-1] + (W.shape[-1],))
-        for x_t, o_t in zip(X.unbind(0), out.unbind(0)):
-            if bias is None:
-                torch.bmm(x_t, W, out=o_t)
-            else:
-                torch.baddbmm(bias, x_t, W, out=o_t)
-        return out
-    out = X.new_zeros(X.shape[:-1] + (W.shape[-1],))
-    for x_t, o_t, a in zip(X.unbind(0), out.unbind(0), active):
+    T, R = X.shape[:2]
+    out = (X.new_empty if active is None else X.new_zeros)(X.shape[:-1] + (W.shape[-1],))
+    for x_t, o_t, a in zip(X.unbind(0), out.unbind(0), active or [R] * T):
         if not a:
             continue
         if bias is None:
-            torch.bmm(x_t[:a], W[:a], out=o_t[:a])
+            torch.bmm(cut(x_t, a), cut(W, a), out=cut(o_t, a))
         else:
-            torch.baddbmm(bias[:a], x_t[:a], W[:a], out=o_t[:a])
+            torch.baddbmm(cut(bias, a), cut(x_t, a), cut(W, a), out=cut(o_t, a))
     return out
 
 
