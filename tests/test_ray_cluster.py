@@ -8,6 +8,7 @@ which would stop every Ray on the machine)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import secrets
@@ -29,6 +30,9 @@ RAY = Path(sys.executable).with_name("ray")
 SRC = Path(__file__).resolve().parents[1] / "src"
 N_UNITS = 6  # 2 finish before the kill; the rest (≥ 2 unit-lengths of work) after it
 UNIT_S = 1.5
+JOIN_S = 300  # the driver's wait for both worker nodes, restarts included (a 2-core CI host is slow)
+REJOIN_S = 60  # a worker node not joined this long after its start is started again, with fresh ports
+RESTARTS = 3
 
 
 def _free_ports(n: int) -> list[int]:
@@ -56,7 +60,7 @@ def _env() -> dict:
 
 
 def _ports(ports: list[int], worker_base: int) -> list[str]:
-    """A node's own ports: 7 from ``ports`` and 40 worker ports from ``worker_base`` (below
+    """A node's own ports: 6 from ``ports`` and 40 worker ports from ``worker_base`` (below
     the kernel's ephemeral range 32768–60999, so they cannot meet the others)."""
     names = ["--node-manager-port", "--object-manager-port", "--metrics-export-port",
              "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--runtime-env-agent-port"]
@@ -93,7 +97,7 @@ def _wait_port(port: int, seconds: float, node: Node) -> None:
 
 
 DRIVER = textwrap.dedent('''
-    import sys, time
+    import json, os, sys, time
     from expressivity.runs import Store, Unit, run_units
 
     def unit(i, seconds):
@@ -101,11 +105,16 @@ DRIVER = textwrap.dedent('''
         time.sleep(seconds)
         return {"i": i, "node": ray.get_runtime_context().get_node_id()}
 
-    address, db, n, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    address, db, n, seconds, joined = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
     import ray
     ray.init(address=address, logging_level="WARNING", log_to_driver=False)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + JOIN_S
     while ray.cluster_resources().get("CPU", 0) < 2:  # both worker nodes have joined
+        # the test reads which nodes have joined (by node-manager port) and restarts one that has not
+        ports = sorted(nd["NodeManagerPort"] for nd in ray.nodes() if nd["Alive"])
+        with open(joined + ".tmp", "w") as f:
+            json.dump(ports, f)
+        os.replace(joined + ".tmp", joined)
         assert time.monotonic() < deadline, f"the worker nodes did not join: {ray.cluster_resources()}"
         time.sleep(0.5)
     print("cluster ready", flush=True)
@@ -117,7 +126,7 @@ DRIVER = textwrap.dedent('''
     run_units(units, backend="ray", address=address, timeout=90, on_done=record)
     store.close()
     print("driver finished", flush=True)
-''')
+''').replace("JOIN_S", str(JOIN_S))
 
 
 def _done(db: Path) -> dict:
@@ -129,6 +138,29 @@ def _done(db: Path) -> dict:
         return {k: u for k, u in st.units(group="cluster").items() if u["status"] == "done"}
 
 
+def _tail(path: Path, n: int = 1500) -> str:
+    return path.read_text(errors="replace")[-n:] if path.exists() else "(no file)"
+
+
+def _diagnosis(tmp: Path) -> str:
+    """The driver's output and the tail of every node's log and process-exit log."""
+    parts = [f"--- driver\n{_tail(tmp / 'driver.log')}"]
+    for log in sorted(tmp.glob("*.log")):
+        if log.name != "driver.log":
+            parts.append(f"--- {log.name}\n{_tail(log, 800)}")
+    for exits in sorted(tmp.glob("*/session_*/logs/ray_process_exit.log")):
+        parts.append(f"--- {exits.relative_to(tmp)}\n{_tail(exits, 800)}")
+    return "\n".join(parts)
+
+
+def _joined(path: Path) -> set[int]:
+    """The node-manager ports of the nodes the driver last saw alive."""
+    try:
+        return set(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return set()
+
+
 def test_killing_a_worker_node_loses_no_finished_unit_and_the_run_completes():
     if not RAY.exists() or shutil.which("ray", path=str(RAY.parent)) is None:
         pytest.skip("the ray command is not installed")
@@ -136,37 +168,59 @@ def test_killing_a_worker_node_loses_no_finished_unit_and_the_run_completes():
     nodes: list[Node] = []
     driver = None
     try:
-        port, *ports = _free_ports(1 + 3 * 6)
-        bases = random.sample(range(10_000, 30_000, 100), 3)
+        port, *ports = _free_ports(1 + 6)
         small = ["--object-store-memory", str(80 * 1024**2), "--include-dashboard", "false"]
         head = Node(["--head", "--port", str(port), "--num-cpus", "0", "--temp-dir", str(tmp / "head"),
                      "--node-ip-address", "127.0.0.1",
-                     *small, *_ports(ports[0:6], bases[0])], tmp / "head.log")
+                     *small, *_ports(ports, 30_100)], tmp / "head.log")
         nodes.append(head)
         _wait_port(port, 60, head)
         address = f"127.0.0.1:{port}"
-        for k in range(2):
-            # own temp dir: nodes sharing the head's session directory race for its socket names
-            nodes.append(Node(["--address", address, "--num-cpus", "1", "--node-ip-address", "127.0.0.1",
-                               "--temp-dir", str(tmp / f"w{k}"),
-                               "--object-store-memory", str(80 * 1024**2),
-                               *_ports(ports[6 * (k + 1):6 * (k + 2)], bases[k + 1])], tmp / f"worker{k}.log"))
+        bases = iter(random.sample(range(10_000, 30_000, 100), 2 + RESTARTS))  # distinct worker-port ranges
+
+        def worker(k: int, attempt: int) -> tuple[Node, int, float]:
+            """Worker node ``k``: fresh ports each attempt, its own temp dir (nodes sharing the
+            head's session directory race for its socket names)."""
+            own = _free_ports(6)
+            node = Node(["--address", address, "--num-cpus", "1", "--node-ip-address", "127.0.0.1",
+                         "--temp-dir", str(tmp / f"w{k}.{attempt}"), "--object-store-memory", str(80 * 1024**2),
+                         *_ports(own, next(bases))], tmp / f"worker{k}.{attempt}.log")
+            return node, own[0], time.monotonic()
+
+        workers = [worker(k, 0) for k in range(2)]
+        nodes.extend(w[0] for w in workers)
         (tmp / "driver.py").write_text(DRIVER)
-        db = tmp / "cluster.sqlite"
+        db, joined, log = tmp / "cluster.sqlite", tmp / "joined.json", tmp / "driver.log"
         driver = subprocess.Popen([sys.executable, str(tmp / "driver.py"), address, str(db), str(N_UNITS),
-                                   str(UNIT_S)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   str(UNIT_S), str(joined)], stdout=open(log, "w"), stderr=subprocess.STDOUT,
                                   env=_env(), start_new_session=True)
+        restarts = 0
+        while "cluster ready" not in _tail(log, 10**6):
+            assert driver.poll() is None, _diagnosis(tmp)
+            alive = _joined(joined)
+            for k, (node, manager_port, started) in enumerate(workers):
+                if manager_port in alive:
+                    continue
+                if node.proc.poll() is not None or time.monotonic() - started > REJOIN_S:
+                    # it exited, or it runs without joining (a port taken between _free_ports and its bind)
+                    assert restarts < RESTARTS, f"worker node {k} did not join\n{_diagnosis(tmp)}"
+                    restarts += 1
+                    node.kill()
+                    workers[k] = worker(k, restarts)
+                    nodes.append(workers[k][0])
+            time.sleep(0.3)
         deadline = time.monotonic() + 90
         while len(_done(db)) < 2:  # wait until both nodes have finished work
-            assert driver.poll() is None, driver.stdout.read()
-            assert time.monotonic() < deadline, "no unit finished within 90 s"
+            assert driver.poll() is None, _diagnosis(tmp)
+            assert time.monotonic() < deadline, f"no unit finished within 90 s\n{_diagnosis(tmp)}"
             time.sleep(0.1)
         before = _done(db)
         nodes_used = {u["value"]["node"] for u in before.values()}
-        victim = nodes[2]
+        victim = workers[0][0]
         victim.kill()  # one worker node dies mid-run (its raylet and its running task with it)
-        out, _ = driver.communicate(timeout=110)
-        assert driver.returncode == 0, out
+        driver.wait(timeout=110)
+        out = _tail(log, 10**6)
+        assert driver.returncode == 0, _diagnosis(tmp)
         assert "driver finished" in out
         after = _done(db)
         assert set(before) <= set(after), "a finished unit was lost"
