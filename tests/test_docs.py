@@ -31,7 +31,8 @@ def one_thread(monkeypatch):
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_as_written(page, tmp_path, monkeypatch, one_thread):
     monkeypatch.chdir(tmp_path)
-    run_page(page)
+    runnable = sum(info.split(" ")[0] in RUN for _, info in fences(page))
+    assert run_page(page) == runnable, f"{page}: a {RUN} block was not parsed, so it never ran"
 
 
 @pytest.mark.parametrize("page", PAGES)
