@@ -92,3 +92,21 @@ def test_the_transformer_is_judged_on_its_seeds_that_fit():
     claim, _ = measure_and_judge(_spec("train.parity"), Context(size="standard", units=units))
     assert claim.status == "not applicable" and claim.numbers["judged_seeds"] == [0, 1, 2]
     assert "FAILED requirement" in claim.reason and claim.numbers["fit"]["transformer"] == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("claim_id,task", [("train.parity", "parity"), ("train.dyck2", "dyck")])
+def test_quick_judges_two_seeds_and_names_each_seeds_score(claim_id, task):
+    """At quick the transformer trains two seeds and the claim is judged on their mean; the
+    measured text names each seed's score, so a mean under the bound cannot hide a seed that
+    extrapolates (0.85 and 0.5: mean 0.675, under both bounds)."""
+    (_lo, hi), tests, _steps, seeds, _ = T._SIZES[task]["quick"]
+    assert seeds == (0, 1)
+    units = _units(task, "quick", {"transformer": 0.5, "lstm": 1.0}, {"transformer": 1.0, "lstm": 1.0})
+    units["transformer/s0"]["metrics"] = [{"length": n, "accuracy": 0.85 if n > hi else 1.0} for n in tests]
+    claim, _ = measure_and_judge(_spec(claim_id), Context(size="quick", units=units))
+    assert "(seeds 0: 0.85, 1: 0.50)" in claim.measured, claim.measured
+    assert claim.status == "holds", claim.reason
+    # one seed alone carries no per-seed text
+    one = Context(size="test", units=_units(task, "test", {"transformer": 0.5, "lstm": 1.0},
+                                            {"transformer": 1.0, "lstm": 1.0}))
+    assert "(seeds" not in measure_and_judge(_spec(claim_id), one)[0].measured

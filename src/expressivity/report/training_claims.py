@@ -29,12 +29,19 @@ on a CPU (2–24: 86.7 % after 2000 steps, 93.2 % after 6000 at d_model 64, 96 C
 position reads only its prefix, as a left-to-right recogniser does; same blocks, width, lr)
 it is: 2–16 at 98.0 / 99.6 % (seeds 0 / 1) after 3000 steps, 37 CPU-s; 2–24 at 97.3 / 95.6 /
 97.7 % (seeds 0–2) after 4000 steps, 53 CPU-s each. Beyond 2·N_train the 2–24 models sit at
-0.50–0.55 (the claim holds at standard), but the 2–16 model of seed 0 keeps 0.81 at n = 34–90
-(0.79 on 128 strings per length, not noise; 0.74 after 4000 steps; seed 1: 0.50), so at quick
-the claim is *violated*: one small causal transformer trained on short strings partly
-extrapolates Dyck-2 recognition to 5× its lengths.
-The claim takes 85 s at quick and 415 s (unit seconds; 267 s wall, 224 CPU-s) at standard on 2
-shared cores; ``full`` keeps the bidirectional transformer (not measured).
+0.50–0.55 (the claim holds at standard). The 2–16 models (quick) differ by seed: seed 0 kept
+0.81 at n = 34–90 in one build (0.79 on 128 strings per length; 0.74 after 4000 steps), 0.73 in
+the next (32 strings per length), 0.77 alone in stop 38's (64) — around the bound 0.75, where
+round-off decides a one-seed verdict. Over six seeds (trained together, 64 strings per length)
+they score 0.67, 0.50, 0.65, 0.57, 0.50, 0.51 at n > 32 (mean 0.57) and fit 97.7–99.4 %: seed 0
+is the outlier. So quick trains two seeds (0, 1), tests 64 strings per length, and names each
+seed's score beside the mean (stop 38's quick report: 0.64, seeds 0.77 and 0.50). PARITY's
+quick transformer also trains seeds 0 and 1, so that one seed missing the fit does not leave the
+claim without a verdict: trained together seeds 0–3 fit 97.8–99.7 % after 2000 steps and score
+0.47–0.56 beyond n = 10, but trained alone in stop 38's quick report seed 1 fit 92.5 % (judged
+on seed 0).
+The claim takes 85 s at quick (one seed) and 415 s (unit seconds; 267 s wall, 224 CPU-s) at
+standard on 2 shared cores; ``full`` keeps the bidirectional transformer (not measured).
 """
 
 from __future__ import annotations
@@ -48,13 +55,13 @@ _SIZES = {
     # train lengths, test lengths, steps, seeds, eval strings per length
     "parity": {
         "test": ((1, 6), (8, 16), 40, (0,), 8),
-        "quick": ((1, 10), tuple(range(11, 101, 8)), 700, (0,), 32),
+        "quick": ((1, 10), tuple(range(11, 101, 8)), 700, (0, 1), 32),
         "standard": ((1, 20), tuple(range(21, 201, 12)), 2000, (0, 1, 2), 64),
         "full": ((1, 40), tuple(range(41, 501, 23)), 5000, (0, 1, 2), 64),
     },
     "dyck": {
         "test": ((2, 6), (4, 14, 20), 40, (0,), 8),
-        "quick": ((2, 16), tuple(range(2, 97, 8)), 600, (0,), 32),
+        "quick": ((2, 16), tuple(range(2, 97, 8)), 600, (0, 1), 64),
         "standard": ((2, 24), tuple(range(2, 201, 12)), 2000, (0, 1, 2), 64),
         "full": ((2, 40), tuple(range(2, 501, 22)), 5000, (0, 1, 2), 64),
     },
@@ -159,6 +166,16 @@ def _seeds_txt(f: dict, seeds) -> str:
     return "" if len(judged) == len(seeds) else f" ({len(judged)} of {len(seeds)} transformer seeds fit)"
 
 
+def _by_seed_txt(rows) -> str:
+    """The transformer's mean accuracy over ``rows`` per judged seed, where there are several: a
+    mean near the bound can hide one seed that extrapolates."""
+    seeds = sorted({r["seed"] for r in rows if r["model"] == "transformer"})
+    if len(seeds) < 2:
+        return ""
+    accs = [np.mean([r["accuracy"] for r in rows if r["model"] == "transformer" and r["seed"] == s]) for s in seeds]
+    return " (seeds " + ", ".join(f"{s}: {a:.2f}" for s, a in zip(seeds, accs)) + ")"
+
+
 def _curves(rows, name):
     lengths = sorted({r["length"] for r in rows if r["model"] == name})
     acc = np.array([np.mean([r["accuracy"] for r in rows if r["model"] == name and r["length"] == n])
@@ -195,7 +212,7 @@ def parity(ctx: Context) -> Measurement:
     return Measurement(
         checks=checks, requires=requires,
         summary=(f"mean test accuracy (n = {tl[1] + 1}…{max(r['length'] for r in rows)}): "
-                 f"transformer {acc['transformer']:.2f}, LSTM {acc['lstm']:.2f}; on fresh strings of the "
+                 f"transformer {acc['transformer']:.2f}{_by_seed_txt(test)}, LSTM {acc['lstm']:.2f}; on fresh strings of the "
                  f"training lengths: transformer {fit['transformer']:.2f}, LSTM {fit['lstm']:.2f}"
                  + _seeds_txt(f, seeds)),
         numbers={"rows": rows, "train_lengths": list(tl), "steps": steps, "seeds": list(seeds), "mean": acc, **f},
@@ -218,7 +235,7 @@ def dyck2(ctx: Context) -> Measurement:
                   f"LSTM {fit['lstm']:.2f}" + _seeds_txt(f, seeds))
     return Measurement(
         checks=checks, requires=requires,
-        summary=(f"mean accuracy at n > {2 * tl[1]}: transformer {acc['transformer']:.2f}, "
+        summary=(f"mean accuracy at n > {2 * tl[1]}: transformer {acc['transformer']:.2f}{_by_seed_txt(far)}, "
                  f"LSTM {acc['lstm']:.2f}{inside_txt}"),
         numbers={"rows": rows, "train_lengths": list(tl), "steps": steps, "seeds": list(seeds),
                  "far": acc, "inside": acc_in, **f},
