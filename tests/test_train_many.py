@@ -176,6 +176,29 @@ def test_plan_groups_keeps_every_worker_busy():
     assert sorted(c.seed for g in plan for c in g) == list(range(6))
 
 
+def test_worth_grouping_on_the_cpu_follows_each_models_measured_limit():
+    """On the CPU a run is grouped up to batch_size × d_model ≤ CPU_GROUP_WORK, or its model's
+    larger limit (the packed recurrent losses: the quick size, batch 64 × d_model 64), never
+    above; on a device this machine lacks, never (each run fails on its own)."""
+    from expressivity.train.many import CPU_GROUP_WORK, CPU_GROUP_WORK_BY_MODEL, worth_grouping
+
+    quick = {"batch_size": 64, "d_model": 64, "device": "cpu"}
+    assert 64 * 64 > CPU_GROUP_WORK
+    for model in ("rnn", "lstm", "stack_rnn", "stack_lstm", "tape_rnn", "transformer"):
+        limit = CPU_GROUP_WORK_BY_MODEL.get(model, CPU_GROUP_WORK)
+        a = RunConfig(task="parity", model=model, **quick)
+        assert worth_grouping(a) == (64 * 64 <= limit), model
+        assert worth_grouping(replace(a, batch_size=limit // 64))
+        assert not worth_grouping(replace(a, batch_size=limit // 64 + 1))
+        assert worth_grouping(replace(a, d_model=16, batch_size=8))
+    assert {m for m in ("rnn", "stack_rnn", "stack_lstm", "tape_rnn")
+            if worth_grouping(RunConfig(task="parity", model=m, **quick))} == set(CPU_GROUP_WORK_BY_MODEL)
+    assert not worth_grouping(RunConfig(task="parity", model="lstm", **quick))
+    assert not worth_grouping(RunConfig(task="parity", model="transformer", **quick))
+    assert not worth_grouping(RunConfig(task="parity", model="rnn", batch_size=128, d_model=256, device="cpu"))
+    assert not worth_grouping(RunConfig(task="parity", model="rnn", d_model=16, batch_size=8, device="cuda:7"))
+
+
 def test_bad_input_is_one_line(tmp_path):
     a = RunConfig(**TINY)
     for call, text in ((lambda: train_many([a, a]), "repeated run ids"),

@@ -70,6 +70,11 @@ from .optim import CLIP_EPS
 FREE_FIELDS: tuple[str, ...] = ("seed", "lr", "grad_clip", "steps", "checkpoint_every", "protocol")
 ADAM_BETAS, ADAM_EPS = (0.9, 0.999), 1e-8  # torch.optim.Adam's defaults (what train_run uses)
 CPU_GROUP_WORK = 2048  # batch_size × d_model up to which grouping pays on the CPU (worth_grouping)
+# models whose R-run written-out loss with packed steps pays at a larger step on the CPU: at the
+# quick size (batch 64 × d_model 64) R = 8 / 32 at once measured 1.2–1.7× / 1.3–2.1× the loop
+# (stop 38, three runs; docs/benchmarks.md); the lstm (0.8–1.4×) and the transformer (0.8×) keep
+# CPU_GROUP_WORK, and at the full size (128 × 256) no model gains clearly (0.98–1.29×, stop 37)
+CPU_GROUP_WORK_BY_MODEL = {"rnn": 4096, "stack_rnn": 4096, "stack_lstm": 4096, "tape_rnn": 4096}
 AUTO_CPU_BUCKETS = 4  # most length buckets per step on the CPU (padding costs arithmetic there), ≥ 8 runs each; 1 on accelerators
 
 
@@ -101,14 +106,16 @@ def worth_grouping(cfg: RunConfig) -> bool:
     accelerator (a small model's step is bound by kernel launches: R runs cost about one); on
     the CPU only for a run whose step is mostly per-call overhead, batch_size × d_model ≤
     :data:`CPU_GROUP_WORK` (bench/many_bench.py: R = 32 at once is 1.4–3× the one-at-a-time
-    loop there, and ≤ 1× above it, where one run already keeps a core busy with arithmetic)."""
+    loop there, and ≤ 1× above it, where one run already keeps a core busy with arithmetic), or
+    ≤ its model's :data:`CPU_GROUP_WORK_BY_MODEL` (the recurrent models whose packed R-run loss
+    still gains at the quick size)."""
     from .devices import resolve_device
 
     try:
         on_cpu = resolve_device(cfg.device).type == "cpu"
     except ValueError:
         return False  # a device this machine lacks: each run fails on its own, with its error
-    return not on_cpu or cfg.batch_size * cfg.d_model <= CPU_GROUP_WORK
+    return not on_cpu or cfg.batch_size * cfg.d_model <= CPU_GROUP_WORK_BY_MODEL.get(cfg.model, CPU_GROUP_WORK)
 
 
 def group_configs(configs: Sequence[RunConfig], max_runs: int | None = None) -> list[list[RunConfig]]:
