@@ -30,8 +30,8 @@ RAY = Path(sys.executable).with_name("ray")
 SRC = Path(__file__).resolve().parents[1] / "src"
 N_UNITS = 6  # 2 finish before the kill; the rest (≥ 2 unit-lengths of work) after it
 UNIT_S = 1.5
-JOIN_S = 300  # the driver's wait for both worker nodes, restarts included (a 2-core CI host is slow)
-REJOIN_S = 60  # a worker node not joined this long after its start is started again, with fresh ports
+JOIN_S = 420  # the driver's wait for both worker nodes, restarts included (a 2-core CI host is slow)
+REJOIN_S = 90  # a worker node not joined this long after its start is started again, with fresh ports
 RESTARTS = 3
 
 
