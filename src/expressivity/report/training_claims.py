@@ -41,8 +41,9 @@ claim without a verdict, and 3000 steps instead of 2000: trained together seeds 
 97.8–99.7 % after 2000 steps, but alone seed 1 fit 92.5 % (97.2 / 92.5 / 99.4 / 99.7 % for
 seeds 0–3); after 3000 steps alone 100 / 99.7 / 99.4 / 97.5 %, scoring 0.50–0.57 beyond n = 10
 (29–32 s a run on one core, against 16–20 s).
-The claim takes 85 s at quick (one seed) and 415 s (unit seconds; 267 s wall, 224 CPU-s) at
-standard on 2 shared cores; ``full`` keeps the bidirectional transformer (not measured).
+The Dyck-2 claim takes 72 s at quick (two seeds, stop 38; 85 s with one before) and 184 s at
+standard (unit seconds, stop 38; 415 s on 2 shared cores before); ``full`` keeps the
+bidirectional transformer (not measured).
 """
 
 from __future__ import annotations
